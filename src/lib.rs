@@ -1,0 +1,4 @@
+//! cfgctl: GitOps for the Configuration Management REST API v1.
+pub mod registry;
+pub mod yaml;
+pub mod spec;

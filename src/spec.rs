@@ -1,0 +1,566 @@
+//! The embedded API description (swagger 2.0) and the JSON Schemas derived from it.
+//!
+//! The project's copy of `config-api-v1.swagger.json` is compiled into the binary. From its
+//! definitions this module derives (a) one strict JSON Schema per kind used to check a
+//! manifest's `spec` (unknown fields, types, enums, read-only fields), and (b) the editor
+//! schema of whole manifests printed by `cfgctl schema`. Schema checks run on the jsonschema
+//! crate; this module only builds schemas and turns its errors into messages.
+
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+use serde_json::{json, Map, Value};
+
+use crate::registry::{Kind, KINDS};
+use crate::yaml::pointer_to_path;
+
+/// The API description as shipped (a copy of `shared/spec/config-api-v1.swagger.json`).
+pub const SWAGGER_JSON: &str = include_str!("../spec/config-api-v1.swagger.json");
+
+/// The manifest envelope's `api_version`.
+pub const API_VERSION: &str = "v1/config";
+
+const DRAFT7: &str = "http://json-schema.org/draft-07/schema#";
+
+/// The parsed swagger document.
+pub fn swagger() -> &'static Value {
+    static SWAGGER: OnceLock<Value> = OnceLock::new();
+    SWAGGER.get_or_init(|| {
+        // The file is part of the binary and checked by a unit test; a parse failure here is
+        // a build defect, not an input error.
+        serde_json::from_str(SWAGGER_JSON).unwrap_or(Value::Null)
+    })
+}
+
+fn definitions() -> &'static Map<String, Value> {
+    static EMPTY: OnceLock<Map<String, Value>> = OnceLock::new();
+    swagger()
+        .get("definitions")
+        .and_then(Value::as_object)
+        .unwrap_or_else(|| EMPTY.get_or_init(Map::new))
+}
+
+/// The swagger definition of a kind's object.
+pub fn definition(kind: Kind) -> Option<&'static Value> {
+    definitions().get(kind.def().definition)
+}
+
+/// How a schema will be used.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// Checking a loaded manifest's spec (embedded JSON already turned into a string).
+    Check,
+    /// Editors: `dashboard_json` may also be written as a mapping.
+    Editor,
+}
+
+/// Swagger 2.0 schema → JSON Schema draft 7, strict: objects reject unknown members,
+/// read-only members may not be given, int64 accepts a number or a string of digits.
+fn convert(schema: &Value) -> Value {
+    let Some(obj) = schema.as_object() else {
+        return schema.clone();
+    };
+    if let Some(r) = obj.get("$ref") {
+        return json!({ "$ref": r });
+    }
+    let mut out = Map::new();
+    if let Some(d) = obj.get("description") {
+        out.insert("description".into(), d.clone());
+    }
+    let ty = obj.get("type").and_then(Value::as_str);
+    let format = obj.get("format").and_then(Value::as_str);
+    match ty {
+        Some("object") | None if obj.contains_key("properties") => {
+            out.insert("type".into(), json!("object"));
+            let mut props = Map::new();
+            if let Some(Value::Object(p)) = obj.get("properties") {
+                for (name, prop) in p {
+                    let read_only = prop.get("readOnly").and_then(Value::as_bool) == Some(true);
+                    let converted = if read_only {
+                        json!({
+                            "description": "Set by the server; cannot be set in a manifest.",
+                            "readOnly": true,
+                            "not": {}
+                        })
+                    } else {
+                        convert(prop)
+                    };
+                    props.insert(name.clone(), converted);
+                }
+            }
+            out.insert("properties".into(), Value::Object(props));
+            out.insert("additionalProperties".into(), json!(false));
+        }
+        Some("object") => {
+            out.insert("type".into(), json!("object"));
+            match obj.get("additionalProperties") {
+                Some(Value::Bool(b)) => {
+                    out.insert("additionalProperties".into(), json!(b));
+                }
+                Some(ap) => {
+                    out.insert("additionalProperties".into(), convert(ap));
+                }
+                None => {}
+            }
+        }
+        Some("array") => {
+            out.insert("type".into(), json!("array"));
+            if let Some(items) = obj.get("items") {
+                out.insert("items".into(), convert(items));
+            }
+        }
+        Some("string") if matches!(format, Some("int64" | "uint64")) => {
+            // proto3 JSON writes 64-bit integers as strings and accepts numbers.
+            out.insert("type".into(), json!(["string", "integer"]));
+            out.insert("pattern".into(), json!("^-?[0-9]+$"));
+        }
+        Some(t) => {
+            out.insert("type".into(), json!(t));
+            if let Some(e) = obj.get("enum") {
+                out.insert("enum".into(), e.clone());
+            }
+        }
+        None => {}
+    }
+    Value::Object(out)
+}
+
+fn converted_definitions(mode: Mode) -> Map<String, Value> {
+    let mut defs: Map<String, Value> = definitions()
+        .iter()
+        .map(|(k, v)| (k.clone(), convert(v)))
+        .collect();
+    if mode == Mode::Editor {
+        for def in &KINDS {
+            for embedded in def.embedded_json {
+                if let Some(prop) = defs
+                    .get_mut(def.definition)
+                    .and_then(|d| d.get_mut("properties"))
+                    .and_then(|p| p.get_mut(embedded.field))
+                    .and_then(Value::as_object_mut)
+                {
+                    prop.insert("type".into(), json!(["string", "object"]));
+                    prop.insert(
+                        "description".into(),
+                        json!("The dashboard's JSON: a JSON string, or written as YAML."),
+                    );
+                }
+            }
+        }
+    }
+    defs
+}
+
+/// Required top-level fields of a kind's spec.
+fn required_fields(kind: Kind) -> Vec<&'static str> {
+    if kind.def().singleton {
+        vec![]
+    } else {
+        vec!["slug", "name"]
+    }
+}
+
+fn spec_schema(kind: Kind, definitions: Map<String, Value>) -> Value {
+    json!({
+        "$schema": DRAFT7,
+        "definitions": definitions,
+        "allOf": [{"$ref": format!("#/definitions/{}", kind.def().definition)}],
+        "required": required_fields(kind),
+    })
+}
+
+/// One problem found in a spec.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SchemaProblem {
+    /// JSON pointer inside the spec of the offending node (for an unknown field: the field).
+    pub pointer: String,
+    /// The pointer locates a mapping key (unknown or read-only field) rather than a value.
+    pub at_key: bool,
+    pub message: String,
+}
+
+struct Checkers(BTreeMap<Kind, jsonschema::Validator>);
+
+fn checkers() -> &'static Checkers {
+    static CHECKERS: OnceLock<Checkers> = OnceLock::new();
+    CHECKERS.get_or_init(|| {
+        let defs = converted_definitions(Mode::Check);
+        let mut map = BTreeMap::new();
+        for kind in Kind::all() {
+            let schema = spec_schema(kind, defs.clone());
+            // The schemas are derived from the embedded file; a unit test builds all of them.
+            if let Ok(v) = jsonschema::options()
+                .with_draft(jsonschema::Draft::Draft7)
+                .build(&schema)
+            {
+                map.insert(kind, v);
+            }
+        }
+        Checkers(map)
+    })
+}
+
+/// Checks a spec against its kind's definition; every problem with its JSON pointer, sorted
+/// by pointer.
+pub fn check_spec(kind: Kind, spec: &Value) -> Vec<SchemaProblem> {
+    let Some(validator) = checkers().0.get(&kind) else {
+        return vec![SchemaProblem {
+            pointer: String::new(),
+            at_key: false,
+            message: format!("no schema for {kind} in the embedded API description"),
+        }];
+    };
+    let mut problems: Vec<SchemaProblem> = Vec::new();
+    for error in validator.iter_errors(spec) {
+        let pointer = error.instance_path().as_str().to_string();
+        problems.extend(describe(kind, &pointer, error.kind(), error.instance()));
+    }
+    problems.sort_by(|a, b| a.pointer.cmp(&b.pointer).then(a.message.cmp(&b.message)));
+    problems.dedup();
+    // An int64 given as a string of non-digits fails both the type and the pattern; one
+    // message per node is enough.
+    problems.dedup_by(|b, a| a.pointer == b.pointer && !a.at_key && !b.at_key);
+    problems
+}
+
+fn field_name(pointer: &str) -> String {
+    let path = pointer_to_path(pointer);
+    if path.is_empty() {
+        "spec".to_string()
+    } else {
+        path
+    }
+}
+
+fn type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(n) if n.is_f64() => "a number",
+        Value::Number(_) => "an integer",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "a mapping",
+    }
+}
+
+fn describe(
+    kind: Kind,
+    pointer: &str,
+    error: &jsonschema::error::ValidationErrorKind,
+    instance: &Value,
+) -> Vec<SchemaProblem> {
+    use jsonschema::error::ValidationErrorKind as K;
+    let field = field_name(pointer);
+    let one = |message: String| {
+        vec![SchemaProblem {
+            pointer: pointer.to_string(),
+            at_key: false,
+            message,
+        }]
+    };
+    match error {
+        K::AdditionalProperties { unexpected } => unexpected
+            .iter()
+            .map(|name| {
+                let child = format!("{pointer}/{}", crate::registry::escape_pointer(name));
+                let known = properties_at(kind, pointer);
+                let hint = suggest(name, &known)
+                    .map(|s| format!(" (did you mean `{s}`?)"))
+                    .unwrap_or_default();
+                let place = if pointer.is_empty() {
+                    format!("the {kind} definition")
+                } else {
+                    format!("`{field}`")
+                };
+                SchemaProblem {
+                    pointer: child,
+                    at_key: true,
+                    message: format!("unknown field `{name}` in {place}{hint}"),
+                }
+            })
+            .collect(),
+        K::FalseSchema | K::Not { .. } => vec![SchemaProblem {
+            pointer: pointer.to_string(),
+            at_key: true,
+            message: format!("`{field}` is set by the server and cannot be set in a manifest"),
+        }],
+        K::Required { property } => {
+            let name = property.as_str().unwrap_or_default();
+            let at = if pointer.is_empty() {
+                String::new()
+            } else {
+                format!(" in `{field}`")
+            };
+            one(format!("missing required field `{name}`{at}"))
+        }
+        K::Enum { options } => {
+            let allowed: Vec<String> = options
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .map(|v| v.as_str().map(str::to_string).unwrap_or(v.to_string()))
+                        .collect()
+                })
+                .unwrap_or_default();
+            one(format!(
+                "`{field}`: {} is not one of {}",
+                instance,
+                allowed.join(", ")
+            ))
+        }
+        K::Pattern { .. } => one(format!(
+            "`{field}`: expected an integer (int64, written as a number or a string of digits), found {instance}"
+        )),
+        K::Type { kind: expected } => {
+            let expected = match expected {
+                jsonschema::error::TypeKind::Single(t) => article(&t.to_string()),
+                jsonschema::error::TypeKind::Multiple(set) => {
+                    let names: Vec<String> = set.iter().map(|t| t.to_string()).collect();
+                    if names.iter().any(|n| n == "string") && names.iter().any(|n| n == "integer")
+                    {
+                        "an integer (int64, as a number or a string of digits)".to_string()
+                    } else {
+                        names.join(" or ")
+                    }
+                }
+            };
+            one(format!(
+                "`{field}`: expected {expected}, found {}",
+                type_name(instance)
+            ))
+        }
+        other => one(format!("`{field}`: {}", other_message(other, instance))),
+    }
+}
+
+fn other_message(kind: &jsonschema::error::ValidationErrorKind, instance: &Value) -> String {
+    format!("{instance} is invalid ({kind:?})")
+}
+
+fn article(type_name: &str) -> String {
+    match type_name {
+        "object" => "a mapping".to_string(),
+        "array" => "a list".to_string(),
+        "integer" => "an integer".to_string(),
+        other => format!("a {other}"),
+    }
+}
+
+/// Names of the fields the swagger definition allows at a pointer inside a kind's spec.
+fn properties_at(kind: Kind, pointer: &str) -> Vec<String> {
+    let Some(mut node) = definition(kind) else {
+        return vec![];
+    };
+    for segment in pointer.split('/').skip(1) {
+        node = resolve(node);
+        if let Some(items) = node.get("items") {
+            if segment.bytes().all(|b| b.is_ascii_digit()) {
+                node = items;
+                continue;
+            }
+        }
+        match node
+            .get("properties")
+            .and_then(|p| p.get(segment))
+            .or_else(|| node.get("additionalProperties"))
+        {
+            Some(next) => node = next,
+            None => return vec![],
+        }
+    }
+    resolve(node)
+        .get("properties")
+        .and_then(Value::as_object)
+        .map(|p| p.keys().cloned().collect())
+        .unwrap_or_default()
+}
+
+fn resolve(mut node: &'static Value) -> &'static Value {
+    for _ in 0..16 {
+        match node
+            .get("$ref")
+            .and_then(Value::as_str)
+            .and_then(|r| r.strip_prefix("#/definitions/"))
+            .and_then(|name| definitions().get(name))
+        {
+            Some(target) => node = target,
+            None => break,
+        }
+    }
+    node
+}
+
+/// The closest known name, if it is close enough to be a typo.
+pub fn suggest(name: &str, known: &[String]) -> Option<String> {
+    known
+        .iter()
+        .map(|k| (edit_distance(name, k), k))
+        .filter(|(d, k)| *d <= 2.max(k.len() / 4))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, k)| k.clone())
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let cost = usize::from(ca != *cb);
+            cur[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// The JSON Schema of a manifest file's documents, for editors (yaml-language-server).
+pub fn manifest_schema() -> Value {
+    let kinds: Vec<&str> = KINDS.iter().map(|d| d.name).collect();
+    let branches: Vec<Value> = KINDS
+        .iter()
+        .map(|d| {
+            let mut spec = json!({"$ref": format!("#/definitions/{}", d.definition)});
+            let required = required_fields(d.kind);
+            if !required.is_empty() {
+                spec = json!({"allOf": [spec], "required": required});
+            }
+            json!({
+                "if": {"properties": {"kind": {"const": d.name}}, "required": ["kind"]},
+                "then": {"properties": {"spec": spec}}
+            })
+        })
+        .collect();
+    json!({
+        "$schema": DRAFT7,
+        "$id": "https://cfgctl.dev/schema/manifest.schema.json",
+        "title": "cfgctl manifest",
+        "description": "A resource of the Configuration Management API v1 in the vendor envelope (api_version, kind, spec).",
+        "type": "object",
+        "required": ["api_version", "kind", "spec"],
+        "additionalProperties": false,
+        "properties": {
+            "api_version": {"const": API_VERSION, "description": "Always v1/config."},
+            "kind": {"enum": kinds, "description": "The resource kind."},
+            "spec": {"type": "object", "description": "The API object, with the API's own field names."}
+        },
+        "allOf": branches,
+        "definitions": converted_definitions(Mode::Editor),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn embedded_swagger_describes_every_kind() {
+        assert_eq!(swagger()["swagger"], "2.0");
+        for def in &KINDS {
+            assert!(definition(def.kind).is_some(), "{}", def.definition);
+            let path = format!("/api/v1/config/{}", def.path);
+            assert!(swagger()["paths"].get(&path).is_some(), "{path}");
+        }
+    }
+
+    #[test]
+    fn every_kind_has_a_checker() {
+        assert_eq!(checkers().0.len(), KINDS.len());
+    }
+
+    #[test]
+    fn a_valid_spec_has_no_problems() {
+        let spec = json!({"slug": "b", "name": "B", "labels": {"team": "x"}});
+        assert_eq!(check_spec(Kind::Bucket, &spec), vec![]);
+    }
+
+    fn messages(kind: Kind, spec: Value) -> Vec<(String, String)> {
+        check_spec(kind, &spec)
+            .into_iter()
+            .map(|p| (p.pointer, p.message))
+            .collect()
+    }
+
+    #[test]
+    fn unknown_fields_with_suggestions() {
+        let got = messages(
+            Kind::Bucket,
+            json!({"slug": "b", "name": "B", "descripton": "x"}),
+        );
+        assert_eq!(
+            got,
+            vec![(
+                "/descripton".to_string(),
+                "unknown field `descripton` in the Bucket definition (did you mean `description`?)"
+                    .to_string()
+            )]
+        );
+    }
+
+    #[test]
+    fn nested_types_enums_and_read_only() {
+        let got = messages(
+            Kind::ConsumptionBudget,
+            json!({
+                "slug": "b", "name": "B", "created_at": "2020-01-01T00:00:00Z",
+                "thresholds": [{"action": "ALERT_LOUD", "volume": {"fixed_value": "12x"}}],
+                "default_priority": "high"
+            }),
+        );
+        assert_eq!(
+            got,
+            vec![
+                ("/created_at".into(), "`created_at` is set by the server and cannot be set in a manifest".into()),
+                ("/default_priority".into(), "`default_priority`: expected an integer, found a string".into()),
+                ("/thresholds/0/action".into(), "`thresholds[0].action`: \"ALERT_LOUD\" is not one of ALERT_WARN, ALERT_CRITICAL, DROP".into()),
+                ("/thresholds/0/volume/fixed_value".into(), "`thresholds[0].volume.fixed_value`: expected an integer (int64, written as a number or a string of digits), found \"12x\"".into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn int64_accepts_numbers_and_digit_strings() {
+        for v in [json!("1000"), json!(1000), json!("-5")] {
+            let spec = json!({"slug": "b", "name": "B", "thresholds": [{"volume": {"fixed_value": v}}]});
+            assert_eq!(messages(Kind::ConsumptionBudget, spec), vec![]);
+        }
+    }
+
+    #[test]
+    fn slug_and_name_required_except_singleton() {
+        let got = messages(Kind::Team, json!({"slug": "t"}));
+        assert_eq!(
+            got,
+            vec![("".into(), "missing required field `name`".into())]
+        );
+        assert_eq!(messages(Kind::ResourcePools, json!({"pools": []})), vec![]);
+    }
+
+    #[test]
+    fn editor_schema_compiles_and_accepts_mapping_dashboards() {
+        let schema = manifest_schema();
+        let v = jsonschema::options()
+            .with_draft(jsonschema::Draft::Draft7)
+            .build(&schema)
+            .unwrap();
+        let ok = json!({"api_version": "v1/config", "kind": "Dashboard",
+            "spec": {"slug": "d", "name": "D", "dashboard_json": {"kind": "Dashboard"}}});
+        assert!(v.is_valid(&ok));
+        let bad = json!({"api_version": "v1/config", "kind": "Dashboard",
+            "spec": {"slug": "d", "name": "D", "colour": "red"}});
+        assert!(!v.is_valid(&bad));
+        let bad_kind = json!({"api_version": "v1/config", "kind": "Widget", "spec": {}});
+        assert!(!v.is_valid(&bad_kind));
+    }
+
+    #[test]
+    fn typo_suggestions() {
+        let known: Vec<String> = ["description", "name", "labels"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert_eq!(suggest("labls", &known).as_deref(), Some("labels"));
+        assert_eq!(suggest("zzz", &known), None);
+    }
+}

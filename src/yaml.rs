@@ -1,0 +1,464 @@
+//! YAML (and JSON) text to JSON values with the source position of every node.
+//!
+//! serde-saphyr parses (multi-document YAML, duplicate keys rejected, alias budgets); this
+//! module turns its `Spanned` tree into a `serde_json::Value` plus a map from JSON pointer to
+//! the line and column of the key and the value, so that any later check (envelope, schema,
+//! references) can point at the exact field.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::{Map, Number, Value};
+use serde_saphyr::Spanned;
+
+use crate::registry::escape_pointer;
+
+/// A 1-based line and column.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub struct Pos {
+    pub line: u32,
+    pub column: u32,
+}
+
+impl Pos {
+    pub fn new(line: u32, column: u32) -> Pos {
+        Pos { line, column }
+    }
+
+    fn from_location(loc: &serde_saphyr::Location) -> Pos {
+        Pos {
+            line: u32::try_from(loc.line()).unwrap_or(u32::MAX).max(1),
+            column: u32::try_from(loc.column()).unwrap_or(u32::MAX).max(1),
+        }
+    }
+}
+
+impl fmt::Display for Pos {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.line, self.column)
+    }
+}
+
+/// Where a node is: its value, and for a mapping entry, its key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NodeSpan {
+    pub key: Option<Pos>,
+    pub value: Pos,
+}
+
+impl NodeSpan {
+    /// The position a user should look at for a problem with the field as a whole: the key
+    /// when there is one.
+    pub fn field(&self) -> Pos {
+        self.key.unwrap_or(self.value)
+    }
+}
+
+/// Source positions of a document's nodes by JSON pointer ("" is the root).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Spans(BTreeMap<String, NodeSpan>);
+
+impl Spans {
+    pub fn get(&self, pointer: &str) -> Option<&NodeSpan> {
+        self.0.get(pointer)
+    }
+
+    /// The span of the pointer, or of its nearest ancestor that has one.
+    pub fn nearest(&self, pointer: &str) -> Option<&NodeSpan> {
+        let mut p = pointer;
+        loop {
+            if let Some(span) = self.0.get(p) {
+                return Some(span);
+            }
+            match p.rfind('/') {
+                Some(i) => p = &p[..i],
+                None => return None,
+            }
+        }
+    }
+
+    /// The spans below `prefix`, re-rooted at it (`/spec/name` becomes `/name`).
+    pub fn subtree(&self, prefix: &str) -> Spans {
+        let mut out = BTreeMap::new();
+        for (k, v) in self.0.range(prefix.to_string()..) {
+            if k == prefix {
+                out.insert(String::new(), *v);
+            } else if let Some(rest) = k.strip_prefix(prefix) {
+                if rest.starts_with('/') {
+                    out.insert(rest.to_string(), *v);
+                } else {
+                    continue;
+                }
+            } else {
+                break;
+            }
+        }
+        Spans(out)
+    }
+
+    /// Shifts every position by whole lines (a JSON document inside a YAML string).
+    pub fn insert(&mut self, pointer: String, span: NodeSpan) {
+        self.0.insert(pointer, span);
+    }
+}
+
+/// A parsed document: its value, where it starts, and where each node is.
+#[derive(Clone, Debug)]
+pub struct Document {
+    pub value: Value,
+    pub start: Pos,
+    pub spans: Spans,
+}
+
+/// A syntax error, with the position the parser reported.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SyntaxError {
+    pub pos: Pos,
+    pub message: String,
+}
+
+/// Parses every document of a YAML stream. Empty documents (only comments, or `---` with
+/// nothing after it) are dropped.
+pub fn parse_documents(text: &str) -> Result<Vec<Document>, SyntaxError> {
+    let options = serde_saphyr::options! { with_snippet: false, strict_booleans: true };
+    let nodes: Vec<Spanned<Node>> =
+        serde_saphyr::from_multiple_with_options(text, options).map_err(|e| syntax_error(&e))?;
+    let mut docs = Vec::with_capacity(nodes.len());
+    for node in nodes {
+        if matches!(node.value, Node::Null) {
+            continue;
+        }
+        let start = Pos::from_location(&node.referenced);
+        let mut spans = Spans::default();
+        let value = convert(node, None, String::new(), &mut spans)?;
+        docs.push(Document {
+            value,
+            start,
+            spans,
+        });
+    }
+    Ok(docs)
+}
+
+/// Parses a JSON text. JSON is YAML, so the YAML parser is tried first for positions of every
+/// field; JSON that it cannot read (tab indentation, say) is read by serde_json with
+/// positions for the document only.
+pub fn parse_json(text: &str) -> Result<Document, SyntaxError> {
+    match serde_json::from_str::<Value>(text) {
+        Err(e) => Err(SyntaxError {
+            pos: Pos::new(
+                u32::try_from(e.line()).unwrap_or(u32::MAX).max(1),
+                u32::try_from(e.column()).unwrap_or(u32::MAX).max(1),
+            ),
+            message: json_message(&e),
+        }),
+        Ok(value) => {
+            if let Ok(mut docs) = parse_documents(text) {
+                if docs.len() == 1 && docs[0].value == value {
+                    return Ok(docs.remove(0));
+                }
+            }
+            let start = first_non_blank(text);
+            let mut spans = Spans::default();
+            spans.insert(
+                String::new(),
+                NodeSpan {
+                    key: None,
+                    value: start,
+                },
+            );
+            Ok(Document {
+                value,
+                start,
+                spans,
+            })
+        }
+    }
+}
+
+/// serde_json's message without its trailing " at line L column C" (the position is printed
+/// in front already).
+pub fn json_message(e: &serde_json::Error) -> String {
+    let full = e.to_string();
+    match full.rfind(" at line ") {
+        Some(i) => full[..i].to_string(),
+        None => full,
+    }
+}
+
+fn first_non_blank(text: &str) -> Pos {
+    for (i, line) in text.lines().enumerate() {
+        if let Some(col) = line.find(|c: char| !c.is_whitespace()) {
+            let col = line[..col].chars().count() + 1;
+            return Pos::new(
+                u32::try_from(i + 1).unwrap_or(u32::MAX),
+                u32::try_from(col).unwrap_or(u32::MAX),
+            );
+        }
+    }
+    Pos::new(1, 1)
+}
+
+fn syntax_error(e: &serde_saphyr::Error) -> SyntaxError {
+    let pos = e
+        .location()
+        .map(|l| Pos::from_location(&l))
+        .unwrap_or(Pos::new(1, 1));
+    let rendered = e.to_string();
+    // The rendered message may carry its own "at line X, column Y" suffix; the caller prints
+    // the position in front, so keep only the first line's text.
+    let first = rendered.lines().next().unwrap_or("invalid YAML").trim();
+    let message = strip_position_suffix(first);
+    SyntaxError { pos, message }
+}
+
+fn strip_position_suffix(s: &str) -> String {
+    for marker in [" at line ", " at position "] {
+        if let Some(i) = s.rfind(marker) {
+            return s[..i].trim_end_matches([',', ':']).to_string();
+        }
+    }
+    s.trim_start_matches("error: ").to_string()
+}
+
+/// A YAML node as serde-saphyr hands it over; every child keeps its position.
+#[derive(Debug)]
+enum Node {
+    Null,
+    Bool(bool),
+    Int(i64),
+    UInt(u64),
+    Float(f64),
+    Str(String),
+    Seq(Vec<Spanned<Node>>),
+    Map(Vec<(Spanned<Node>, Spanned<Node>)>),
+}
+
+impl<'de> Deserialize<'de> for Node {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(NodeVisitor)
+    }
+}
+
+struct NodeVisitor;
+
+impl<'de> Visitor<'de> for NodeVisitor {
+    type Value = Node;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any YAML value")
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Node, E> {
+        Ok(Node::Null)
+    }
+    fn visit_none<E: de::Error>(self) -> Result<Node, E> {
+        Ok(Node::Null)
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Node, D::Error> {
+        Node::deserialize(d)
+    }
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Node, E> {
+        Ok(Node::Bool(v))
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Node, E> {
+        Ok(Node::Int(v))
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Node, E> {
+        Ok(Node::UInt(v))
+    }
+    fn visit_i128<E: de::Error>(self, v: i128) -> Result<Node, E> {
+        i64::try_from(v)
+            .map(Node::Int)
+            .or_else(|_| u64::try_from(v).map(Node::UInt))
+            .map_err(|_| E::custom(format!("integer {v} is out of range")))
+    }
+    fn visit_u128<E: de::Error>(self, v: u128) -> Result<Node, E> {
+        u64::try_from(v)
+            .map(Node::UInt)
+            .map_err(|_| E::custom(format!("integer {v} is out of range")))
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Node, E> {
+        Ok(Node::Float(v))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Node, E> {
+        Ok(Node::Str(v.to_string()))
+    }
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Node, E> {
+        Ok(Node::Str(v))
+    }
+    fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<Node, E> {
+        Ok(Node::Str(String::from_utf8_lossy(v).into_owned()))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Node, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element::<Spanned<Node>>()? {
+            items.push(item);
+        }
+        Ok(Node::Seq(items))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Node, A::Error> {
+        let mut entries = Vec::new();
+        while let Some(key) = map.next_key::<Spanned<Node>>()? {
+            let value = map.next_value::<Spanned<Node>>()?;
+            entries.push((key, value));
+        }
+        Ok(Node::Map(entries))
+    }
+}
+
+fn convert(
+    node: Spanned<Node>,
+    key: Option<Pos>,
+    pointer: String,
+    spans: &mut Spans,
+) -> Result<Value, SyntaxError> {
+    let pos = Pos::from_location(&node.referenced);
+    spans.insert(pointer.clone(), NodeSpan { key, value: pos });
+    Ok(match node.value {
+        Node::Null => Value::Null,
+        Node::Bool(b) => Value::Bool(b),
+        Node::Int(i) => Value::Number(i.into()),
+        Node::UInt(u) => Value::Number(u.into()),
+        Node::Float(f) => match Number::from_f64(f) {
+            Some(n) => Value::Number(n),
+            None => {
+                return Err(SyntaxError {
+                    pos,
+                    message: format!("{f} is not a number the API accepts (not finite)"),
+                })
+            }
+        },
+        Node::Str(s) => Value::String(s),
+        Node::Seq(items) => {
+            let mut out = Vec::with_capacity(items.len());
+            for (i, item) in items.into_iter().enumerate() {
+                out.push(convert(item, None, format!("{pointer}/{i}"), spans)?);
+            }
+            Value::Array(out)
+        }
+        Node::Map(entries) => {
+            let mut out = Map::new();
+            for (k, v) in entries {
+                let key_pos = Pos::from_location(&k.referenced);
+                let name = match k.value {
+                    Node::Str(s) => s,
+                    Node::Int(i) => i.to_string(),
+                    Node::UInt(u) => u.to_string(),
+                    Node::Bool(b) => b.to_string(),
+                    Node::Float(f) => f.to_string(),
+                    Node::Null => "null".to_string(),
+                    Node::Seq(_) | Node::Map(_) => {
+                        return Err(SyntaxError {
+                            pos: key_pos,
+                            message: "a mapping key must be a scalar".to_string(),
+                        })
+                    }
+                };
+                let child = format!("{pointer}/{}", escape_pointer(&name));
+                let value = convert(v, Some(key_pos), child, spans)?;
+                if out.insert(name.clone(), value).is_some() {
+                    return Err(SyntaxError {
+                        pos: key_pos,
+                        message: format!("duplicate key `{name}`"),
+                    });
+                }
+            }
+            Value::Object(out)
+        }
+    })
+}
+
+/// A JSON pointer as the dotted path users read (`/thresholds/0/volume` →
+/// `thresholds[0].volume`).
+pub fn pointer_to_path(pointer: &str) -> String {
+    let mut out = String::new();
+    for segment in pointer.split('/').skip(1) {
+        let segment = segment.replace("~1", "/").replace("~0", "~");
+        if !segment.is_empty() && segment.bytes().all(|b| b.is_ascii_digit()) {
+            out.push_str(&format!("[{segment}]"));
+        } else {
+            if !out.is_empty() {
+                out.push('.');
+            }
+            out.push_str(&segment);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn positions_of_keys_and_values() {
+        let text = "a: 1\nb:\n  c: [x, y]\n  d:\n    - e: true\n";
+        let docs = parse_documents(text).unwrap();
+        assert_eq!(docs.len(), 1);
+        let doc = &docs[0];
+        assert_eq!(
+            doc.value,
+            json!({"a": 1, "b": {"c": ["x", "y"], "d": [{"e": true}]}})
+        );
+        let s = &doc.spans;
+        assert_eq!(s.get("/a").unwrap().key, Some(Pos::new(1, 1)));
+        assert_eq!(s.get("/a").unwrap().value, Pos::new(1, 4));
+        assert_eq!(s.get("/b/c").unwrap().key, Some(Pos::new(3, 3)));
+        assert_eq!(s.get("/b/c/1").unwrap().value, Pos::new(3, 10));
+        assert_eq!(s.get("/b/d/0/e").unwrap().key, Some(Pos::new(5, 7)));
+        assert_eq!(s.nearest("/b/d/0/e/zz").unwrap().value, Pos::new(5, 10));
+    }
+
+    #[test]
+    fn multiple_documents_with_their_start_lines() {
+        let text = "# c\n---\na: 1\n---\n# only a comment\n---\nb: 2\n";
+        let docs = parse_documents(text).unwrap();
+        let starts: Vec<u32> = docs.iter().map(|d| d.start.line).collect();
+        assert_eq!(starts, vec![3, 7]);
+    }
+
+    #[test]
+    fn syntax_error_has_a_position() {
+        let err = parse_documents("a: 1\nb: [1, 2\nc: 3\n").unwrap_err();
+        assert!(err.pos.line >= 2, "{err:?}");
+        assert!(!err.message.is_empty());
+    }
+
+    #[test]
+    fn duplicate_keys_are_errors() {
+        let err = parse_documents("a: 1\na: 2\n").unwrap_err();
+        assert_eq!(err.pos.line, 2, "{err:?}");
+        assert!(err.message.contains("duplicate"), "{err:?}");
+    }
+
+    #[test]
+    fn json_with_tabs_still_parses() {
+        let doc = parse_json("{\n\t\"a\": [1,\n\t2]\n}\n").unwrap();
+        assert_eq!(doc.value, json!({"a": [1, 2]}));
+        let err = parse_json("{\"a\": }").unwrap_err();
+        assert_eq!(err.pos, Pos::new(1, 7));
+        assert_eq!(err.message, "expected value");
+    }
+
+    #[test]
+    fn subtree_reroots() {
+        let docs = parse_documents("spec:\n  name: x\nspecial: 1\n").unwrap();
+        let sub = docs[0].spans.subtree("/spec");
+        assert!(sub.get("").is_some());
+        assert_eq!(sub.get("/name").unwrap().key, Some(Pos::new(2, 3)));
+        assert!(sub.get("ial").is_none());
+    }
+
+    #[test]
+    fn pointers_become_dotted_paths() {
+        assert_eq!(
+            pointer_to_path("/thresholds/0/volume/fixed_value"),
+            "thresholds[0].volume.fixed_value"
+        );
+        assert_eq!(pointer_to_path("/labels/a~1b"), "labels.a/b");
+        assert_eq!(pointer_to_path(""), "");
+    }
+}
