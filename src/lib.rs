@@ -1,4 +1,10 @@
 //! cfgctl: GitOps for the Configuration Management REST API v1.
+//!
+//! See ARCHITECTURE.md for the code map and the invariants.
+pub mod diagnostic;
+pub mod manifest;
+pub mod pattern;
 pub mod registry;
-pub mod yaml;
+pub mod settings;
 pub mod spec;
+pub mod yaml;

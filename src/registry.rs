@@ -576,12 +576,39 @@ impl Kind {
                 folded == canon || folded == plural || folded == d.path.replace('-', "")
             })
             .map(|d| d.kind)
+            .or_else(|| {
+                let names: Vec<String> = KINDS.iter().map(|d| d.name.to_string()).collect();
+                let best = crate::diagnostic::closest(name, &names)?;
+                Kind::from_name(&best)
+            })
     }
 }
 
 impl fmt::Display for Kind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+/// A resource's identity: `Kind/slug`, or the kind alone for the singleton.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Address {
+    pub kind: Kind,
+    pub slug: Option<String>,
+}
+
+impl Address {
+    pub fn new(kind: Kind, slug: Option<String>) -> Address {
+        Address { kind, slug }
+    }
+}
+
+impl fmt::Display for Address {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.slug {
+            Some(slug) => write!(f, "{}/{}", self.kind, slug),
+            None => write!(f, "{}", self.kind),
+        }
     }
 }
 
@@ -829,6 +856,7 @@ mod tests {
             Some(Kind::NotificationPolicy)
         );
         assert_eq!(Kind::suggest("Widget"), None);
+        assert_eq!(Kind::suggest("Dashbord"), Some(Kind::Dashboard));
     }
 
     #[test]

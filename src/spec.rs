@@ -265,7 +265,7 @@ fn describe(
             .map(|name| {
                 let child = format!("{pointer}/{}", crate::registry::escape_pointer(name));
                 let known = properties_at(kind, pointer);
-                let hint = suggest(name, &known)
+                let hint = crate::diagnostic::closest(name, &known)
                     .map(|s| format!(" (did you mean `{s}`?)"))
                     .unwrap_or_default();
                 let place = if pointer.is_empty() {
@@ -389,30 +389,6 @@ fn resolve(mut node: &'static Value) -> &'static Value {
         }
     }
     node
-}
-
-/// The closest known name, if it is close enough to be a typo.
-pub fn suggest(name: &str, known: &[String]) -> Option<String> {
-    known
-        .iter()
-        .map(|k| (edit_distance(name, k), k))
-        .filter(|(d, k)| *d <= 2.max(k.len() / 4))
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, k)| k.clone())
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let cost = usize::from(ca != *cb);
-            cur[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }
 
 /// The JSON Schema of a manifest file's documents, for editors (yaml-language-server).
@@ -554,13 +530,4 @@ mod tests {
         assert!(!v.is_valid(&bad_kind));
     }
 
-    #[test]
-    fn typo_suggestions() {
-        let known: Vec<String> = ["description", "name", "labels"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-        assert_eq!(suggest("labls", &known).as_deref(), Some("labels"));
-        assert_eq!(suggest("zzz", &known), None);
-    }
 }

@@ -1,0 +1,251 @@
+//! Located problems in the user's files, and how they are printed.
+//!
+//! Every problem the loader finds is a [`Diagnostic`]: a severity, the file, the line and
+//! column, and a typed [`Problem`]. They print as `file:line:col: error: message`, the form
+//! editors and CI logs link, and as GitHub workflow annotations when `GITHUB_ACTIONS=true`.
+
+use std::fmt;
+use std::path::PathBuf;
+
+use crate::registry::Kind;
+use crate::yaml::Pos;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        }
+    }
+}
+
+/// What is wrong, one variant per class of problem.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Problem {
+    #[error("cannot read file: {0}")]
+    Unreadable(String),
+    #[error("file is not valid UTF-8 (invalid byte at offset {offset}); manifests must be UTF-8 text")]
+    NotUtf8 { offset: usize },
+    #[error("invalid YAML: {0}")]
+    YamlSyntax(String),
+    #[error("invalid JSON: {0}")]
+    JsonSyntax(String),
+    #[error("a manifest must be a mapping with `api_version`, `kind` and `spec`, found {found}")]
+    NotMapping { found: &'static str },
+    #[error("unknown top-level field `{0}`; a manifest has only `api_version`, `kind` and `spec`")]
+    UnknownEnvelopeField(String),
+    #[error("missing `api_version` (expected `api_version: v1/config`)")]
+    MissingApiVersion,
+    #[error("unsupported api_version {0} (expected `v1/config`)")]
+    UnknownApiVersion(String),
+    #[error("missing `kind` (one of {})", kind_list())]
+    MissingKind,
+    #[error("unknown kind {name}{}; expected one of {}", hint(.suggestion), kind_list())]
+    UnknownKind {
+        name: String,
+        suggestion: Option<Kind>,
+    },
+    #[error("missing `spec`: the {0} object goes under `spec:`")]
+    MissingSpec(Kind),
+    #[error("`spec` must be a mapping, found {0}")]
+    SpecNotMapping(&'static str),
+    #[error("{0} has no `spec.slug`; the slug is the resource's identity and is required")]
+    MissingSlug(Kind),
+    #[error("{kind}: {message}")]
+    Schema { kind: Kind, message: String },
+    #[error("{kind}/{slug}: one of {rule} must be set")]
+    RequiredOneOf {
+        kind: Kind,
+        slug: String,
+        rule: String,
+    },
+    #[error("invalid `{field}`: {message}")]
+    InvalidEmbeddedJson { field: String, message: String },
+    #[error("duplicate {address}: already declared at {first}")]
+    Duplicate { address: String, first: String },
+    #[error("{kind} `{field}` {value:?} is already used by {other} at {first}; it must be unique")]
+    DuplicateUnique {
+        kind: Kind,
+        field: &'static str,
+        value: String,
+        other: String,
+        first: String,
+    },
+    #[error("invalid settings file: {0}")]
+    Settings(String),
+    #[error("{from} references {target} at `{path}`, which no manifest declares (it must already exist on the server)")]
+    UndeclaredReference {
+        from: String,
+        path: String,
+        target: String,
+    },
+}
+
+fn kind_list() -> String {
+    crate::registry::KINDS
+        .iter()
+        .map(|d| d.name)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn hint(suggestion: &Option<Kind>) -> String {
+    suggestion
+        .map(|k| format!(" (did you mean `{k}`?)"))
+        .unwrap_or_default()
+}
+
+/// A problem at a place in a file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diagnostic {
+    pub severity: Severity,
+    pub file: PathBuf,
+    pub pos: Pos,
+    pub problem: Problem,
+}
+
+impl Diagnostic {
+    pub fn error(file: impl Into<PathBuf>, pos: Pos, problem: Problem) -> Diagnostic {
+        Diagnostic {
+            severity: Severity::Error,
+            file: file.into(),
+            pos,
+            problem,
+        }
+    }
+
+    pub fn warning(file: impl Into<PathBuf>, pos: Pos, problem: Problem) -> Diagnostic {
+        Diagnostic {
+            severity: Severity::Warning,
+            ..Diagnostic::error(file, pos, problem)
+        }
+    }
+
+    /// `file:line:col`.
+    pub fn location(&self) -> String {
+        format!("{}:{}", self.file.display(), self.pos)
+    }
+
+    /// The GitHub Actions workflow command for this diagnostic.
+    pub fn github_annotation(&self) -> String {
+        format!(
+            "::{} file={},line={},col={}::{}",
+            self.severity.as_str(),
+            escape_property(&self.file.display().to_string()),
+            self.pos.line,
+            self.pos.column,
+            escape_data(&self.problem.to_string())
+        )
+    }
+
+    /// Sort key: file, then position, errors before warnings at the same place.
+    pub fn sort_key(&self) -> (PathBuf, Pos, Severity, String) {
+        (
+            self.file.clone(),
+            self.pos,
+            self.severity,
+            self.problem.to_string(),
+        )
+    }
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}: {}: {}",
+            self.location(),
+            self.severity.as_str(),
+            self.problem
+        )
+    }
+}
+
+// GitHub's workflow command escaping (actions/toolkit `command.ts`).
+fn escape_data(s: &str) -> String {
+    s.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
+}
+
+fn escape_property(s: &str) -> String {
+    escape_data(s).replace(':', "%3A").replace(',', "%2C")
+}
+
+/// The closest known name, if it is close enough to be a typo.
+pub fn closest(name: &str, known: &[String]) -> Option<String> {
+    known
+        .iter()
+        .map(|k| (edit_distance(name, k), k))
+        .filter(|(d, k)| *d <= 2.max(k.len() / 4))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, k)| k.clone())
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let cost = usize::from(ca != *cb);
+            cur[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// Sorts diagnostics into the order they are printed.
+pub fn sort(diagnostics: &mut [Diagnostic]) {
+    diagnostics.sort_by_key(Diagnostic::sort_key);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_and_github_forms() {
+        let d = Diagnostic::error(
+            "teams/a,b.yaml",
+            Pos::new(3, 5),
+            Problem::YamlSyntax("100% wrong\nreally".into()),
+        );
+        assert_eq!(
+            d.to_string(),
+            "teams/a,b.yaml:3:5: error: invalid YAML: 100% wrong\nreally"
+        );
+        assert_eq!(
+            d.github_annotation(),
+            "::error file=teams/a%2Cb.yaml,line=3,col=5::invalid YAML: 100%25 wrong%0Areally"
+        );
+    }
+
+    #[test]
+    fn unknown_kind_message_suggests() {
+        let p = Problem::UnknownKind {
+            name: "\"bucket\"".into(),
+            suggestion: Some(Kind::Bucket),
+        };
+        assert!(p
+            .to_string()
+            .starts_with("unknown kind \"bucket\" (did you mean `Bucket`?); expected one of Bucket, ClassicDashboard"));
+    }
+
+    #[test]
+    fn typo_suggestions() {
+        let known: Vec<String> = ["description", "name", "labels"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert_eq!(closest("labls", &known).as_deref(), Some("labels"));
+        assert_eq!(closest("zzz", &known), None);
+    }
+}

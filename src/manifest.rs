@@ -1,0 +1,672 @@
+//! Manifest loading: a directory of YAML/JSON files to checked [`Manifest`]s.
+//!
+//! The loader walks the directory (hidden entries skipped, symlinks not followed, sorted for
+//! determinism), reads every `*.yaml`, `*.yml` and `*.json`, splits multi-document YAML,
+//! checks the `api_version`/`kind`/`spec` envelope and the spec against the kind's schema,
+//! turns a `dashboard_json` mapping into its JSON string, and then checks the set: duplicate
+//! addresses, duplicate unique fields, references to undeclared resources (a warning: the
+//! resource may exist on the server). It never stops at the first problem: every problem
+//! comes back as a located [`Diagnostic`].
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::diagnostic::{self, Diagnostic, Problem};
+use crate::registry::{escape_pointer, Address, Kind};
+use crate::settings::{self, Settings};
+use crate::spec::{self, API_VERSION};
+use crate::yaml::{self, Document, Pos, Spans};
+
+/// One declared resource.
+#[derive(Clone, Debug)]
+pub struct Manifest {
+    pub kind: Kind,
+    /// `None` only for the ResourcePools singleton.
+    pub slug: Option<String>,
+    /// The API object as it will be sent (embedded JSON as a string).
+    pub spec: Value,
+    /// The file, as a path under the directory given (relative when the directory was).
+    pub file: PathBuf,
+    /// Where the document starts.
+    pub pos: Pos,
+    /// Positions of the spec's fields, by JSON pointer inside the spec.
+    pub spans: Spans,
+}
+
+impl Manifest {
+    pub fn address(&self) -> Address {
+        Address::new(self.kind, self.slug.clone())
+    }
+
+    /// `file:line`, the location shown for the whole resource.
+    pub fn source(&self) -> String {
+        format!("{}:{}", self.file.display(), self.pos.line)
+    }
+
+    /// The position of a field (JSON pointer inside the spec), or of the document.
+    pub fn field_pos(&self, pointer: &str) -> Pos {
+        self.spans
+            .nearest(pointer)
+            .map(|s| s.field())
+            .unwrap_or(self.pos)
+    }
+}
+
+/// Everything read from a directory.
+#[derive(Debug, Default)]
+pub struct Loaded {
+    pub manifests: Vec<Manifest>,
+    pub settings: Settings,
+    pub diagnostics: Vec<Diagnostic>,
+    /// Number of `*.yaml`, `*.yml` and `*.json` files read (the settings file not counted).
+    pub manifest_files: usize,
+    /// Number of other files seen (not read).
+    pub other_files: usize,
+}
+
+impl Loaded {
+    pub fn error_count(&self) -> usize {
+        self.diagnostics
+            .iter()
+            .filter(|d| d.severity == diagnostic::Severity::Error)
+            .count()
+    }
+
+    pub fn warning_count(&self) -> usize {
+        self.diagnostics.len() - self.error_count()
+    }
+}
+
+/// Problems with the directory itself; nothing could be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("directory `{}` does not exist", .0.display())]
+    NotFound(PathBuf),
+    #[error("`{}` is not a directory", .0.display())]
+    NotADirectory(PathBuf),
+    #[error("cannot read directory `{}`", path.display())]
+    Walk {
+        path: PathBuf,
+        #[source]
+        source: walkdir::Error,
+    },
+}
+
+fn is_manifest_file(path: &Path) -> bool {
+    matches!(
+        path.extension().and_then(|e| e.to_str()),
+        Some("yaml" | "yml" | "json")
+    )
+}
+
+fn is_hidden(entry: &walkdir::DirEntry) -> bool {
+    entry.depth() > 0 && entry.file_name().to_string_lossy().starts_with('.')
+}
+
+/// The path shown to users: `dir/rel`, without a leading `./`.
+fn display_path(path: &Path) -> PathBuf {
+    path.strip_prefix(".").unwrap_or(path).to_path_buf()
+}
+
+/// Loads every manifest under `dir`.
+pub fn load_dir(dir: &Path) -> Result<Loaded, LoadError> {
+    let meta = std::fs::metadata(dir).map_err(|_| LoadError::NotFound(dir.to_path_buf()))?;
+    if !meta.is_dir() {
+        return Err(LoadError::NotADirectory(dir.to_path_buf()));
+    }
+    let mut loaded = Loaded::default();
+    let settings_path = dir.join(settings::FILE_NAME);
+    let walker = walkdir::WalkDir::new(dir)
+        .follow_links(false)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| !is_hidden(e));
+    for entry in walker {
+        let entry = entry.map_err(|source| LoadError::Walk {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        if !entry.file_type().is_file() {
+            continue;
+        }
+        let path = entry.path();
+        if !is_manifest_file(path) {
+            loaded.other_files += 1;
+            continue;
+        }
+        let shown = display_path(path);
+        if path == settings_path {
+            match read_text(path) {
+                Ok(text) => match settings::parse(&shown, &text) {
+                    Ok(s) => loaded.settings = s,
+                    Err(d) => loaded.diagnostics.extend(d),
+                },
+                Err((pos, problem)) => loaded
+                    .diagnostics
+                    .push(Diagnostic::error(&shown, pos, problem)),
+            }
+            continue;
+        }
+        loaded.manifest_files += 1;
+        load_file(path, &shown, &mut loaded);
+    }
+    check_set(&mut loaded);
+    diagnostic::sort(&mut loaded.diagnostics);
+    Ok(loaded)
+}
+
+/// Reads a file as UTF-8 text, or says why not (with the position of a bad byte).
+fn read_text(path: &Path) -> Result<String, (Pos, Problem)> {
+    let bytes =
+        std::fs::read(path).map_err(|e| (Pos::new(1, 1), Problem::Unreadable(e.to_string())))?;
+    String::from_utf8(bytes).map_err(|e| {
+        let offset = e.utf8_error().valid_up_to();
+        let valid = &e.as_bytes()[..offset];
+        // The prefix is valid UTF-8 by construction.
+        let prefix = std::str::from_utf8(valid).unwrap_or_default();
+        let line = prefix.matches('\n').count() + 1;
+        let col = prefix.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+        (
+            Pos::new(
+                u32::try_from(line).unwrap_or(u32::MAX),
+                u32::try_from(col).unwrap_or(u32::MAX),
+            ),
+            Problem::NotUtf8 { offset },
+        )
+    })
+}
+
+fn load_file(path: &Path, shown: &Path, loaded: &mut Loaded) {
+    let text = match read_text(path) {
+        Ok(t) => t,
+        Err((pos, problem)) => {
+            loaded
+                .diagnostics
+                .push(Diagnostic::error(shown, pos, problem));
+            return;
+        }
+    };
+    let is_json = path.extension().and_then(|e| e.to_str()) == Some("json");
+    let docs = if is_json {
+        match yaml::parse_json(&text) {
+            // A JSON file holds one object or an array of them.
+            Ok(doc) => split_json_array(doc),
+            Err(e) => {
+                loaded.diagnostics.push(Diagnostic::error(
+                    shown,
+                    e.pos,
+                    Problem::JsonSyntax(e.message),
+                ));
+                return;
+            }
+        }
+    } else {
+        match yaml::parse_documents(&text) {
+            Ok(docs) => docs,
+            Err(e) => {
+                loaded.diagnostics.push(Diagnostic::error(
+                    shown,
+                    e.pos,
+                    Problem::YamlSyntax(e.message),
+                ));
+                return;
+            }
+        }
+    };
+    for doc in docs {
+        let mut ctx = DocCheck {
+            file: shown,
+            doc: &doc,
+            diagnostics: &mut loaded.diagnostics,
+            failed: false,
+        };
+        if let Some(m) = ctx.check() {
+            loaded.manifests.push(m);
+        }
+    }
+}
+
+fn split_json_array(doc: Document) -> Vec<Document> {
+    let Value::Array(items) = doc.value else {
+        return vec![doc];
+    };
+    items
+        .into_iter()
+        .enumerate()
+        .map(|(i, value)| {
+            let prefix = format!("/{i}");
+            let spans = doc.spans.subtree(&prefix);
+            let start = spans.get("").map(|s| s.value).unwrap_or(doc.start);
+            Document {
+                value,
+                start,
+                spans,
+            }
+        })
+        .collect()
+}
+
+fn type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "nothing",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "a mapping",
+    }
+}
+
+/// The checks of one document.
+struct DocCheck<'a> {
+    file: &'a Path,
+    doc: &'a Document,
+    diagnostics: &'a mut Vec<Diagnostic>,
+    failed: bool,
+}
+
+impl DocCheck<'_> {
+    fn error(&mut self, pos: Pos, problem: Problem) {
+        self.failed = true;
+        self.diagnostics
+            .push(Diagnostic::error(self.file, pos, problem));
+    }
+
+    fn key_pos(&self, pointer: &str) -> Pos {
+        self.doc
+            .spans
+            .get(pointer)
+            .map(|s| s.field())
+            .unwrap_or(self.doc.start)
+    }
+
+    fn value_pos(&self, pointer: &str) -> Pos {
+        self.doc
+            .spans
+            .get(pointer)
+            .map(|s| s.value)
+            .unwrap_or(self.doc.start)
+    }
+
+    fn check(&mut self) -> Option<Manifest> {
+        let Some(envelope) = self.doc.value.as_object() else {
+            let found = type_name(&self.doc.value);
+            self.error(self.doc.start, Problem::NotMapping { found });
+            return None;
+        };
+        for key in envelope.keys() {
+            if !matches!(key.as_str(), "api_version" | "kind" | "spec") {
+                let pos = self.key_pos(&format!("/{}", escape_pointer(key)));
+                self.error(pos, Problem::UnknownEnvelopeField(key.clone()));
+            }
+        }
+        match envelope.get("api_version") {
+            None => self.error(self.doc.start, Problem::MissingApiVersion),
+            Some(Value::String(v)) if v == API_VERSION => {}
+            Some(other) => {
+                let pos = self.value_pos("/api_version");
+                self.error(pos, Problem::UnknownApiVersion(other.to_string()));
+            }
+        }
+        let kind = match envelope.get("kind") {
+            None => {
+                self.error(self.doc.start, Problem::MissingKind);
+                None
+            }
+            Some(value) => {
+                let kind = value.as_str().and_then(Kind::from_name);
+                if kind.is_none() {
+                    let suggestion = value.as_str().and_then(Kind::suggest);
+                    let pos = self.value_pos("/kind");
+                    self.error(
+                        pos,
+                        Problem::UnknownKind {
+                            name: value.to_string(),
+                            suggestion,
+                        },
+                    );
+                }
+                kind
+            }
+        };
+        let kind = kind?;
+        let spec = match envelope.get("spec") {
+            None => {
+                self.error(self.doc.start, Problem::MissingSpec(kind));
+                return None;
+            }
+            Some(Value::Object(spec)) => spec.clone(),
+            Some(other) => {
+                let pos = self.value_pos("/spec");
+                self.error(pos, Problem::SpecNotMapping(type_name(other)));
+                return None;
+            }
+        };
+        let spans = self.doc.spans.subtree("/spec");
+        let mut spec = Value::Object(spec);
+        self.embedded_json(kind, &mut spec);
+        let slug = if kind.def().singleton {
+            None
+        } else {
+            match spec.get("slug") {
+                Some(Value::String(s)) if !s.is_empty() => Some(s.clone()),
+                // A slug of another type is the schema check's to report.
+                Some(v) if !v.is_string() => None,
+                _ => {
+                    let pos = self.key_pos("/spec");
+                    self.error(pos, Problem::MissingSlug(kind));
+                    None
+                }
+            }
+        };
+        for problem in spec::check_spec(kind, &spec) {
+            // `slug` missing is reported once, above.
+            if problem.pointer.is_empty() && problem.message.contains("`slug`") {
+                continue;
+            }
+            let pointer = format!("/spec{}", problem.pointer);
+            let pos = match self.doc.spans.nearest(&pointer) {
+                Some(s) if problem.at_key => s.field(),
+                Some(s) if problem.pointer.is_empty() => s.key.unwrap_or(s.value),
+                Some(s) => s.value,
+                None => self.doc.start,
+            };
+            self.error(
+                pos,
+                Problem::Schema {
+                    kind,
+                    message: problem.message,
+                },
+            );
+        }
+        if let Some(slug) = &slug {
+            for rule in kind.def().required {
+                if !rule.satisfied_by(&spec) {
+                    let pos = self.key_pos("/spec");
+                    self.error(
+                        pos,
+                        Problem::RequiredOneOf {
+                            kind,
+                            slug: slug.clone(),
+                            rule: rule.describe(),
+                        },
+                    );
+                }
+            }
+        }
+        if self.failed {
+            return None;
+        }
+        Some(Manifest {
+            kind,
+            slug,
+            spec,
+            file: self.file.to_path_buf(),
+            pos: self.doc.start,
+            spans,
+        })
+    }
+
+    /// `dashboard_json` given as a mapping becomes its JSON string; given as a string it must
+    /// hold a JSON object.
+    fn embedded_json(&mut self, kind: Kind, spec: &mut Value) {
+        for embedded in kind.def().embedded_json {
+            let Some(value) = spec.get_mut(embedded.field) else {
+                continue;
+            };
+            let pointer = format!("/spec/{}", embedded.field);
+            let field = embedded.field.to_string();
+            match value {
+                Value::Object(_) => {
+                    // Serialising a Value cannot fail.
+                    let text = serde_json::to_string(value).unwrap_or_default();
+                    *value = Value::String(text);
+                }
+                Value::String(text) if text.trim().is_empty() => {}
+                Value::String(text) => match serde_json::from_str::<Value>(text) {
+                    Ok(Value::Object(_)) => {}
+                    Ok(other) => {
+                        let pos = self.value_pos(&pointer);
+                        self.error(
+                            pos,
+                            Problem::InvalidEmbeddedJson {
+                                field,
+                                message: format!(
+                                    "the document must be a JSON object, found {}",
+                                    type_name(&other)
+                                ),
+                            },
+                        );
+                    }
+                    Err(e) => {
+                        let pos = self.value_pos(&pointer);
+                        self.error(
+                            pos,
+                            Problem::InvalidEmbeddedJson {
+                                field,
+                                message: format!(
+                                    "not valid JSON: {} at line {} column {} of the document",
+                                    yaml::json_message(&e),
+                                    e.line(),
+                                    e.column()
+                                ),
+                            },
+                        );
+                    }
+                },
+                other => {
+                    let found = type_name(other);
+                    let pos = self.value_pos(&pointer);
+                    self.error(
+                        pos,
+                        Problem::InvalidEmbeddedJson {
+                            field,
+                            message: format!(
+                                "expected a JSON string or a mapping, found {found}"
+                            ),
+                        },
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// Checks across manifests: duplicates, unique fields, undeclared references.
+fn check_set(loaded: &mut Loaded) {
+    let mut first_seen: BTreeMap<Address, usize> = BTreeMap::new();
+    let mut duplicates = Vec::new();
+    for (i, m) in loaded.manifests.iter().enumerate() {
+        match first_seen.get(&m.address()) {
+            Some(&first) => {
+                let f = &loaded.manifests[first];
+                loaded.diagnostics.push(Diagnostic::error(
+                    &m.file,
+                    m.pos,
+                    Problem::Duplicate {
+                        address: m.address().to_string(),
+                        first: format!("{}:{}", f.file.display(), f.pos),
+                    },
+                ));
+                duplicates.push(i);
+            }
+            None => {
+                first_seen.insert(m.address(), i);
+            }
+        }
+    }
+    for i in duplicates.into_iter().rev() {
+        loaded.manifests.remove(i);
+    }
+
+    let mut unique: BTreeMap<(Kind, &'static str, String), usize> = BTreeMap::new();
+    for (i, m) in loaded.manifests.iter().enumerate() {
+        for &field in m.kind.def().unique_fields {
+            let Some(value) = m.spec.get(field).and_then(Value::as_str) else {
+                continue;
+            };
+            if value.is_empty() {
+                continue;
+            }
+            match unique.get(&(m.kind, field, value.to_string())) {
+                Some(&first) => {
+                    let f = &loaded.manifests[first];
+                    loaded.diagnostics.push(Diagnostic::error(
+                        &m.file,
+                        m.field_pos(&format!("/{field}")),
+                        Problem::DuplicateUnique {
+                            kind: m.kind,
+                            field,
+                            value: value.to_string(),
+                            other: f.address().to_string(),
+                            first: format!(
+                                "{}:{}",
+                                f.file.display(),
+                                f.field_pos(&format!("/{field}"))
+                            ),
+                        },
+                    ));
+                }
+                None => {
+                    unique.insert((m.kind, field, value.to_string()), i);
+                }
+            }
+        }
+    }
+
+    for m in &loaded.manifests {
+        for r in m.kind.def().references_in(&m.spec) {
+            let target = Address::new(r.target, Some(r.slug.clone()));
+            if !first_seen.contains_key(&target) {
+                loaded.diagnostics.push(Diagnostic::warning(
+                    &m.file,
+                    m.field_pos(&r.pointer),
+                    Problem::UndeclaredReference {
+                        from: m.address().to_string(),
+                        path: r.path,
+                        target: target.to_string(),
+                    },
+                ));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(files: &[(&str, &str)]) -> (tempfile::TempDir, Loaded) {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, text) in files {
+            let path = dir.path().join(name);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        let loaded = load_dir(dir.path()).unwrap();
+        (dir, loaded)
+    }
+
+    fn messages(loaded: &Loaded, dir: &Path) -> Vec<String> {
+        loaded
+            .diagnostics
+            .iter()
+            .map(|d| {
+                d.to_string()
+                    .replace(&format!("{}/", dir.display()), "")
+            })
+            .collect()
+    }
+
+    #[test]
+    fn multi_document_and_json_arrays() {
+        let (_d, loaded) = load(&[
+            (
+                "a.yaml",
+                "api_version: v1/config\nkind: Team\nspec: {slug: a, name: A}\n---\napi_version: v1/config\nkind: Team\nspec: {slug: b, name: B}\n",
+            ),
+            (
+                "b.json",
+                "[{\"api_version\": \"v1/config\", \"kind\": \"Team\", \"spec\": {\"slug\": \"c\", \"name\": \"C\"}}]",
+            ),
+            ("README.md", "# not a manifest"),
+        ]);
+        assert_eq!(loaded.diagnostics, vec![]);
+        let got: Vec<String> = loaded
+            .manifests
+            .iter()
+            .map(|m| format!("{} {}", m.address(), m.pos))
+            .collect();
+        assert_eq!(got, vec!["Team/a 1:1", "Team/b 5:1", "Team/c 1:2"]);
+        assert_eq!(loaded.manifest_files, 2);
+        assert_eq!(loaded.other_files, 1);
+    }
+
+    #[test]
+    fn dashboard_json_mapping_becomes_a_string() {
+        let (_d, loaded) = load(&[(
+            "d.yaml",
+            "api_version: v1/config\nkind: Dashboard\nspec:\n  slug: d\n  name: D\n  dashboard_json:\n    kind: Dashboard\n    spec: {panels: {}}\n",
+        )]);
+        assert_eq!(loaded.diagnostics, vec![]);
+        assert_eq!(
+            loaded.manifests[0].spec["dashboard_json"],
+            Value::String("{\"kind\":\"Dashboard\",\"spec\":{\"panels\":{}}}".into())
+        );
+    }
+
+    #[test]
+    fn hidden_entries_are_skipped() {
+        let (_d, loaded) = load(&[
+            (".hidden.yaml", "not: [valid"),
+            (".git/x.yaml", "not: [valid"),
+            ("t.yaml", "api_version: v1/config\nkind: Team\nspec: {slug: a, name: A}\n"),
+        ]);
+        assert_eq!(loaded.diagnostics, vec![]);
+        assert_eq!(loaded.manifests.len(), 1);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn symlinks_are_not_followed() {
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(
+            outside.path().join("t.yaml"),
+            "api_version: v1/config\nkind: Team\nspec: {slug: a, name: A}\n",
+        )
+        .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(outside.path(), dir.path().join("linked")).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("t.yaml"), dir.path().join("t.yaml"))
+            .unwrap();
+        let loaded = load_dir(dir.path()).unwrap();
+        assert_eq!(loaded.manifests.len(), 0);
+        assert_eq!(loaded.manifest_files, 0);
+    }
+
+    #[test]
+    fn unique_fields_and_undeclared_references() {
+        let (d, loaded) = load(&[(
+            "x.yaml",
+            "api_version: v1/config\nkind: DerivedLabel\nspec: {slug: a, name: A, label_name: env}\n---\napi_version: v1/config\nkind: DerivedLabel\nspec: {slug: b, name: B, label_name: env}\n---\napi_version: v1/config\nkind: Bucket\nspec:\n  slug: c\n  name: C\n  team_slug: ghost\n",
+        )]);
+        assert_eq!(
+            messages(&loaded, d.path()),
+            vec![
+                "x.yaml:7:26: error: DerivedLabel `label_name` \"env\" is already used by DerivedLabel/a at x.yaml:3:26; it must be unique",
+                "x.yaml:14:3: warning: Bucket/c references Team/ghost at `team_slug`, which no manifest declares (it must already exist on the server)",
+            ]
+        );
+    }
+
+    #[test]
+    fn missing_directory() {
+        let err = load_dir(Path::new("/nonexistent/cfgctl-test")).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "directory `/nonexistent/cfgctl-test` does not exist"
+        );
+    }
+}

@@ -1,0 +1,134 @@
+//! Resource address patterns: `KIND/SLUG-GLOB` (`Dashboard/team-a-*`), used by `prune`,
+//! `exclude` and `--only`.
+
+use std::fmt;
+
+use wildmatch::WildMatch;
+
+use crate::registry::{Address, Kind};
+
+/// A parsed pattern. The kind part is a kind name or a glob over kind names (`*`); the slug
+/// part is a glob with `*` and `?`. `ResourcePools` (the singleton) has no slug part.
+#[derive(Clone, Debug)]
+pub struct Pattern {
+    text: String,
+    kind: WildMatch,
+    slug: Option<WildMatch>,
+}
+
+impl PartialEq for Pattern {
+    fn eq(&self, other: &Self) -> bool {
+        self.text == other.text
+    }
+}
+
+/// Why a pattern was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PatternError {
+    #[error("pattern `{0}` is empty; expected KIND/SLUG-GLOB such as `Dashboard/team-a-*`")]
+    Empty(String),
+    #[error("pattern `{0}` has no `/`; expected KIND/SLUG-GLOB such as `Dashboard/team-a-*`")]
+    NoSlash(String),
+    #[error("pattern `{pattern}` names unknown kind `{kind}`{hint}")]
+    UnknownKind {
+        pattern: String,
+        kind: String,
+        hint: String,
+    },
+}
+
+impl Pattern {
+    pub fn parse(text: &str) -> Result<Pattern, PatternError> {
+        let trimmed = text.trim();
+        if trimmed.is_empty() {
+            return Err(PatternError::Empty(text.to_string()));
+        }
+        let (kind, slug) = match trimmed.split_once('/') {
+            Some((k, s)) => (k, Some(s)),
+            None if trimmed == Kind::ResourcePools.name() => (trimmed, None),
+            None => return Err(PatternError::NoSlash(text.to_string())),
+        };
+        let has_wildcard = kind.contains(['*', '?']);
+        if !has_wildcard && Kind::from_name(kind).is_none() {
+            let hint = Kind::suggest(kind)
+                .map(|k| format!(" (did you mean `{k}`?)"))
+                .unwrap_or_default();
+            return Err(PatternError::UnknownKind {
+                pattern: text.to_string(),
+                kind: kind.to_string(),
+                hint,
+            });
+        }
+        Ok(Pattern {
+            text: trimmed.to_string(),
+            kind: WildMatch::new(kind),
+            slug: slug.map(WildMatch::new),
+        })
+    }
+
+    /// Whether the address matches. The singleton matches `ResourcePools` and
+    /// `ResourcePools/*`.
+    pub fn matches(&self, address: &Address) -> bool {
+        if !self.kind.matches(address.kind.name()) {
+            return false;
+        }
+        match (&address.slug, &self.slug) {
+            (Some(slug), Some(glob)) => glob.matches(slug),
+            (Some(_), None) => false,
+            (None, Some(glob)) => glob.matches(""),
+            (None, None) => true,
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+}
+
+impl fmt::Display for Pattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn addr(kind: Kind, slug: &str) -> Address {
+        Address::new(kind, Some(slug.to_string()))
+    }
+
+    #[test]
+    fn globs_over_slugs_and_kinds() {
+        let p = Pattern::parse("Dashboard/team-a-*").unwrap();
+        assert!(p.matches(&addr(Kind::Dashboard, "team-a-latency")));
+        assert!(!p.matches(&addr(Kind::Dashboard, "team-b-latency")));
+        assert!(!p.matches(&addr(Kind::Monitor, "team-a-latency")));
+        let any = Pattern::parse("*/scratch-?").unwrap();
+        assert!(any.matches(&addr(Kind::Bucket, "scratch-1")));
+        assert!(!any.matches(&addr(Kind::Bucket, "scratch-10")));
+    }
+
+    #[test]
+    fn singleton() {
+        let p = Pattern::parse("ResourcePools").unwrap();
+        assert!(p.matches(&Address::new(Kind::ResourcePools, None)));
+        assert!(!p.matches(&addr(Kind::Bucket, "x")));
+        let star = Pattern::parse("ResourcePools/*").unwrap();
+        assert!(star.matches(&Address::new(Kind::ResourcePools, None)));
+    }
+
+    #[test]
+    fn refused_patterns() {
+        assert_eq!(
+            Pattern::parse("Dashboards/x").unwrap_err().to_string(),
+            "pattern `Dashboards/x` names unknown kind `Dashboards` (did you mean `Dashboard`?)"
+        );
+        assert!(matches!(
+            Pattern::parse("dashboard"),
+            Err(PatternError::NoSlash(_))
+        ));
+        assert!(matches!(Pattern::parse(" "), Err(PatternError::Empty(_))));
+    }
+}

@@ -1,0 +1,316 @@
+//! The optional project settings file, `cfgctl.yaml` at the root of the manifest directory.
+//!
+//! ```yaml
+//! prune: ["Dashboard/*"]        # resources the repository owns (deleted with --prune)
+//! exclude: ["Bucket/legacy-*"]  # never touched, never reported
+//! max_deletes: 25               # apply refuses more deletes than this
+//! ignore:                       # server-side fields that never show as a diff
+//!   - {kind: Monitor, path: labels.generated_by}
+//! ```
+//!
+//! Every problem is located at its line and column, like a manifest's.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::diagnostic::{Diagnostic, Problem};
+use crate::pattern::Pattern;
+use crate::registry::Kind;
+use crate::yaml::{self, Pos, Spans};
+
+/// The settings file's name.
+pub const FILE_NAME: &str = "cfgctl.yaml";
+
+/// `max_deletes` when the file does not say.
+pub const DEFAULT_MAX_DELETES: u32 = 25;
+
+const FIELDS: &[&str] = &["prune", "exclude", "max_deletes", "ignore"];
+
+/// A field the comparison skips for one kind.
+#[derive(Clone, Debug, PartialEq)]
+pub struct IgnoreRule {
+    pub kind: Kind,
+    /// Dotted path inside the spec (`labels.generated_by`).
+    pub path: String,
+}
+
+/// Project settings, defaults when there is no file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Settings {
+    pub prune: Vec<Pattern>,
+    pub exclude: Vec<Pattern>,
+    pub max_deletes: u32,
+    pub ignore: Vec<IgnoreRule>,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            prune: Vec::new(),
+            exclude: Vec::new(),
+            max_deletes: DEFAULT_MAX_DELETES,
+            ignore: Vec::new(),
+        }
+    }
+}
+
+struct Reader<'a> {
+    file: &'a Path,
+    spans: &'a Spans,
+    diagnostics: Vec<Diagnostic>,
+}
+
+impl Reader<'_> {
+    fn error(&mut self, pointer: &str, at_key: bool, message: String) {
+        let pos = self
+            .spans
+            .nearest(pointer)
+            .map(|s| if at_key { s.field() } else { s.value })
+            .unwrap_or(Pos::new(1, 1));
+        self.diagnostics.push(Diagnostic::error(
+            self.file,
+            pos,
+            Problem::Settings(message),
+        ));
+    }
+
+    fn patterns(&mut self, value: &Value, field: &str) -> Vec<Pattern> {
+        let pointer = format!("/{field}");
+        let Some(items) = value.as_array() else {
+            self.error(
+                &pointer,
+                false,
+                format!("`{field}` must be a list of KIND/SLUG-GLOB patterns"),
+            );
+            return vec![];
+        };
+        let mut out = Vec::new();
+        for (i, item) in items.iter().enumerate() {
+            let at = format!("{pointer}/{i}");
+            match item.as_str().map(Pattern::parse) {
+                Some(Ok(p)) => out.push(p),
+                Some(Err(e)) => self.error(&at, false, format!("`{field}[{i}]`: {e}")),
+                None => self.error(
+                    &at,
+                    false,
+                    format!("`{field}[{i}]` must be a string such as \"Dashboard/team-a-*\""),
+                ),
+            }
+        }
+        out
+    }
+}
+
+/// Reads the settings text; problems come back as located diagnostics.
+pub fn parse(file: &Path, text: &str) -> Result<Settings, Vec<Diagnostic>> {
+    let docs = match yaml::parse_documents(text) {
+        Ok(docs) => docs,
+        Err(e) => {
+            return Err(vec![Diagnostic::error(
+                file,
+                e.pos,
+                Problem::Settings(format!("invalid YAML: {}", e.message)),
+            )])
+        }
+    };
+    let mut settings = Settings::default();
+    let Some(doc) = docs.first() else {
+        return Ok(settings);
+    };
+    let mut r = Reader {
+        file,
+        spans: &doc.spans,
+        diagnostics: Vec::new(),
+    };
+    if docs.len() > 1 {
+        r.diagnostics.push(Diagnostic::error(
+            file,
+            docs[1].start,
+            Problem::Settings("the settings file holds one document".into()),
+        ));
+    }
+    let Some(map) = doc.value.as_object() else {
+        r.error(
+            "",
+            false,
+            "the settings file must be a mapping with `prune`, `exclude`, `max_deletes` or `ignore`"
+                .into(),
+        );
+        return Err(r.diagnostics);
+    };
+    for (key, value) in map {
+        let pointer = format!("/{}", crate::registry::escape_pointer(key));
+        match key.as_str() {
+            "prune" => settings.prune = r.patterns(value, "prune"),
+            "exclude" => settings.exclude = r.patterns(value, "exclude"),
+            "max_deletes" => match value.as_u64().and_then(|n| u32::try_from(n).ok()) {
+                Some(n) => settings.max_deletes = n,
+                None => r.error(
+                    &pointer,
+                    false,
+                    format!("`max_deletes` must be a whole number of 0 or more, found {value}"),
+                ),
+            },
+            "ignore" => settings.ignore = ignore_rules(&mut r, value),
+            other => {
+                let known: Vec<String> = FIELDS.iter().map(|s| s.to_string()).collect();
+                let hint = crate::diagnostic::closest(other, &known)
+                    .map(|s| format!(" (did you mean `{s}`?)"))
+                    .unwrap_or_default();
+                r.error(
+                    &pointer,
+                    true,
+                    format!(
+                        "unknown field `{other}`{hint}; expected prune, exclude, max_deletes or ignore"
+                    ),
+                );
+            }
+        }
+    }
+    if r.diagnostics.is_empty() {
+        Ok(settings)
+    } else {
+        Err(r.diagnostics)
+    }
+}
+
+fn ignore_rules(r: &mut Reader<'_>, value: &Value) -> Vec<IgnoreRule> {
+    let Some(items) = value.as_array() else {
+        r.error(
+            "/ignore",
+            false,
+            "`ignore` must be a list of {kind: KIND, path: FIELD.PATH}".into(),
+        );
+        return vec![];
+    };
+    let mut out = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let at = format!("/ignore/{i}");
+        let Some(map) = item.as_object() else {
+            r.error(
+                &at,
+                false,
+                format!("`ignore[{i}]` must be a mapping {{kind: KIND, path: FIELD.PATH}}"),
+            );
+            continue;
+        };
+        for key in map.keys().filter(|k| *k != "kind" && *k != "path") {
+            r.error(
+                &format!("{at}/{key}"),
+                true,
+                format!("`ignore[{i}]`: unknown field `{key}`; expected `kind` and `path`"),
+            );
+        }
+        let kind = match map.get("kind").and_then(Value::as_str) {
+            Some(name) => match Kind::from_name(name) {
+                Some(k) => Some(k),
+                None => {
+                    let hint = Kind::suggest(name)
+                        .map(|k| format!(" (did you mean `{k}`?)"))
+                        .unwrap_or_default();
+                    r.error(
+                        &format!("{at}/kind"),
+                        false,
+                        format!("`ignore[{i}].kind`: unknown kind `{name}`{hint}"),
+                    );
+                    None
+                }
+            },
+            None => {
+                r.error(
+                    &at,
+                    false,
+                    format!("`ignore[{i}]` needs `kind`, a kind name such as Monitor"),
+                );
+                None
+            }
+        };
+        let path = match map.get("path").and_then(Value::as_str) {
+            Some(p) if !p.trim().is_empty() && !p.split('.').any(str::is_empty) => {
+                Some(p.to_string())
+            }
+            Some(p) => {
+                r.error(
+                    &format!("{at}/path"),
+                    false,
+                    format!("`ignore[{i}].path`: {p:?} is not a dotted field path such as labels.generated_by"),
+                );
+                None
+            }
+            None => {
+                r.error(
+                    &at,
+                    false,
+                    format!("`ignore[{i}]` needs `path`, a dotted field path such as labels.generated_by"),
+                );
+                None
+            }
+        };
+        if let (Some(kind), Some(path)) = (kind, path) {
+            out.push(IgnoreRule { kind, path });
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn errors(text: &str) -> Vec<String> {
+        match parse(Path::new("cfgctl.yaml"), text) {
+            Ok(_) => vec![],
+            Err(d) => d.iter().map(|d| d.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn full_file() {
+        let s = parse(
+            Path::new("cfgctl.yaml"),
+            "prune: [\"Dashboard/*\"]\nexclude: [Bucket/legacy-*]\nmax_deletes: 3\nignore:\n  - {kind: Monitor, path: labels.generated_by}\n",
+        )
+        .unwrap();
+        assert_eq!(s.prune.len(), 1);
+        assert_eq!(s.exclude[0].as_str(), "Bucket/legacy-*");
+        assert_eq!(s.max_deletes, 3);
+        assert_eq!(
+            s.ignore,
+            vec![IgnoreRule {
+                kind: Kind::Monitor,
+                path: "labels.generated_by".into()
+            }]
+        );
+    }
+
+    #[test]
+    fn empty_file_is_defaults() {
+        assert_eq!(
+            parse(Path::new("cfgctl.yaml"), "# nothing\n").unwrap(),
+            Settings::default()
+        );
+    }
+
+    #[test]
+    fn located_errors() {
+        assert_eq!(
+            errors("prune:\n  - Dashbord/*\nmax_delete: 3\n"),
+            vec![
+                "cfgctl.yaml:2:5: error: invalid settings file: `prune[0]`: pattern `Dashbord/*` names unknown kind `Dashbord` (did you mean `Dashboard`?)",
+                "cfgctl.yaml:3:1: error: invalid settings file: unknown field `max_delete` (did you mean `max_deletes`?); expected prune, exclude, max_deletes or ignore",
+            ]
+        );
+        assert_eq!(
+            errors("max_deletes: -1\n"),
+            vec!["cfgctl.yaml:1:14: error: invalid settings file: `max_deletes` must be a whole number of 0 or more, found -1"]
+        );
+        assert_eq!(
+            errors("ignore:\n  - {kind: Monitr, path: \"a..b\"}\n"),
+            vec![
+                "cfgctl.yaml:2:12: error: invalid settings file: `ignore[0].kind`: unknown kind `Monitr` (did you mean `Monitor`?)",
+                "cfgctl.yaml:2:26: error: invalid settings file: `ignore[0].path`: \"a..b\" is not a dotted field path such as labels.generated_by",
+            ]
+        );
+    }
+}
