@@ -30,7 +30,9 @@ impl Severity {
 pub enum Problem {
     #[error("cannot read file: {0}")]
     Unreadable(String),
-    #[error("file is not valid UTF-8 (invalid byte at offset {offset}); manifests must be UTF-8 text")]
+    #[error(
+        "file is not valid UTF-8 (invalid byte at offset {offset}); manifests must be UTF-8 text"
+    )]
     NotUtf8 { offset: usize },
     #[error("invalid YAML: {0}")]
     YamlSyntax(String),
@@ -38,8 +40,11 @@ pub enum Problem {
     JsonSyntax(String),
     #[error("a manifest must be a mapping with `api_version`, `kind` and `spec`, found {found}")]
     NotMapping { found: &'static str },
-    #[error("unknown top-level field `{0}`; a manifest has only `api_version`, `kind` and `spec`")]
-    UnknownEnvelopeField(String),
+    #[error("unknown top-level field `{field}`; a manifest has only `api_version`, `kind` and `spec`{}", if *.belongs_in_spec { " (this field belongs under `spec:`)" } else { "" })]
+    UnknownEnvelopeField {
+        field: String,
+        belongs_in_spec: bool,
+    },
     #[error("missing `api_version` (expected `api_version: v1/config`)")]
     MissingApiVersion,
     #[error("unsupported api_version {0} (expected `v1/config`)")]
@@ -57,14 +62,10 @@ pub enum Problem {
     SpecNotMapping(&'static str),
     #[error("{0} has no `spec.slug`; the slug is the resource's identity and is required")]
     MissingSlug(Kind),
-    #[error("{kind}: {message}")]
-    Schema { kind: Kind, message: String },
-    #[error("{kind}/{slug}: one of {rule} must be set")]
-    RequiredOneOf {
-        kind: Kind,
-        slug: String,
-        rule: String,
-    },
+    #[error("{address}: {message}")]
+    Schema { address: String, message: String },
+    #[error("{address}: {rule} must be set")]
+    RequiredOneOf { address: String, rule: String },
     #[error("invalid `{field}`: {message}")]
     InvalidEmbeddedJson { field: String, message: String },
     #[error("duplicate {address}: already declared at {first}")]

@@ -1,6 +1,8 @@
 //! cfgctl: GitOps for the Configuration Management REST API v1.
 //!
 //! See ARCHITECTURE.md for the code map and the invariants.
+pub mod cli;
+pub mod commands;
 pub mod diagnostic;
 pub mod manifest;
 pub mod pattern;

@@ -296,12 +296,6 @@ impl DocCheck<'_> {
             self.error(self.doc.start, Problem::NotMapping { found });
             return None;
         };
-        for key in envelope.keys() {
-            if !matches!(key.as_str(), "api_version" | "kind" | "spec") {
-                let pos = self.key_pos(&format!("/{}", escape_pointer(key)));
-                self.error(pos, Problem::UnknownEnvelopeField(key.clone()));
-            }
-        }
         match envelope.get("api_version") {
             None => self.error(self.doc.start, Problem::MissingApiVersion),
             Some(Value::String(v)) if v == API_VERSION => {}
@@ -331,6 +325,19 @@ impl DocCheck<'_> {
                 kind
             }
         };
+        for key in envelope.keys() {
+            if !matches!(key.as_str(), "api_version" | "kind" | "spec") {
+                let pos = self.key_pos(&format!("/{}", escape_pointer(key)));
+                let belongs_in_spec = kind.is_some_and(|k| spec::has_field(k, key));
+                self.error(
+                    pos,
+                    Problem::UnknownEnvelopeField {
+                        field: key.clone(),
+                        belongs_in_spec,
+                    },
+                );
+            }
+        }
         let kind = kind?;
         let spec = match envelope.get("spec") {
             None => {
@@ -346,7 +353,7 @@ impl DocCheck<'_> {
         };
         let spans = self.doc.spans.subtree("/spec");
         let mut spec = Value::Object(spec);
-        self.embedded_json(kind, &mut spec);
+        let bad_embedded = self.embedded_json(kind, &mut spec);
         let slug = if kind.def().singleton {
             None
         } else {
@@ -366,6 +373,10 @@ impl DocCheck<'_> {
             if problem.pointer.is_empty() && problem.message.contains("`slug`") {
                 continue;
             }
+            // An embedded document that failed its own check is reported once.
+            if bad_embedded.contains(&problem.pointer) {
+                continue;
+            }
             let pointer = format!("/spec{}", problem.pointer);
             let pos = match self.doc.spans.nearest(&pointer) {
                 Some(s) if problem.at_key => s.field(),
@@ -376,7 +387,7 @@ impl DocCheck<'_> {
             self.error(
                 pos,
                 Problem::Schema {
-                    kind,
+                    address: Address::new(kind, slug.clone()).to_string(),
                     message: problem.message,
                 },
             );
@@ -388,8 +399,7 @@ impl DocCheck<'_> {
                     self.error(
                         pos,
                         Problem::RequiredOneOf {
-                            kind,
-                            slug: slug.clone(),
+                            address: Address::new(kind, Some(slug.clone())).to_string(),
                             rule: rule.describe(),
                         },
                     );
@@ -411,13 +421,15 @@ impl DocCheck<'_> {
 
     /// `dashboard_json` given as a mapping becomes its JSON string; given as a string it must
     /// hold a JSON object.
-    fn embedded_json(&mut self, kind: Kind, spec: &mut Value) {
+    fn embedded_json(&mut self, kind: Kind, spec: &mut Value) -> Vec<String> {
+        let mut failed = Vec::new();
         for embedded in kind.def().embedded_json {
             let Some(value) = spec.get_mut(embedded.field) else {
                 continue;
             };
             let pointer = format!("/spec/{}", embedded.field);
             let field = embedded.field.to_string();
+            let errors_before = self.diagnostics.len();
             match value {
                 Value::Object(_) => {
                     // Serialising a Value cannot fail.
@@ -441,7 +453,7 @@ impl DocCheck<'_> {
                         );
                     }
                     Err(e) => {
-                        let pos = self.value_pos(&pointer);
+                        let pos = self.embedded_pos(&pointer, e.line(), e.column());
                         self.error(
                             pos,
                             Problem::InvalidEmbeddedJson {
@@ -463,14 +475,38 @@ impl DocCheck<'_> {
                         pos,
                         Problem::InvalidEmbeddedJson {
                             field,
-                            message: format!(
-                                "expected a JSON string or a mapping, found {found}"
-                            ),
+                            message: format!("expected a JSON string or a mapping, found {found}"),
                         },
                     );
                 }
             }
+            if self.diagnostics.len() > errors_before {
+                failed.push(format!("/{}", embedded.field));
+            }
         }
+        failed
+    }
+
+    /// The position of a JSON syntax error inside an embedded document: exact for a block
+    /// scalar (`dashboard_json: |`), whose lines keep their columns; the value otherwise.
+    fn embedded_pos(&self, pointer: &str, line: usize, column: usize) -> Pos {
+        let Some(span) = self.doc.spans.get(pointer) else {
+            return self.doc.start;
+        };
+        let is_block = span.key.is_some_and(|k| k.line < span.value.line);
+        if !is_block || line == 0 {
+            return span.value;
+        }
+        let add = |base: u32, n: usize| {
+            u32::try_from(n)
+                .ok()
+                .and_then(|n| base.checked_add(n))
+                .unwrap_or(base)
+        };
+        Pos::new(
+            add(span.value.line, line - 1),
+            add(span.value.column, column.saturating_sub(1)),
+        )
     }
 }
 
@@ -573,10 +609,7 @@ mod tests {
         loaded
             .diagnostics
             .iter()
-            .map(|d| {
-                d.to_string()
-                    .replace(&format!("{}/", dir.display()), "")
-            })
+            .map(|d| d.to_string().replace(&format!("{}/", dir.display()), ""))
             .collect()
     }
 
@@ -622,7 +655,10 @@ mod tests {
         let (_d, loaded) = load(&[
             (".hidden.yaml", "not: [valid"),
             (".git/x.yaml", "not: [valid"),
-            ("t.yaml", "api_version: v1/config\nkind: Team\nspec: {slug: a, name: A}\n"),
+            (
+                "t.yaml",
+                "api_version: v1/config\nkind: Team\nspec: {slug: a, name: A}\n",
+            ),
         ]);
         assert_eq!(loaded.diagnostics, vec![]);
         assert_eq!(loaded.manifests.len(), 1);

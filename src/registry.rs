@@ -692,7 +692,10 @@ impl Reference {
 impl KindDef {
     /// Every reference the object makes, in registry order.
     pub fn references_in(&self, object: &Value) -> Vec<FoundReference> {
-        self.references.iter().flat_map(|r| r.find(object)).collect()
+        self.references
+            .iter()
+            .flat_map(|r| r.find(object))
+            .collect()
     }
 
     /// Operations of a profile.
@@ -749,7 +752,7 @@ impl RequiredOneOf {
         match quoted.as_slice() {
             [] => String::new(),
             [one] => one.clone(),
-            [init @ .., last] => format!("{} or {last}", init.join(", ")),
+            [init @ .., last] => format!("one of {} or {last}", init.join(", ")),
         }
     }
 }
@@ -866,8 +869,9 @@ mod tests {
         assert!(rule.satisfied_by(&json!({"collection": {"slug": "c"}})));
         assert_eq!(
             rule.describe(),
-            "`bucket_slug`, `collection_slug` or `collection.slug`"
+            "one of `bucket_slug`, `collection_slug` or `collection.slug`"
         );
+        assert_eq!(RequiredOneOf(&["description"]).describe(), "`description`");
     }
 
     #[test]
@@ -883,7 +887,13 @@ mod tests {
         ] {
             assert!(is_zero(&v), "{v}");
         }
-        for v in [json!(true), json!(1), json!("x"), json!([0]), json!({"a": 0})] {
+        for v in [
+            json!(true),
+            json!(1),
+            json!("x"),
+            json!([0]),
+            json!({"a": 0}),
+        ] {
             assert!(!is_zero(&v), "{v}");
         }
     }

@@ -6,7 +6,6 @@
 //! schema of whole manifests printed by `cfgctl schema`. Schema checks run on the jsonschema
 //! crate; this module only builds schemas and turns its errors into messages.
 
-use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
 use serde_json::{json, Map, Value};
@@ -179,31 +178,28 @@ pub struct SchemaProblem {
     pub message: String,
 }
 
-struct Checkers(BTreeMap<Kind, jsonschema::Validator>);
-
-fn checkers() -> &'static Checkers {
-    static CHECKERS: OnceLock<Checkers> = OnceLock::new();
-    CHECKERS.get_or_init(|| {
-        let defs = converted_definitions(Mode::Check);
-        let mut map = BTreeMap::new();
-        for kind in Kind::all() {
-            let schema = spec_schema(kind, defs.clone());
+/// The compiled checker of a kind, built on first use (a run that loads only some kinds
+/// compiles only theirs).
+fn checker(kind: Kind) -> Option<&'static jsonschema::Validator> {
+    static CHECKERS: [OnceLock<Option<jsonschema::Validator>>; KINDS.len()] =
+        [const { OnceLock::new() }; KINDS.len()];
+    static DEFINITIONS: OnceLock<Map<String, Value>> = OnceLock::new();
+    CHECKERS[kind as usize]
+        .get_or_init(|| {
+            let defs = DEFINITIONS.get_or_init(|| converted_definitions(Mode::Check));
             // The schemas are derived from the embedded file; a unit test builds all of them.
-            if let Ok(v) = jsonschema::options()
+            jsonschema::options()
                 .with_draft(jsonschema::Draft::Draft7)
-                .build(&schema)
-            {
-                map.insert(kind, v);
-            }
-        }
-        Checkers(map)
-    })
+                .build(&spec_schema(kind, defs.clone()))
+                .ok()
+        })
+        .as_ref()
 }
 
 /// Checks a spec against its kind's definition; every problem with its JSON pointer, sorted
 /// by pointer.
 pub fn check_spec(kind: Kind, spec: &Value) -> Vec<SchemaProblem> {
-    let Some(validator) = checkers().0.get(&kind) else {
+    let Some(validator) = checker(kind) else {
         return vec![SchemaProblem {
             pointer: String::new(),
             at_key: false,
@@ -347,6 +343,13 @@ fn article(type_name: &str) -> String {
     }
 }
 
+/// Whether a kind's definition has a top-level field of this name.
+pub fn has_field(kind: Kind, name: &str) -> bool {
+    definition(kind)
+        .and_then(|d| d.get("properties"))
+        .is_some_and(|p| p.get(name).is_some())
+}
+
 /// Names of the fields the swagger definition allows at a pointer inside a kind's spec.
 fn properties_at(kind: Kind, pointer: &str) -> Vec<String> {
     let Some(mut node) = definition(kind) else {
@@ -442,7 +445,9 @@ mod tests {
 
     #[test]
     fn every_kind_has_a_checker() {
-        assert_eq!(checkers().0.len(), KINDS.len());
+        for kind in Kind::all() {
+            assert!(checker(kind).is_some(), "{kind}");
+        }
     }
 
     #[test]
@@ -498,7 +503,8 @@ mod tests {
     #[test]
     fn int64_accepts_numbers_and_digit_strings() {
         for v in [json!("1000"), json!(1000), json!("-5")] {
-            let spec = json!({"slug": "b", "name": "B", "thresholds": [{"volume": {"fixed_value": v}}]});
+            let spec =
+                json!({"slug": "b", "name": "B", "thresholds": [{"volume": {"fixed_value": v}}]});
             assert_eq!(messages(Kind::ConsumptionBudget, spec), vec![]);
         }
     }
@@ -529,5 +535,4 @@ mod tests {
         let bad_kind = json!({"api_version": "v1/config", "kind": "Widget", "spec": {}});
         assert!(!v.is_valid(&bad_kind));
     }
-
 }

@@ -1,0 +1,6 @@
+//! The integration test binary: drives the real `cfgctl` binary (and the library where a
+//! test needs its parser) against the fixture folders.
+
+mod schema;
+mod support;
+mod validate;

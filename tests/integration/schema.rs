@@ -1,0 +1,120 @@
+//! `cfgctl schema`: the editor schema accepts every valid manifest and rejects invalid ones.
+
+use serde_json::Value;
+
+use crate::support::{cfgctl, root};
+
+fn editor_schema() -> Value {
+    let run = cfgctl(&["schema"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    serde_json::from_str(&run.stdout).expect("cfgctl schema prints JSON")
+}
+
+fn validator() -> jsonschema::Validator {
+    jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft7)
+        .build(&editor_schema())
+        .expect("the schema compiles")
+}
+
+/// Every document of every manifest file under a directory, as JSON.
+fn documents(dir: &str) -> Vec<(String, Value)> {
+    let mut out = Vec::new();
+    for entry in walkdir::WalkDir::new(root().join(dir)).sort_by_file_name() {
+        let entry = entry.unwrap();
+        let path = entry.path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if !entry.file_type().is_file() || name == "cfgctl.yaml" {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(path) else {
+            continue;
+        };
+        let docs = match path.extension().and_then(|e| e.to_str()) {
+            Some("yaml" | "yml") => cfgctl::yaml::parse_documents(&text)
+                .map(|d| d.into_iter().map(|d| d.value).collect::<Vec<_>>()),
+            Some("json") => cfgctl::yaml::parse_json(&text).map(|d| match d.value {
+                Value::Array(items) => items,
+                other => vec![other],
+            }),
+            _ => continue,
+        };
+        if let Ok(docs) = docs {
+            out.extend(docs.into_iter().map(|d| (path.display().to_string(), d)));
+        }
+    }
+    out
+}
+
+#[test]
+fn schema_accepts_every_valid_manifest() {
+    let v = validator();
+    let docs = documents("fixtures/valid");
+    assert_eq!(docs.len(), 19);
+    for (file, doc) in docs.iter().chain(documents("examples").iter()) {
+        let errors: Vec<String> = v.iter_errors(doc).map(|e| e.to_string()).collect();
+        assert!(errors.is_empty(), "{file}: {errors:?}");
+    }
+}
+
+#[test]
+fn schema_rejects_invalid_manifests() {
+    let v = validator();
+    for dir in [
+        "fixtures/invalid/schema",
+        "fixtures/invalid/unknown-kind",
+        "fixtures/invalid/missing-spec",
+        "fixtures/invalid/missing-api-version",
+        "fixtures/invalid/missing-slug",
+    ] {
+        let docs = documents(dir);
+        assert!(
+            docs.iter().any(|(_, d)| !v.is_valid(d)),
+            "{dir}: the schema accepted every document"
+        );
+    }
+    // The schema fixture: the monitor is rejected for the read-only, typed, enum and unknown
+    // fields, the bucket beside it accepted.
+    let docs = documents("fixtures/invalid/schema");
+    let monitor_errors: Vec<String> = v
+        .iter_errors(&docs[0].1)
+        .map(|e| e.instance_path().to_string())
+        .collect();
+    for path in [
+        "/spec/created_at",
+        "/spec/interval_secs",
+        "/spec/labels/tier",
+        "/spec/series_conditions/defaults/critical/conditions/0/op",
+    ] {
+        assert!(
+            monitor_errors.iter().any(|p| p == path),
+            "{path} not rejected: {monitor_errors:?}"
+        );
+    }
+    assert!(v.is_valid(&docs[1].1));
+}
+
+#[test]
+fn committed_schema_file_is_current() {
+    let committed = std::fs::read_to_string(root().join("schema/manifest.schema.json"))
+        .expect("schema/manifest.schema.json is committed");
+    let current = cfgctl(&["schema"]).stdout;
+    assert!(
+        committed == current,
+        "schema/manifest.schema.json is stale: run `cargo run -- schema > schema/manifest.schema.json`"
+    );
+}
+
+#[test]
+fn embedded_swagger_copy_matches_shared_spec() {
+    // CI and developers have shared/ beside the repository; a fresh clone elsewhere may not.
+    let shared = root().join("../shared/spec/config-api-v1.swagger.json");
+    let Ok(upstream) = std::fs::read_to_string(&shared) else {
+        return;
+    };
+    assert!(
+        upstream == cfgctl::spec::SWAGGER_JSON,
+        "spec/config-api-v1.swagger.json differs from {}: copy it again",
+        shared.display()
+    );
+}

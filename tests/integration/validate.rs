@@ -1,0 +1,233 @@
+//! `cfgctl validate`: one snapshot per class of invalid input, the valid fixture, and the
+//! directory-level failures.
+
+use crate::support::{cfgctl, cfgctl_in, root};
+
+/// Every invalid class: exit 1, and the exact messages with file:line:col.
+macro_rules! invalid_class {
+    ($($name:ident => $dir:literal,)*) => {$(
+        #[test]
+        fn $name() {
+            let dir = concat!("fixtures/invalid/", $dir);
+            let run = cfgctl(&["validate", dir]);
+            run.assert_clean_exit();
+            assert_eq!(run.code, 1, "{}", run.transcript());
+            for line in run.stdout.lines().filter(|l| l.contains(": error: ")) {
+                let loc = line.split(": error: ").next().unwrap_or_default();
+                let mut parts = loc.rsplitn(3, ':');
+                let col = parts.next().unwrap_or_default();
+                let line_no = parts.next().unwrap_or_default();
+                assert!(
+                    col.parse::<u32>().is_ok() && line_no.parse::<u32>().is_ok(),
+                    "no file:line:col in {line:?}"
+                );
+                assert!(loc.starts_with(dir), "{line:?} names a file outside {dir}");
+            }
+            insta::assert_snapshot!(concat!("invalid_", $dir), run.transcript());
+        }
+    )*};
+}
+
+invalid_class! {
+    not_utf8 => "not-utf8",
+    yaml_syntax => "yaml-syntax",
+    json_syntax => "json-syntax",
+    not_mapping => "not-mapping",
+    missing_api_version => "missing-api-version",
+    unknown_api_version => "unknown-api-version",
+    missing_kind => "missing-kind",
+    unknown_kind => "unknown-kind",
+    missing_spec => "missing-spec",
+    missing_slug => "missing-slug",
+    schema_violations => "schema",
+    required_fields => "required-field",
+    duplicate_address => "duplicate",
+    invalid_dashboard_json => "invalid-dashboard-json",
+    invalid_settings => "invalid-settings",
+}
+
+#[test]
+fn every_invalid_class_has_a_test() {
+    let mut dirs: Vec<String> = std::fs::read_dir(root().join("fixtures/invalid"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    dirs.sort();
+    let source = include_str!("validate.rs");
+    for dir in dirs {
+        assert!(
+            source.contains(&format!("=> \"{dir}\"")),
+            "fixtures/invalid/{dir} has no test"
+        );
+    }
+}
+
+#[test]
+fn valid_fixture_has_no_problem() {
+    let run = cfgctl(&["validate", "fixtures/valid"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert_eq!(
+        run.stdout,
+        "valid: 19 manifests in 15 files, 0 errors, 0 warnings\n"
+    );
+    assert_eq!(run.stderr, "");
+}
+
+#[test]
+fn valid_fixture_uses_all_thirteen_kinds() {
+    let loaded = cfgctl::manifest::load_dir(&root().join("fixtures/valid")).unwrap();
+    let kinds: std::collections::BTreeSet<_> = loaded.manifests.iter().map(|m| m.kind).collect();
+    assert_eq!(kinds.len(), 13, "{kinds:?}");
+    assert_eq!(loaded.settings.max_deletes, 10);
+    // Real-size embedded dashboards.
+    for m in &loaded.manifests {
+        if let Some(json) = m.spec.get("dashboard_json").and_then(|v| v.as_str()) {
+            assert!(
+                json.len() > 4000,
+                "{} dashboard is only {} bytes",
+                m.address(),
+                json.len()
+            );
+            let parsed: serde_json::Value = serde_json::from_str(json).unwrap();
+            assert!(parsed.is_object());
+        }
+    }
+}
+
+#[test]
+fn quickstart_example_is_valid() {
+    let run = cfgctl(&["validate", "examples/quickstart"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert!(run.stdout.starts_with("valid: "), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("0 errors, 0 warnings"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn undeclared_reference_is_a_warning_not_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("monitor.yaml"),
+        "api_version: v1/config\nkind: Monitor\nspec:\n  slug: m\n  name: M\n  bucket_slug: somewhere-else\n",
+    )
+    .unwrap();
+    let run = cfgctl_in(dir.path(), &["validate"], &[]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert_eq!(
+        run.stdout,
+        "monitor.yaml:6:3: warning: Monitor/m references Bucket/somewhere-else at `bucket_slug`, which no manifest declares (it must already exist on the server)\n\
+         valid: 1 manifest in 1 file, 0 errors, 1 warning\n"
+    );
+}
+
+#[test]
+fn github_annotations_when_running_in_actions() {
+    let run = cfgctl_in(
+        &root(),
+        &["validate", "fixtures/invalid/unknown-api-version"],
+        &[("GITHUB_ACTIONS", "true")],
+    );
+    assert_eq!(run.code, 1);
+    insta::assert_snapshot!(run.transcript());
+}
+
+#[test]
+fn missing_directory_is_a_clear_error() {
+    let run = cfgctl(&["validate", "fixtures/does-not-exist"]);
+    run.assert_clean_exit();
+    assert_eq!(run.code, 1);
+    assert_eq!(run.stdout, "");
+    assert_eq!(
+        run.stderr,
+        "error: directory `fixtures/does-not-exist` does not exist\n"
+    );
+}
+
+#[test]
+fn a_file_instead_of_a_directory() {
+    let run = cfgctl(&["validate", "fixtures/valid/cfgctl.yaml"]);
+    assert_eq!(run.code, 1);
+    assert_eq!(
+        run.stderr,
+        "error: `fixtures/valid/cfgctl.yaml` is not a directory\n"
+    );
+}
+
+#[test]
+fn empty_directory_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = cfgctl_in(dir.path(), &["validate", "."], &[]);
+    run.assert_clean_exit();
+    assert_eq!(run.code, 1);
+    assert_eq!(
+        run.stderr,
+        "error: no manifests in `.`: it holds no *.yaml, *.yml or *.json files (hidden files and folders are skipped)\n"
+    );
+}
+
+#[test]
+fn directory_of_unrelated_files_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("README.md"), "# notes\n").unwrap();
+    std::fs::write(dir.path().join("main.tf"), "resource {}\n").unwrap();
+    std::fs::create_dir(dir.path().join(".github")).unwrap();
+    std::fs::write(dir.path().join(".github/ci.yaml"), "on: push\n").unwrap();
+    let run = cfgctl_in(dir.path(), &["validate"], &[]);
+    assert_eq!(run.code, 1);
+    assert_eq!(
+        run.stderr,
+        "error: no manifests in `.`: none of its 2 files is a *.yaml, *.yml or *.json file (hidden files and folders are skipped)\n"
+    );
+}
+
+#[test]
+fn files_with_only_comments_are_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("empty.yaml"), "# nothing yet\n---\n").unwrap();
+    let run = cfgctl_in(dir.path(), &["validate"], &[]);
+    assert_eq!(run.code, 1);
+    assert_eq!(
+        run.stderr,
+        "error: no manifests in `.`: its 1 YAML/JSON file hold no documents\n"
+    );
+}
+
+/// No file under fixtures/ makes cfgctl panic, alone or with the rest of its folder.
+#[test]
+fn no_fixture_makes_cfgctl_panic() {
+    let fixtures = root().join("fixtures");
+    let mut checked = 0;
+    for entry in walkdir::WalkDir::new(&fixtures) {
+        let entry = entry.unwrap();
+        let scratch = tempfile::tempdir().unwrap();
+        let target = if entry.file_type().is_file() {
+            std::fs::copy(entry.path(), scratch.path().join(entry.file_name())).unwrap();
+            scratch.path().to_path_buf()
+        } else {
+            entry.path().to_path_buf()
+        };
+        let run = cfgctl_in(&root(), &["validate", target.to_str().unwrap()], &[]);
+        run.assert_clean_exit();
+        assert!(
+            run.code <= 1,
+            "{}: {}",
+            entry.path().display(),
+            run.transcript()
+        );
+        checked += 1;
+    }
+    assert!(checked > 30, "only {checked} paths checked");
+}
+
+#[test]
+fn usage_errors_exit_1_not_2() {
+    let run = cfgctl(&["validate", "--no-such-flag"]);
+    assert_eq!(run.code, 1);
+    assert!(run.stderr.contains("--no-such-flag"), "{}", run.stderr);
+    let help = cfgctl(&["--help"]);
+    assert_eq!(help.code, 0);
+    assert!(help.stdout.contains("validate"));
+}
