@@ -9,4 +9,5 @@ pub mod pattern;
 pub mod registry;
 pub mod settings;
 pub mod spec;
+pub mod wire;
 pub mod yaml;

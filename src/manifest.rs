@@ -369,10 +369,6 @@ impl DocCheck<'_> {
             }
         };
         for problem in spec::check_spec(kind, &spec) {
-            // `slug` missing is reported once, above.
-            if problem.pointer.is_empty() && problem.message.contains("`slug`") {
-                continue;
-            }
             // An embedded document that failed its own check is reported once.
             if bad_embedded.contains(&problem.pointer) {
                 continue;

@@ -6,6 +6,7 @@
 //! schema of whole manifests printed by `cfgctl schema`. Schema checks run on the jsonschema
 //! crate; this module only builds schemas and turns its errors into messages.
 
+use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
 use serde_json::{json, Map, Value};
@@ -150,12 +151,14 @@ fn converted_definitions(mode: Mode) -> Map<String, Value> {
     defs
 }
 
-/// Required top-level fields of a kind's spec.
-fn required_fields(kind: Kind) -> Vec<&'static str> {
-    if kind.def().singleton {
-        vec![]
-    } else {
-        vec!["slug", "name"]
+/// Required top-level fields of a kind's object. The API generates a missing slug from the
+/// name, so only manifests (which need an identity) require `slug`; the loader checks it with
+/// its own message.
+fn required_fields(kind: Kind, mode: Mode) -> Vec<&'static str> {
+    match (kind.def().singleton, mode) {
+        (true, _) => vec![],
+        (false, Mode::Check) => vec!["name"],
+        (false, Mode::Editor) => vec!["slug", "name"],
     }
 }
 
@@ -164,7 +167,7 @@ fn spec_schema(kind: Kind, definitions: Map<String, Value>) -> Value {
         "$schema": DRAFT7,
         "definitions": definitions,
         "allOf": [{"$ref": format!("#/definitions/{}", kind.def().definition)}],
-        "required": required_fields(kind),
+        "required": required_fields(kind, Mode::Check),
     })
 }
 
@@ -394,6 +397,134 @@ fn resolve(mut node: &'static Value) -> &'static Value {
     node
 }
 
+/// The object as a proto3 JSON gateway returns it: fields in definition order, zero values
+/// (`""`, `0`, `false`, empty lists and maps, null, an enum's first value) omitted
+/// recursively, int64 written as a string, int32 as an integer. Members the definition does
+/// not know are kept as they are. The emulator answers with this form; the planner compares
+/// in it, so the two agree by construction.
+pub fn canonical(kind: Kind, object: &Value) -> Value {
+    match definition(kind) {
+        Some(def) => canonical_value(def, object).unwrap_or_else(|| json!({})),
+        None => object.clone(),
+    }
+}
+
+fn canonical_value(schema: &'static Value, value: &Value) -> Option<Value> {
+    let schema = resolve(schema);
+    if value.is_null() {
+        return None;
+    }
+    let ty = schema.get("type").and_then(Value::as_str);
+    let format = schema.get("format").and_then(Value::as_str);
+    let out = match (ty, value) {
+        (_, Value::Object(map)) if schema.get("properties").is_some() => {
+            let props = schema.get("properties").and_then(Value::as_object);
+            let mut out = Map::new();
+            if let Some(props) = props {
+                for (name, prop) in props {
+                    if let Some(v) = map.get(name).and_then(|v| canonical_value(prop, v)) {
+                        out.insert(name.clone(), v);
+                    }
+                }
+            }
+            for (name, v) in map {
+                if props.is_none_or(|p| !p.contains_key(name)) && !crate::registry::is_zero(v) {
+                    out.insert(name.clone(), v.clone());
+                }
+            }
+            Value::Object(out)
+        }
+        (Some("object"), Value::Object(map)) => {
+            // A map: entries kept (proto3 keeps zero values inside maps), keys sorted.
+            let item = schema.get("additionalProperties");
+            let sorted: BTreeMap<&String, Value> = map
+                .iter()
+                .map(|(k, v)| {
+                    let v = match item {
+                        Some(s) if s.is_object() => canonical_value(s, v).unwrap_or(zero_like(v)),
+                        _ => v.clone(),
+                    };
+                    (k, v)
+                })
+                .collect();
+            Value::Object(sorted.into_iter().map(|(k, v)| (k.clone(), v)).collect())
+        }
+        (Some("array"), Value::Array(items)) => {
+            let item = schema.get("items");
+            Value::Array(
+                items
+                    .iter()
+                    .map(|v| match item {
+                        Some(s) => canonical_value(s, v).unwrap_or(zero_like(v)),
+                        None => v.clone(),
+                    })
+                    .collect(),
+            )
+        }
+        (Some("string"), v) if matches!(format, Some("int64" | "uint64")) => match v {
+            Value::Number(n) => Value::String(n.to_string()),
+            Value::String(s) => match s.trim().parse::<i128>() {
+                Ok(n) => Value::String(n.to_string()),
+                Err(_) => v.clone(),
+            },
+            other => other.clone(),
+        },
+        (Some("integer"), Value::Number(n)) => match (n.as_i64(), n.as_f64()) {
+            (Some(i), _) => json!(i),
+            (None, Some(f)) if f.fract() == 0.0 && f.abs() < 9.0e15 => json!(f as i64),
+            _ => Value::Number(n.clone()),
+        },
+        (Some("number"), Value::Number(n)) => match n.as_f64() {
+            Some(f) => json!(f),
+            None => Value::Number(n.clone()),
+        },
+        (Some("string"), Value::String(s)) => {
+            let is_default = schema
+                .get("enum")
+                .and_then(Value::as_array)
+                .and_then(|e| e.first())
+                .and_then(Value::as_str)
+                == Some(s.as_str());
+            if is_default {
+                return None;
+            }
+            value.clone()
+        }
+        _ => value.clone(),
+    };
+    if crate::registry::is_zero(&out) {
+        None
+    } else {
+        Some(out)
+    }
+}
+
+/// The zero value of a value's own type, for a zero element kept inside a list or map.
+fn zero_like(v: &Value) -> Value {
+    match v {
+        Value::Bool(_) => json!(false),
+        Value::Number(_) => json!(0),
+        Value::String(_) => json!(""),
+        Value::Array(_) => json!([]),
+        Value::Object(_) => json!({}),
+        Value::Null => Value::Null,
+    }
+}
+
+/// The dotted field path's proto3 default, as the API omits it: an enum's first value, or
+/// nothing.
+pub fn enum_default(kind: Kind, dotted: &str) -> Option<&'static str> {
+    let mut node = definition(kind)?;
+    for segment in dotted.split('.') {
+        node = resolve(node).get("properties")?.get(segment)?;
+    }
+    resolve(node)
+        .get("enum")
+        .and_then(Value::as_array)
+        .and_then(|e| e.first())
+        .and_then(Value::as_str)
+}
+
 /// The JSON Schema of a manifest file's documents, for editors (yaml-language-server).
 pub fn manifest_schema() -> Value {
     let kinds: Vec<&str> = KINDS.iter().map(|d| d.name).collect();
@@ -401,7 +532,7 @@ pub fn manifest_schema() -> Value {
         .iter()
         .map(|d| {
             let mut spec = json!({"$ref": format!("#/definitions/{}", d.definition)});
-            let required = required_fields(d.kind);
+            let required = required_fields(d.kind, Mode::Editor);
             if !required.is_empty() {
                 spec = json!({"allOf": [spec], "required": required});
             }
@@ -534,5 +665,51 @@ mod tests {
         assert!(!v.is_valid(&bad));
         let bad_kind = json!({"api_version": "v1/config", "kind": "Widget", "spec": {}});
         assert!(!v.is_valid(&bad_kind));
+    }
+
+    #[test]
+    fn canonical_form_of_the_gateway() {
+        let object = json!({
+            "name": "R",
+            "slug": "r",
+            "mode": "ENABLED",
+            "drop_nan_value": false,
+            "filters": [{"name": "a", "value_glob": ""}],
+            "conditional_rate_based_drop": {"enabled": true, "rate_limit_threshold": 50, "activated_drop_duration_secs": 60.0},
+            "value_based_drop": {"enabled": false}
+        });
+        let got = canonical(Kind::DropRule, &object);
+        assert_eq!(
+            serde_json::to_string(&got).unwrap(),
+            r#"{"slug":"r","name":"R","filters":[{"name":"a"}],"conditional_rate_based_drop":{"enabled":true,"rate_limit_threshold":50.0,"activated_drop_duration_secs":60}}"#
+        );
+    }
+
+    #[test]
+    fn canonical_int64_and_maps() {
+        let object = json!({
+            "slug": "b", "name": "B",
+            "thresholds": [{"volume": {"fixed_value": 1000}}, {"instant_rate": {"fixed_value_per_sec": " 7"}}],
+            "alert_action_config": {"labels": {"z": "1", "a": ""}}
+        });
+        let got = canonical(Kind::ConsumptionBudget, &object);
+        assert_eq!(got["thresholds"][0]["volume"]["fixed_value"], json!("1000"));
+        assert_eq!(
+            got["thresholds"][1]["instant_rate"]["fixed_value_per_sec"],
+            json!("7")
+        );
+        assert_eq!(
+            serde_json::to_string(&got["alert_action_config"]["labels"]).unwrap(),
+            r#"{"a":"","z":"1"}"#
+        );
+    }
+
+    #[test]
+    fn enum_defaults() {
+        assert_eq!(
+            enum_default(Kind::Dataset, "configuration.type"),
+            Some("TRACES")
+        );
+        assert_eq!(enum_default(Kind::Bucket, "name"), None);
     }
 }

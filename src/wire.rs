@@ -1,0 +1,366 @@
+//! The wire format of the Config API v1, shared by the client and the emulator: paths, the
+//! token header, request and response wrappers, the error body, and list queries.
+//!
+//! Architecture invariant: both sides build and read bodies through these functions, so the
+//! emulator cannot drift from what the client sends. Everything here is pure and unit-tested.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+
+use crate::registry::{Kind, KindDef};
+
+/// Prefix of every API path.
+pub const API_PREFIX: &str = "/api/v1/config";
+/// Where a target describes itself.
+pub const SWAGGER_PATH: &str = "/api/v1/config/swagger.json";
+/// The header that carries the API token.
+pub const TOKEN_HEADER: &str = "API-Token";
+
+/// Query parameter of the page size preference.
+pub const PAGE_MAX_SIZE: &str = "page.max_size";
+/// Query parameter of the page token.
+pub const PAGE_TOKEN: &str = "page.token";
+/// The filters every list accepts.
+pub const COMMON_FILTERS: [&str; 2] = ["slugs", "names"];
+
+/// The error body of every non-2xx response.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorBody {
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<i32>,
+}
+
+/// The `page` object of a list response.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PageResult {
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub next_token: String,
+}
+
+/// `/api/v1/config/buckets`.
+pub fn collection_path(kind: Kind) -> String {
+    format!("{API_PREFIX}/{}", kind.def().path)
+}
+
+/// `/api/v1/config/buckets/{slug}`, the slug percent-encoded; the singleton's path has no
+/// slug.
+pub fn item_path(kind: Kind, slug: Option<&str>) -> String {
+    match slug {
+        Some(slug) if !kind.def().singleton => {
+            format!("{}/{}", collection_path(kind), encode_segment(slug))
+        }
+        _ => collection_path(kind),
+    }
+}
+
+/// Percent-encodes a path segment (RFC 3986 unreserved characters pass).
+pub fn encode_segment(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// The kind served at a path segment (`buckets` → Bucket).
+pub fn kind_for_path(segment: &str) -> Option<Kind> {
+    crate::registry::KINDS
+        .iter()
+        .find(|d| d.path == segment)
+        .map(|d| d.kind)
+}
+
+/// Body of a create: `{"bucket": {...}, "dry_run": false}`.
+pub fn create_body(kind: Kind, object: &Value, dry_run: bool) -> Value {
+    let mut body = Map::new();
+    body.insert(kind.def().singular.to_string(), object.clone());
+    if dry_run {
+        body.insert("dry_run".into(), json!(true));
+    }
+    Value::Object(body)
+}
+
+/// Body of an update: `{"bucket": {...}, "create_if_missing": false, "dry_run": false}`.
+pub fn update_body(kind: Kind, object: &Value, create_if_missing: bool, dry_run: bool) -> Value {
+    let mut body = Map::new();
+    body.insert(kind.def().singular.to_string(), object.clone());
+    if create_if_missing {
+        body.insert("create_if_missing".into(), json!(true));
+    }
+    if dry_run {
+        body.insert("dry_run".into(), json!(true));
+    }
+    Value::Object(body)
+}
+
+/// A create or update request as the server reads it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WriteRequest {
+    pub object: Value,
+    pub dry_run: bool,
+    pub create_if_missing: bool,
+}
+
+/// Which write a body is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Write {
+    Create,
+    Update,
+}
+
+/// Reads a create or update body: exactly the wrapper key and the options of that operation.
+pub fn parse_write_body(kind: Kind, write: Write, body: &Value) -> Result<WriteRequest, String> {
+    let def = kind.def();
+    let Some(map) = body.as_object() else {
+        return Err("request body must be a JSON object".into());
+    };
+    let mut request = WriteRequest {
+        object: Value::Null,
+        dry_run: false,
+        create_if_missing: false,
+    };
+    for (key, value) in map {
+        match key.as_str() {
+            k if k == def.singular => request.object = value.clone(),
+            "dry_run" => request.dry_run = flag(key, value)?,
+            "create_if_missing" if write == Write::Update => {
+                request.create_if_missing = flag(key, value)?
+            }
+            other => return Err(format!("unknown field \"{other}\" in request body")),
+        }
+    }
+    match &request.object {
+        Value::Object(_) => Ok(request),
+        Value::Null => Err(format!("request body is missing \"{}\"", def.singular)),
+        _ => Err(format!("\"{}\" must be a JSON object", def.singular)),
+    }
+}
+
+fn flag(key: &str, value: &Value) -> Result<bool, String> {
+    match value {
+        Value::Bool(b) => Ok(*b),
+        Value::Null => Ok(false),
+        _ => Err(format!("\"{key}\" must be a boolean")),
+    }
+}
+
+/// A read, create or update response: `{"bucket": {...}}`.
+pub fn one_response(kind: Kind, object: Value) -> Value {
+    let mut body = Map::new();
+    body.insert(kind.def().singular.to_string(), object);
+    Value::Object(body)
+}
+
+/// The object of a read, create or update response (absent for a dry run).
+pub fn parse_one_response(kind: Kind, body: &Value) -> Option<Value> {
+    body.get(kind.def().singular)
+        .filter(|v| v.is_object())
+        .cloned()
+}
+
+/// A list response: `{"buckets": [...], "page": {"next_token": "..."}}`.
+pub fn list_response(def: &KindDef, items: Vec<Value>, next_token: String) -> Value {
+    let mut body = Map::new();
+    body.insert(
+        def.plural.unwrap_or(def.singular).to_string(),
+        Value::Array(items),
+    );
+    body.insert(
+        "page".into(),
+        serde_json::to_value(PageResult { next_token }).unwrap_or(json!({})),
+    );
+    Value::Object(body)
+}
+
+/// The items and next page token of a list response. A missing plural key is an empty page
+/// (proto3 omits empty lists).
+pub fn parse_list_response(kind: Kind, body: &Value) -> Result<(Vec<Value>, String), String> {
+    let def = kind.def();
+    let key = def.plural.unwrap_or(def.singular);
+    let items = match body.get(key) {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(items)) => items.clone(),
+        Some(_) => return Err(format!("\"{key}\" in the list response is not an array")),
+    };
+    let next = body
+        .get("page")
+        .and_then(|p| p.get("next_token"))
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    Ok((items, next))
+}
+
+/// The parameters of one list request.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ListQuery {
+    /// Page size preference; 0 or absent lets the server choose.
+    pub max_size: Option<u64>,
+    /// Token of the page to fetch; empty for the first.
+    pub token: Option<String>,
+    /// Filters by parameter name, each with the values it accepts (ORed).
+    pub filters: BTreeMap<String, Vec<String>>,
+}
+
+impl ListQuery {
+    /// The query string (without `?`), filters in name order, repeated parameters repeated.
+    pub fn to_query_string(&self) -> String {
+        let mut ser = form_urlencoded::Serializer::new(String::new());
+        if let Some(n) = self.max_size {
+            ser.append_pair(PAGE_MAX_SIZE, &n.to_string());
+        }
+        if let Some(t) = self.token.as_deref().filter(|t| !t.is_empty()) {
+            ser.append_pair(PAGE_TOKEN, t);
+        }
+        for (name, values) in &self.filters {
+            for v in values {
+                ser.append_pair(name, v);
+            }
+        }
+        ser.finish()
+    }
+
+    /// Reads a query string. Unknown parameters are kept as filters for the caller to refuse.
+    pub fn parse(query: &str) -> Result<ListQuery, String> {
+        let mut q = ListQuery::default();
+        for (k, v) in form_urlencoded::parse(query.as_bytes()) {
+            match k.as_ref() {
+                PAGE_MAX_SIZE => {
+                    q.max_size = Some(v.parse().map_err(|_| {
+                        format!("{PAGE_MAX_SIZE} must be a non-negative integer, got {v:?}")
+                    })?)
+                }
+                PAGE_TOKEN => q.token = Some(v.into_owned()),
+                _ => q
+                    .filters
+                    .entry(k.into_owned())
+                    .or_default()
+                    .push(v.into_owned()),
+            }
+        }
+        Ok(q)
+    }
+
+    /// The filters as one canonical string (sorted names, sorted values): what a page token
+    /// is bound to.
+    pub fn filter_fingerprint(&self) -> String {
+        let mut parts = Vec::new();
+        for (name, values) in &self.filters {
+            let mut values = values.clone();
+            values.sort();
+            parts.push(format!("{name}={}", values.join(",")));
+        }
+        parts.join("&")
+    }
+}
+
+/// Whether a status is worth retrying (throttled or a transient server failure).
+pub fn is_retryable_status(status: u16) -> bool {
+    matches!(status, 429 | 500 | 502 | 503 | 504)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths() {
+        assert_eq!(
+            collection_path(Kind::ClassicDashboard),
+            "/api/v1/config/classic-dashboards"
+        );
+        assert_eq!(
+            item_path(Kind::Bucket, Some("a b/c")),
+            "/api/v1/config/buckets/a%20b%2Fc"
+        );
+        assert_eq!(
+            item_path(Kind::ResourcePools, None),
+            "/api/v1/config/resource-pools"
+        );
+        assert_eq!(
+            kind_for_path("notification-policies"),
+            Some(Kind::NotificationPolicy)
+        );
+        assert_eq!(kind_for_path("swagger.json"), None);
+    }
+
+    #[test]
+    fn write_bodies_round_trip() {
+        let obj = json!({"slug": "a", "name": "A"});
+        let body = update_body(Kind::Bucket, &obj, true, false);
+        assert_eq!(
+            body,
+            json!({"bucket": {"slug": "a", "name": "A"}, "create_if_missing": true})
+        );
+        let req = parse_write_body(Kind::Bucket, Write::Update, &body).unwrap();
+        assert_eq!(req.object, obj);
+        assert!(req.create_if_missing && !req.dry_run);
+        let create = create_body(Kind::DerivedLabel, &obj, true);
+        assert_eq!(
+            create,
+            json!({"derived_label": {"slug": "a", "name": "A"}, "dry_run": true})
+        );
+        assert_eq!(
+            parse_write_body(Kind::Bucket, Write::Create, &body).unwrap_err(),
+            "unknown field \"create_if_missing\" in request body"
+        );
+        assert_eq!(
+            parse_write_body(Kind::Bucket, Write::Create, &json!({"dry_run": true})).unwrap_err(),
+            "request body is missing \"bucket\""
+        );
+    }
+
+    #[test]
+    fn list_query_string_is_exact() {
+        let mut q = ListQuery {
+            max_size: Some(5),
+            token: Some("abc=".into()),
+            ..ListQuery::default()
+        };
+        q.filters
+            .insert("slugs".into(), vec!["a".into(), "b c".into()]);
+        q.filters
+            .insert("include_dashboard_json".into(), vec!["true".into()]);
+        let s = q.to_query_string();
+        assert_eq!(
+            s,
+            "page.max_size=5&page.token=abc%3D&include_dashboard_json=true&slugs=a&slugs=b+c"
+        );
+        assert_eq!(ListQuery::parse(&s).unwrap(), q);
+        assert_eq!(ListQuery::default().to_query_string(), "");
+        assert!(ListQuery::parse("page.max_size=-1").is_err());
+    }
+
+    #[test]
+    fn fingerprint_ignores_order() {
+        let a = ListQuery::parse("slugs=b&slugs=a&names=x").unwrap();
+        let b = ListQuery::parse("names=x&slugs=a&slugs=b&page.token=t").unwrap();
+        assert_eq!(a.filter_fingerprint(), b.filter_fingerprint());
+    }
+
+    #[test]
+    fn list_responses() {
+        let body = list_response(Kind::Monitor.def(), vec![json!({"slug": "m"})], "t".into());
+        assert_eq!(
+            body,
+            json!({"monitors": [{"slug": "m"}], "page": {"next_token": "t"}})
+        );
+        assert_eq!(
+            parse_list_response(Kind::Monitor, &body).unwrap(),
+            (vec![json!({"slug": "m"})], "t".to_string())
+        );
+        let last = list_response(Kind::Monitor.def(), vec![], String::new());
+        assert_eq!(last, json!({"monitors": [], "page": {}}));
+        assert_eq!(
+            parse_list_response(Kind::Monitor, &json!({})).unwrap(),
+            (vec![], String::new())
+        );
+    }
+}
