@@ -4,6 +4,7 @@
 pub mod cli;
 pub mod commands;
 pub mod diagnostic;
+pub mod emulator;
 pub mod manifest;
 pub mod pattern;
 pub mod registry;

@@ -77,6 +77,17 @@ impl Ops {
         ..Ops::NONE
     };
 
+    /// Adds an operation to the set.
+    pub fn set(&mut self, op: Op) {
+        match op {
+            Op::Create => self.create = true,
+            Op::Read => self.read = true,
+            Op::Update => self.update = true,
+            Op::Delete => self.delete = true,
+            Op::List => self.list = true,
+        }
+    }
+
     /// Whether the operation is in the set.
     pub fn has(&self, op: Op) -> bool {
         match op {
@@ -197,6 +208,8 @@ pub struct KindDef {
     pub unique_fields: &'static [&'static str],
     /// Delete accepts `force_delete=true`, which cascades to the resources that reference it.
     pub force_delete: bool,
+    /// The kind's value in the API's `ResourceType` enum (the change log of a bucket delete).
+    pub resource_type: Option<&'static str>,
 }
 
 const SERVER_OWNED: &[&str] = &["created_at", "updated_at"];
@@ -254,6 +267,7 @@ pub static KINDS: [KindDef; 13] = [
         required: &[],
         unique_fields: &[],
         force_delete: true,
+        resource_type: Some("BUCKET"),
     },
     KindDef {
         kind: Kind::ClassicDashboard,
@@ -287,6 +301,7 @@ pub static KINDS: [KindDef; 13] = [
         ],
         unique_fields: &[],
         force_delete: false,
+        resource_type: Some("GRAFANA_DASHBOARD"),
     },
     KindDef {
         kind: Kind::Collection,
@@ -311,6 +326,7 @@ pub static KINDS: [KindDef; 13] = [
         required: &[],
         unique_fields: &[],
         force_delete: false,
+        resource_type: None,
     },
     KindDef {
         kind: Kind::ConsumptionBudget,
@@ -335,6 +351,7 @@ pub static KINDS: [KindDef; 13] = [
         required: &[],
         unique_fields: &[],
         force_delete: false,
+        resource_type: None,
     },
     KindDef {
         kind: Kind::Dashboard,
@@ -367,6 +384,7 @@ pub static KINDS: [KindDef; 13] = [
         required: &[],
         unique_fields: &[],
         force_delete: false,
+        resource_type: Some("DASHBOARD"),
     },
     KindDef {
         kind: Kind::Dataset,
@@ -389,6 +407,7 @@ pub static KINDS: [KindDef; 13] = [
         required: &[RequiredOneOf(&["description"])],
         unique_fields: &[],
         force_delete: false,
+        resource_type: None,
     },
     KindDef {
         kind: Kind::DerivedLabel,
@@ -407,6 +426,7 @@ pub static KINDS: [KindDef; 13] = [
         required: &[],
         unique_fields: &["label_name"],
         force_delete: false,
+        resource_type: None,
     },
     KindDef {
         kind: Kind::DerivedMetric,
@@ -425,6 +445,7 @@ pub static KINDS: [KindDef; 13] = [
         required: &[],
         unique_fields: &["metric_name"],
         force_delete: false,
+        resource_type: None,
     },
     KindDef {
         kind: Kind::DropRule,
@@ -443,6 +464,7 @@ pub static KINDS: [KindDef; 13] = [
         required: &[],
         unique_fields: &[],
         force_delete: false,
+        resource_type: None,
     },
     KindDef {
         kind: Kind::Monitor,
@@ -476,6 +498,7 @@ pub static KINDS: [KindDef; 13] = [
         ])],
         unique_fields: &[],
         force_delete: false,
+        resource_type: Some("MONITOR"),
     },
     KindDef {
         kind: Kind::NotificationPolicy,
@@ -500,6 +523,7 @@ pub static KINDS: [KindDef; 13] = [
         required: &[RequiredOneOf(&["bucket_slug", "team_slug"])],
         unique_fields: &[],
         force_delete: false,
+        resource_type: Some("NOTIFICATION_POLICY"),
     },
     KindDef {
         kind: Kind::ResourcePools,
@@ -518,6 +542,7 @@ pub static KINDS: [KindDef; 13] = [
         required: &[],
         unique_fields: &[],
         force_delete: false,
+        resource_type: None,
     },
     KindDef {
         kind: Kind::Team,
@@ -536,6 +561,7 @@ pub static KINDS: [KindDef; 13] = [
         required: &[],
         unique_fields: &[],
         force_delete: false,
+        resource_type: None,
     },
 ];
 

@@ -11,7 +11,7 @@ use std::sync::OnceLock;
 
 use serde_json::{json, Map, Value};
 
-use crate::registry::{Kind, KINDS};
+use crate::registry::{Kind, Ops, Profile, KINDS};
 use crate::yaml::pointer_to_path;
 
 /// The API description as shipped (a copy of `shared/spec/config-api-v1.swagger.json`).
@@ -499,6 +499,14 @@ fn canonical_value(schema: &'static Value, value: &Value) -> Option<Value> {
     }
 }
 
+/// [`canonical`] for any definition of the swagger file (a response body, say).
+pub fn canonical_definition(name: &str, value: &Value) -> Value {
+    match definitions().get(name) {
+        Some(def) => canonical_value(def, value).unwrap_or_else(|| json!({})),
+        None => value.clone(),
+    }
+}
+
 /// The zero value of a value's own type, for a zero element kept inside a list or map.
 fn zero_like(v: &Value) -> Value {
     match v {
@@ -523,6 +531,61 @@ pub fn enum_default(kind: Kind, dotted: &str) -> Option<&'static str> {
         .and_then(Value::as_array)
         .and_then(|e| e.first())
         .and_then(Value::as_str)
+}
+
+/// The operations a swagger document describes, per kind (from its paths and methods).
+pub fn described_operations(doc: &Value) -> BTreeMap<Kind, Ops> {
+    let mut out: BTreeMap<Kind, Ops> = BTreeMap::new();
+    let Some(paths) = doc.get("paths").and_then(Value::as_object) else {
+        return out;
+    };
+    for (path, methods) in paths {
+        let Some(rest) = path.strip_prefix(crate::wire::API_PREFIX) else {
+            continue;
+        };
+        let mut segments = rest.trim_start_matches('/').split('/');
+        let Some(kind) = segments.next().and_then(crate::wire::kind_for_path) else {
+            continue;
+        };
+        let has_slug = segments.next().is_some();
+        let Some(methods) = methods.as_object() else {
+            continue;
+        };
+        for method in methods.keys() {
+            if let Some(op) = crate::wire::route_op(kind.def(), method, has_slug) {
+                out.entry(kind).or_insert(Ops::NONE).set(op);
+            }
+        }
+    }
+    out
+}
+
+/// The embedded swagger document restricted to the operations of a profile.
+pub fn swagger_for(profile: Profile) -> Value {
+    let mut doc = swagger().clone();
+    if let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) {
+        paths.retain(|path, methods| {
+            let rest = path
+                .strip_prefix(crate::wire::API_PREFIX)
+                .unwrap_or_default();
+            let mut segments = rest.trim_start_matches('/').split('/');
+            let Some(kind) = segments.next().and_then(crate::wire::kind_for_path) else {
+                return false;
+            };
+            let has_slug = segments.next().is_some();
+            let ops = kind.def().ops(profile);
+            if let Some(methods) = methods.as_object_mut() {
+                methods.retain(|method, _| {
+                    crate::wire::route_op(kind.def(), method, has_slug)
+                        .is_some_and(|op| ops.has(op))
+                });
+                !methods.is_empty()
+            } else {
+                false
+            }
+        });
+    }
+    doc
 }
 
 /// The JSON Schema of a manifest file's documents, for editors (yaml-language-server).
@@ -711,5 +774,31 @@ mod tests {
             Some("TRACES")
         );
         assert_eq!(enum_default(Kind::Bucket, "name"), None);
+    }
+
+    #[test]
+    fn the_full_swagger_describes_the_full_registry() {
+        let ops = described_operations(swagger());
+        for def in &KINDS {
+            assert_eq!(
+                ops.get(&def.kind).copied().unwrap_or(Ops::NONE),
+                def.full_ops,
+                "{}",
+                def.name
+            );
+        }
+    }
+
+    #[test]
+    fn the_seed_swagger_describes_only_the_seed_column() {
+        let ops = described_operations(&swagger_for(Profile::Seed));
+        for def in &KINDS {
+            assert_eq!(
+                ops.get(&def.kind).copied().unwrap_or(Ops::NONE),
+                def.seed_ops,
+                "{}",
+                def.name
+            );
+        }
     }
 }

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
-use crate::registry::{Kind, KindDef};
+use crate::registry::{Kind, KindDef, Op};
 
 /// Prefix of every API path.
 pub const API_PREFIX: &str = "/api/v1/config";
@@ -75,6 +75,49 @@ pub fn kind_for_path(segment: &str) -> Option<Kind> {
         .iter()
         .find(|d| d.path == segment)
         .map(|d| d.kind)
+}
+
+/// The operation a method names at a kind's collection path (`has_slug` false) or item
+/// path. The singleton lives at its collection path and has no list.
+pub fn route_op(def: &KindDef, method: &str, has_slug: bool) -> Option<Op> {
+    match (
+        def.singleton,
+        has_slug,
+        method.to_ascii_uppercase().as_str(),
+    ) {
+        (true, false, "GET") => Some(Op::Read),
+        (true, false, "POST") => Some(Op::Create),
+        (true, false, "PUT") => Some(Op::Update),
+        (true, false, "DELETE") => Some(Op::Delete),
+        (false, false, "GET") => Some(Op::List),
+        (false, false, "POST") => Some(Op::Create),
+        (false, true, "GET") => Some(Op::Read),
+        (false, true, "PUT") => Some(Op::Update),
+        (false, true, "DELETE") => Some(Op::Delete),
+        _ => None,
+    }
+}
+
+/// The API's name of an operation (`CreateBucket`, `ListBuckets`, `ReadResourcePools`).
+pub fn operation_id(kind: Kind, op: Op) -> String {
+    let verb = match op {
+        Op::Create => "Create",
+        Op::Read => "Read",
+        Op::Update => "Update",
+        Op::Delete => "Delete",
+        Op::List => "List",
+    };
+    if op == Op::List {
+        // The plural of the kind name, as the API spells it.
+        let name = kind.name();
+        let plural = match name.strip_suffix('y') {
+            Some(stem) => format!("{stem}ies"),
+            None => format!("{name}s"),
+        };
+        format!("{verb}{plural}")
+    } else {
+        format!("{verb}{}", kind.name())
+    }
 }
 
 /// Body of a create: `{"bucket": {...}, "dry_run": false}`.
@@ -362,5 +405,44 @@ mod tests {
             parse_list_response(Kind::Monitor, &json!({})).unwrap(),
             (vec![], String::new())
         );
+    }
+
+    #[test]
+    fn routes_and_operation_ids() {
+        let bucket = Kind::Bucket.def();
+        assert_eq!(route_op(bucket, "get", false), Some(Op::List));
+        assert_eq!(route_op(bucket, "GET", true), Some(Op::Read));
+        assert_eq!(route_op(bucket, "PUT", false), None);
+        let pools = Kind::ResourcePools.def();
+        assert_eq!(route_op(pools, "PUT", false), Some(Op::Update));
+        assert_eq!(route_op(pools, "GET", true), None);
+        assert_eq!(
+            operation_id(Kind::NotificationPolicy, Op::List),
+            "ListNotificationPolicies"
+        );
+        assert_eq!(operation_id(Kind::Bucket, Op::Create), "CreateBucket");
+        assert_eq!(
+            operation_id(Kind::ResourcePools, Op::Read),
+            "ReadResourcePools"
+        );
+    }
+
+    #[test]
+    fn operation_ids_match_the_swagger() {
+        let swagger = crate::spec::swagger();
+        let mut ids = std::collections::BTreeSet::new();
+        for (_, methods) in swagger["paths"].as_object().unwrap() {
+            for (_, op) in methods.as_object().unwrap() {
+                ids.insert(op["operationId"].as_str().unwrap().to_string());
+            }
+        }
+        for def in &crate::registry::KINDS {
+            for op in Op::ALL {
+                if def.full_ops.has(op) {
+                    let id = operation_id(def.kind, op);
+                    assert!(ids.contains(&id), "{id} is not in the swagger");
+                }
+            }
+        }
     }
 }

@@ -1,0 +1,697 @@
+//! The API's rules, over the store, with no HTTP: validation, references, conflicts,
+//! timestamps, the rewrites a real tenant does, pagination and filters. Every rule is driven
+//! by the kind registry and the swagger file; nothing here names a kind.
+
+use std::collections::BTreeMap;
+
+use serde_json::{json, Map, Value};
+
+use super::store::{Store, StoreError, Stored};
+use crate::registry::{get_path, Address, Kind};
+use crate::spec;
+use crate::wire::{self, ListQuery, Write, COMMON_FILTERS};
+
+/// Largest page the emulator returns, whatever the client prefers.
+pub const MAX_PAGE_SIZE: u64 = 1000;
+
+/// An API failure, with the status it is answered with.
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    #[error("{0}")]
+    BadRequest(String),
+    #[error("{0}")]
+    NotFound(String),
+    #[error("{0}")]
+    Conflict(String),
+    #[error("store failure")]
+    Store(#[from] StoreError),
+}
+
+impl ApiError {
+    pub fn status(&self) -> u16 {
+        match self {
+            ApiError::BadRequest(_) => 400,
+            ApiError::NotFound(_) => 404,
+            ApiError::Conflict(_) => 409,
+            ApiError::Store(_) => 500,
+        }
+    }
+
+    /// The gRPC code a gateway puts beside the message.
+    pub fn code(&self) -> i32 {
+        match self {
+            ApiError::BadRequest(_) => 3,
+            ApiError::NotFound(_) => 5,
+            ApiError::Conflict(_) => 6,
+            ApiError::Store(_) => 13,
+        }
+    }
+
+    /// The message sent to the client: internal details stay in the server's log.
+    pub fn client_message(&self) -> String {
+        match self {
+            ApiError::Store(_) => "internal error".to_string(),
+            other => other.to_string(),
+        }
+    }
+}
+
+/// The current time as the API writes it (RFC 3339, UTC).
+pub fn now() -> String {
+    humantime::format_rfc3339_micros(std::time::SystemTime::now()).to_string()
+}
+
+/// The emulated tenant.
+pub struct Api {
+    pub store: Store,
+    /// Page size when the client states none.
+    pub page_size: u64,
+}
+
+fn describe(address: &Address) -> String {
+    match &address.slug {
+        Some(slug) => format!("{} \"{slug}\"", address.kind),
+        None => address.kind.to_string(),
+    }
+}
+
+fn not_found(kind: Kind, slug: Option<&str>) -> ApiError {
+    ApiError::NotFound(format!(
+        "{} not found",
+        describe(&Address::new(kind, slug.map(str::to_string)))
+    ))
+}
+
+/// A slug made from a name: lowercase letters, digits and dashes.
+pub fn slugify(name: &str) -> String {
+    let mut out = String::new();
+    for c in name.chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_lowercase());
+        } else if !out.ends_with('-') && !out.is_empty() {
+            out.push('-');
+        }
+    }
+    let out = out.trim_end_matches('-').to_string();
+    if out.is_empty() {
+        "resource".to_string()
+    } else {
+        out
+    }
+}
+
+/// A JSON value with every object's keys sorted: how the server re-serialises documents.
+fn sorted(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let ordered: BTreeMap<&String, Value> =
+                map.iter().map(|(k, v)| (k, sorted(v))).collect();
+            Value::Object(ordered.into_iter().map(|(k, v)| (k.clone(), v)).collect())
+        }
+        Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
+        other => other.clone(),
+    }
+}
+
+fn set_path(doc: &mut Value, dotted: &str, value: Value) {
+    let mut node = doc;
+    let mut segments = dotted.split('.').peekable();
+    while let Some(segment) = segments.next() {
+        let Value::Object(map) = node else { return };
+        if segments.peek().is_none() {
+            map.insert(segment.to_string(), value);
+            return;
+        }
+        node = map
+            .entry(segment.to_string())
+            .or_insert_with(|| Value::Object(Map::new()));
+    }
+}
+
+impl Api {
+    /// Validation shared by create and update: the object against the swagger, the "required
+    /// if" rules, embedded documents.
+    fn validate(&self, kind: Kind, object: &Value) -> Result<(), ApiError> {
+        let problems = spec::check_spec(kind, object);
+        if !problems.is_empty() {
+            let messages: Vec<String> = problems.into_iter().map(|p| p.message).collect();
+            return Err(ApiError::BadRequest(format!(
+                "invalid {}: {}",
+                kind.def().singular,
+                messages.join("; ")
+            )));
+        }
+        for rule in kind.def().required {
+            if !rule.satisfied_by(object) {
+                return Err(ApiError::BadRequest(format!(
+                    "invalid {}: {} is required",
+                    kind.def().singular,
+                    rule.describe()
+                )));
+            }
+        }
+        for embedded in kind.def().embedded_json {
+            if let Some(text) = object.get(embedded.field).and_then(Value::as_str) {
+                if text.is_empty() {
+                    continue;
+                }
+                match serde_json::from_str::<Value>(text) {
+                    Ok(Value::Object(_)) => {}
+                    _ => {
+                        return Err(ApiError::BadRequest(format!(
+                            "invalid {}: {} must hold a JSON object",
+                            kind.def().singular,
+                            embedded.field
+                        )))
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The resources the object references; a missing one is a 400.
+    fn references(&self, kind: Kind, object: &Value) -> Result<Vec<Address>, ApiError> {
+        let mut out = Vec::new();
+        for r in kind.def().references_in(object) {
+            if !self.store.exists(r.target, &r.slug)? {
+                return Err(ApiError::BadRequest(format!(
+                    "invalid {}: {} references {} \"{}\", which does not exist",
+                    kind.def().singular,
+                    r.path,
+                    r.target,
+                    r.slug
+                )));
+            }
+            out.push(Address::new(r.target, Some(r.slug)));
+        }
+        out.sort();
+        out.dedup();
+        Ok(out)
+    }
+
+    fn check_unique(&self, kind: Kind, object: &Value, slug: Option<&str>) -> Result<(), ApiError> {
+        for &field in kind.def().unique_fields {
+            let Some(value) = object.get(field).and_then(Value::as_str) else {
+                continue;
+            };
+            if value.is_empty() {
+                continue;
+            }
+            if let Some(other) = self.store.find_by_field(kind, field, value, slug)? {
+                return Err(ApiError::Conflict(format!(
+                    "{field} \"{value}\" is already used by {} \"{other}\"",
+                    kind
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The rewrites a tenant makes to embedded documents: ids, versions, timestamps, its own
+    /// key order.
+    fn rewrite_embedded(
+        kind: Kind,
+        object: &mut Value,
+        previous: Option<&Value>,
+        id: i64,
+        now: &str,
+    ) {
+        for embedded in kind.def().embedded_json {
+            let Some(text) = object.get(embedded.field).and_then(Value::as_str) else {
+                continue;
+            };
+            let Ok(mut doc) = serde_json::from_str::<Value>(text) else {
+                continue;
+            };
+            let old_doc: Option<Value> = previous
+                .and_then(|p| p.get(embedded.field))
+                .and_then(Value::as_str)
+                .and_then(|t| serde_json::from_str(t).ok());
+            for path in embedded.volatile {
+                let old = old_doc.as_ref().and_then(|d| get_path(d, path));
+                let leaf = path.rsplit('.').next().unwrap_or(path);
+                let value = match leaf {
+                    "id" => json!(id),
+                    "version" => json!(old.and_then(Value::as_i64).unwrap_or(0) + 1),
+                    "created_at" => old.cloned().unwrap_or_else(|| json!(now)),
+                    _ => json!(now),
+                };
+                set_path(&mut doc, path, value);
+            }
+            let text = sorted(&doc).to_string();
+            if let Some(map) = object.as_object_mut() {
+                map.insert(embedded.field.to_string(), Value::String(text));
+            }
+        }
+    }
+
+    /// Stores a validated object as new or as a replacement; the response body.
+    fn store_object(
+        &mut self,
+        kind: Kind,
+        slug: Option<&str>,
+        mut object: Value,
+        existing: Option<Stored>,
+        refs: &[Address],
+        now: &str,
+    ) -> Result<Value, ApiError> {
+        let def = kind.def();
+        if let Some(map) = object.as_object_mut() {
+            for field in def.server_owned {
+                map.remove(*field);
+            }
+            if let Some(slug) = slug {
+                map.insert("slug".into(), json!(slug));
+            }
+            let created = existing
+                .as_ref()
+                .and_then(|e| e.object.get("created_at"))
+                .cloned()
+                .unwrap_or_else(|| json!(now));
+            map.insert("created_at".into(), created);
+            map.insert("updated_at".into(), json!(now));
+        }
+        let id = match &existing {
+            Some(e) => e.id,
+            None => self.store.insert(kind, slug, &json!({}), refs)?,
+        };
+        Self::rewrite_embedded(
+            kind,
+            &mut object,
+            existing.as_ref().map(|e| &e.object),
+            id,
+            now,
+        );
+        let object = spec::canonical(kind, &object);
+        self.store.replace(kind, slug, &object, refs)?;
+        Ok(wire::one_response(kind, object))
+    }
+
+    fn parse_body(kind: Kind, write: Write, body: &Value) -> Result<wire::WriteRequest, ApiError> {
+        wire::parse_write_body(kind, write, body).map_err(ApiError::BadRequest)
+    }
+
+    /// POST: create.
+    pub fn create(&mut self, kind: Kind, body: &Value, now: &str) -> Result<Value, ApiError> {
+        let req = Self::parse_body(kind, Write::Create, body)?;
+        self.validate(kind, &req.object)?;
+        let slug = if kind.def().singleton {
+            if self.store.get(kind, None)?.is_some() {
+                return Err(ApiError::Conflict(format!("{kind} already exist")));
+            }
+            None
+        } else {
+            match req.object.get("slug").and_then(Value::as_str) {
+                Some(slug) if !slug.is_empty() => {
+                    if self.store.exists(kind, slug)? {
+                        return Err(ApiError::Conflict(format!(
+                            "{} \"{slug}\" already exists",
+                            kind
+                        )));
+                    }
+                    Some(slug.to_string())
+                }
+                _ => Some(self.generate_slug(kind, &req.object)?),
+            }
+        };
+        self.check_unique(kind, &req.object, None)?;
+        let refs = self.references(kind, &req.object)?;
+        if req.dry_run {
+            return Ok(json!({}));
+        }
+        self.store_object(kind, slug.as_deref(), req.object, None, &refs, now)
+    }
+
+    fn generate_slug(&self, kind: Kind, object: &Value) -> Result<String, ApiError> {
+        let base = slugify(object.get("name").and_then(Value::as_str).unwrap_or(""));
+        let mut slug = base.clone();
+        let mut n = 1;
+        while self.store.exists(kind, &slug)? {
+            n += 1;
+            slug = format!("{base}-{n}");
+        }
+        Ok(slug)
+    }
+
+    /// GET one.
+    pub fn read(&self, kind: Kind, slug: Option<&str>) -> Result<Value, ApiError> {
+        match self.store.get(kind, slug)? {
+            Some(stored) => Ok(wire::one_response(kind, stored.object)),
+            None => Err(not_found(kind, slug)),
+        }
+    }
+
+    /// PUT: update, or create with `create_if_missing`.
+    pub fn update(
+        &mut self,
+        kind: Kind,
+        slug: Option<&str>,
+        body: &Value,
+        now: &str,
+    ) -> Result<Value, ApiError> {
+        let req = Self::parse_body(kind, Write::Update, body)?;
+        if let (Some(path_slug), Some(body_slug)) =
+            (slug, req.object.get("slug").and_then(Value::as_str))
+        {
+            if !body_slug.is_empty() && body_slug != path_slug {
+                return Err(ApiError::BadRequest(format!(
+                    "slug cannot be changed: the path names \"{path_slug}\", the body \"{body_slug}\""
+                )));
+            }
+        }
+        self.validate(kind, &req.object)?;
+        let existing = self.store.get(kind, slug)?;
+        if existing.is_none() && !req.create_if_missing {
+            return Err(not_found(kind, slug));
+        }
+        self.check_unique(kind, &req.object, slug)?;
+        let refs = self.references(kind, &req.object)?;
+        if req.dry_run {
+            return Ok(json!({}));
+        }
+        self.store_object(kind, slug, req.object, existing, &refs, now)
+    }
+
+    /// DELETE, with `force_delete` where the kind has it.
+    pub fn delete(
+        &mut self,
+        kind: Kind,
+        slug: Option<&str>,
+        query: &ListQuery,
+    ) -> Result<Value, ApiError> {
+        let flag = |name: &str| -> Result<bool, ApiError> {
+            match query
+                .filters
+                .get(name)
+                .and_then(|v| v.last())
+                .map(String::as_str)
+            {
+                None | Some("false") | Some("") => Ok(false),
+                Some("true") => Ok(true),
+                Some(other) => Err(ApiError::BadRequest(format!(
+                    "{name} must be true or false, got \"{other}\""
+                ))),
+            }
+        };
+        let force = kind.def().force_delete && flag("force_delete")?;
+        let dry_run = flag("dry_run")?;
+        if self.store.get(kind, slug)?.is_none() {
+            return Err(not_found(kind, slug));
+        }
+        let target = Address::new(kind, slug.map(str::to_string));
+        let key = slug.unwrap_or("");
+        let referrers = self.store.referrers(kind, key)?;
+        let mut doomed = vec![target.clone()];
+        if force {
+            doomed.extend(referrers.iter().cloned());
+            for victim in &referrers {
+                let outside: Vec<String> = self
+                    .store
+                    .referrers(victim.kind, victim.slug.as_deref().unwrap_or(""))?
+                    .into_iter()
+                    .filter(|r| !doomed.contains(r))
+                    .map(|r| r.to_string())
+                    .collect();
+                if !outside.is_empty() {
+                    return Err(ApiError::BadRequest(format!(
+                        "cannot force-delete {}: {victim}, which would be deleted with it, is still referenced by {}",
+                        describe(&target),
+                        outside.join(", ")
+                    )));
+                }
+            }
+        } else if !referrers.is_empty() {
+            let names: Vec<String> = referrers.iter().map(|r| r.to_string()).collect();
+            return Err(ApiError::BadRequest(format!(
+                "{} is in use: referenced by {}",
+                describe(&target),
+                names.join(", ")
+            )));
+        }
+        if dry_run {
+            return Ok(json!({}));
+        }
+        self.store.delete_all(&doomed)?;
+        if !kind.def().force_delete {
+            return Ok(json!({}));
+        }
+        let changes: Vec<Value> = doomed
+            .iter()
+            .map(|a| {
+                json!({
+                    "resource": a.kind.def().resource_type.unwrap_or(""),
+                    "slug": a.slug.clone().unwrap_or_default(),
+                    "action": "DELETED"
+                })
+            })
+            .collect();
+        Ok(spec::canonical_definition(
+            "configv1DeleteBucketResponse",
+            &json!({ "changes": changes }),
+        ))
+    }
+
+    /// GET the collection: one page, filters ANDed, values ORed, in slug order.
+    pub fn list(&self, kind: Kind, raw_query: &str) -> Result<Value, ApiError> {
+        let def = kind.def();
+        let mut query = ListQuery::parse(raw_query).map_err(ApiError::BadRequest)?;
+        for name in query.filters.keys() {
+            let known = COMMON_FILTERS.contains(&name.as_str())
+                || def.list_filters.iter().any(|f| f.param == name);
+            if !known {
+                return Err(ApiError::BadRequest(format!(
+                    "unknown query parameter \"{name}\" for ListV1{}",
+                    def.plural.unwrap_or(def.singular)
+                )));
+            }
+        }
+        let fingerprint = query.filter_fingerprint();
+        let after = match query.token.as_deref().filter(|t| !t.is_empty()) {
+            None => String::new(),
+            Some(token) => {
+                let (after, bound) = decode_token(token)
+                    .ok_or_else(|| ApiError::BadRequest("invalid page.token".into()))?;
+                if bound != fingerprint {
+                    return Err(ApiError::BadRequest(
+                        "page.token was issued for other filters: filters must be identical on every page; restart from the first page".into(),
+                    ));
+                }
+                after
+            }
+        };
+        let include_json = match query.filters.remove("include_dashboard_json") {
+            None => false,
+            Some(v) => match v.last().map(String::as_str) {
+                Some("true") => true,
+                Some("false") | Some("") | None => false,
+                Some(other) => {
+                    return Err(ApiError::BadRequest(format!(
+                        "include_dashboard_json must be true or false, got \"{other}\""
+                    )))
+                }
+            },
+        };
+        let size = query
+            .max_size
+            .filter(|&n| n > 0)
+            .unwrap_or(self.page_size)
+            .clamp(1, MAX_PAGE_SIZE);
+        let limit = usize::try_from(size).unwrap_or(usize::MAX);
+        let mut items: Vec<(String, Value)> = Vec::new();
+        let mut more = false;
+        self.store.scan(kind, &after, |slug, mut object| {
+            if !self.matches(kind, &object, &query.filters)? {
+                return Ok(true);
+            }
+            if items.len() == limit {
+                more = true;
+                return Ok(false);
+            }
+            if !include_json {
+                for e in def.embedded_json.iter().filter(|e| e.omitted_in_lists) {
+                    if let Some(map) = object.as_object_mut() {
+                        map.remove(e.field);
+                    }
+                }
+            }
+            items.push((slug.to_string(), object));
+            Ok(true)
+        })?;
+        let next = match (more, items.last()) {
+            (true, Some((slug, _))) => encode_token(slug, &fingerprint),
+            _ => String::new(),
+        };
+        Ok(wire::list_response(
+            def,
+            items.into_iter().map(|(_, v)| v).collect(),
+            next,
+        ))
+    }
+
+    fn matches(
+        &self,
+        kind: Kind,
+        object: &Value,
+        filters: &BTreeMap<String, Vec<String>>,
+    ) -> Result<bool, StoreError> {
+        for (param, values) in filters {
+            let field = match param.as_str() {
+                "slugs" => "slug",
+                "names" => "name",
+                other => match kind.def().list_filters.iter().find(|f| f.param == other) {
+                    Some(f) => f.field,
+                    None => continue,
+                },
+            };
+            let actual = self.field_value(kind, object, field)?;
+            if !values.iter().any(|v| Some(v.as_str()) == actual.as_deref()) {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// A field's value for filtering: dotted paths, `a->b` for a field of the referenced
+    /// resource, and the enum default for an omitted enum.
+    fn field_value(
+        &self,
+        kind: Kind,
+        object: &Value,
+        field: &str,
+    ) -> Result<Option<String>, StoreError> {
+        if let Some((local, remote)) = field.split_once("->") {
+            let Some(slug) = get_path(object, local).and_then(Value::as_str) else {
+                return Ok(None);
+            };
+            let Some(target) = kind
+                .def()
+                .references
+                .iter()
+                .find(|r| r.path == local)
+                .map(|r| r.target)
+            else {
+                return Ok(None);
+            };
+            let Some(stored) = self.store.get(target, Some(slug))? else {
+                return Ok(None);
+            };
+            return Ok(get_path(&stored.object, remote)
+                .and_then(Value::as_str)
+                .map(str::to_string));
+        }
+        Ok(match get_path(object, field) {
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(Value::Null) | None => spec::enum_default(kind, field).map(str::to_string),
+            Some(other) => Some(other.to_string()),
+        })
+    }
+}
+
+fn encode_token(after: &str, fingerprint: &str) -> String {
+    format!("{after}\u{1}{fingerprint}")
+        .bytes()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+fn decode_token(token: &str) -> Option<(String, String)> {
+    if token.len() % 2 != 0 {
+        return None;
+    }
+    let bytes: Option<Vec<u8>> = (0..token.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(token.get(i..i + 2)?, 16).ok())
+        .collect();
+    let text = String::from_utf8(bytes?).ok()?;
+    let (after, fingerprint) = text.split_once('\u{1}')?;
+    Some((after.to_string(), fingerprint.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn api() -> Api {
+        Api {
+            store: Store::open(None).unwrap(),
+            page_size: 100,
+        }
+    }
+
+    fn create(api: &mut Api, kind: Kind, object: Value) -> Result<Value, ApiError> {
+        api.create(
+            kind,
+            &wire::create_body(kind, &object, false),
+            "2026-01-01T00:00:00Z",
+        )
+    }
+
+    #[test]
+    fn slugs_from_names() {
+        assert_eq!(slugify("Payments on-call (EU)"), "payments-on-call-eu");
+        assert_eq!(slugify("!!!"), "resource");
+        let mut api = api();
+        let a = create(&mut api, Kind::Team, json!({"name": "Core Team"})).unwrap();
+        let b = create(&mut api, Kind::Team, json!({"name": "Core Team"})).unwrap();
+        assert_eq!(a["team"]["slug"], "core-team");
+        assert_eq!(b["team"]["slug"], "core-team-2");
+    }
+
+    #[test]
+    fn tokens_round_trip() {
+        let t = encode_token("a-b", "slugs=x");
+        assert_eq!(decode_token(&t), Some(("a-b".into(), "slugs=x".into())));
+        assert_eq!(decode_token("zz"), None);
+        assert_eq!(decode_token("abc"), None);
+    }
+
+    #[test]
+    fn classic_dashboard_rewrites() {
+        let mut api = api();
+        create(&mut api, Kind::Bucket, json!({"slug": "b", "name": "B"})).unwrap();
+        let created = create(
+            &mut api,
+            Kind::ClassicDashboard,
+            json!({"slug": "d", "name": "D", "bucket_slug": "b", "dashboard_json": "{\"title\":\"T\",\"a\":1}"}),
+        )
+        .unwrap();
+        let doc: Value = serde_json::from_str(
+            created["classic_dashboard"]["dashboard_json"]
+                .as_str()
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(doc["version"], 1);
+        assert!(doc["id"].as_i64().unwrap() > 0);
+        let body = wire::update_body(
+            Kind::ClassicDashboard,
+            &json!({"name": "D", "bucket_slug": "b", "dashboard_json": "{\"title\":\"T2\"}"}),
+            false,
+            false,
+        );
+        let updated = api
+            .update(
+                Kind::ClassicDashboard,
+                Some("d"),
+                &body,
+                "2026-01-02T00:00:00Z",
+            )
+            .unwrap();
+        let text = updated["classic_dashboard"]["dashboard_json"]
+            .as_str()
+            .unwrap();
+        let doc2: Value = serde_json::from_str(text).unwrap();
+        assert_eq!(doc2["version"], 2);
+        assert_eq!(doc2["id"], doc["id"]);
+        assert!(text.starts_with("{\"id\":"), "keys re-ordered: {text}");
+        assert_eq!(
+            updated["classic_dashboard"]["created_at"],
+            "2026-01-01T00:00:00Z"
+        );
+        assert_eq!(
+            updated["classic_dashboard"]["updated_at"],
+            "2026-01-02T00:00:00Z"
+        );
+    }
+}

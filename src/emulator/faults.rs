@@ -1,0 +1,143 @@
+//! Fault injection for tests and demos: `--faults 500:0.05,503:0.05,429:0.02,reset:0.01,latency:20ms`.
+//!
+//! Each request first waits the latency, then draws once: with the listed probabilities it is
+//! answered with that status (429 with `Retry-After`) or its connection is reset, before the
+//! operation runs.
+
+use std::time::Duration;
+
+/// A parsed fault specification.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Faults {
+    /// Injected statuses and their probabilities.
+    pub statuses: Vec<(u16, f64)>,
+    /// Probability of a reset connection.
+    pub reset: f64,
+    /// Added to every request.
+    pub latency: Duration,
+}
+
+/// What to do with one request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fault {
+    Status(u16),
+    Reset,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FaultSpecError {
+    #[error("fault `{0}` is not NAME:VALUE (for example 500:0.05, reset:0.01, latency:20ms)")]
+    Malformed(String),
+    #[error("fault `{0}`: the probability must be a number from 0 to 1")]
+    Probability(String),
+    #[error("fault `{0}`: the status must be 429 or a 5xx status")]
+    Status(String),
+    #[error("fault `{0}`: latency is a duration such as 20ms or 1s")]
+    Latency(String),
+    #[error("the fault probabilities add up to {0}, more than 1")]
+    Total(String),
+}
+
+impl Faults {
+    pub fn parse(spec: &str) -> Result<Faults, FaultSpecError> {
+        let mut faults = Faults::default();
+        for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let (name, value) = part
+                .split_once(':')
+                .ok_or_else(|| FaultSpecError::Malformed(part.to_string()))?;
+            let probability = || {
+                value
+                    .trim()
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|p| (0.0..=1.0).contains(p))
+                    .ok_or_else(|| FaultSpecError::Probability(part.to_string()))
+            };
+            match name.trim() {
+                "reset" => faults.reset = probability()?,
+                "latency" => {
+                    faults.latency = humantime::parse_duration(value.trim())
+                        .map_err(|_| FaultSpecError::Latency(part.to_string()))?
+                }
+                status => {
+                    let code: u16 = status
+                        .parse()
+                        .map_err(|_| FaultSpecError::Malformed(part.to_string()))?;
+                    if code != 429 && !(500..600).contains(&code) {
+                        return Err(FaultSpecError::Status(part.to_string()));
+                    }
+                    faults.statuses.push((code, probability()?));
+                }
+            }
+        }
+        let total: f64 = faults.reset + faults.statuses.iter().map(|(_, p)| p).sum::<f64>();
+        if total > 1.0 + 1e-9 {
+            return Err(FaultSpecError::Total(format!("{total}")));
+        }
+        Ok(faults)
+    }
+
+    /// The fault for a draw `x` in [0, 1).
+    pub fn pick(&self, x: f64) -> Option<Fault> {
+        let mut edge = 0.0;
+        for &(status, p) in &self.statuses {
+            edge += p;
+            if x < edge {
+                return Some(Fault::Status(status));
+            }
+        }
+        edge += self.reset;
+        (x < edge).then_some(Fault::Reset)
+    }
+
+    /// Draws the fault for one request.
+    pub fn draw(&self) -> Option<Fault> {
+        self.pick(fastrand::f64())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_documented_example() {
+        let f = Faults::parse("500:0.05,503:0.05,429:0.02,reset:0.01,latency:20ms").unwrap();
+        assert_eq!(f.statuses, vec![(500, 0.05), (503, 0.05), (429, 0.02)]);
+        assert_eq!(f.reset, 0.01);
+        assert_eq!(f.latency, Duration::from_millis(20));
+    }
+
+    #[test]
+    fn picks_by_cumulative_probability() {
+        let f = Faults::parse("500:0.1,429:0.1,reset:0.1").unwrap();
+        assert_eq!(f.pick(0.05), Some(Fault::Status(500)));
+        assert_eq!(f.pick(0.15), Some(Fault::Status(429)));
+        assert_eq!(f.pick(0.25), Some(Fault::Reset));
+        assert_eq!(f.pick(0.35), None);
+    }
+
+    #[test]
+    fn refuses_bad_specs() {
+        assert_eq!(
+            Faults::parse("404:0.1").unwrap_err(),
+            FaultSpecError::Status("404:0.1".into())
+        );
+        assert!(matches!(
+            Faults::parse("500:2"),
+            Err(FaultSpecError::Probability(_))
+        ));
+        assert!(matches!(
+            Faults::parse("latency:soon"),
+            Err(FaultSpecError::Latency(_))
+        ));
+        assert!(matches!(
+            Faults::parse("500"),
+            Err(FaultSpecError::Malformed(_))
+        ));
+        assert!(matches!(
+            Faults::parse("500:0.6,503:0.6"),
+            Err(FaultSpecError::Total(_))
+        ));
+    }
+}

@@ -1,0 +1,590 @@
+//! `cfgctl serve`: a local emulator of the Config API v1.
+//!
+//! One axum router serves every kind through two generic handlers (collection path and item
+//! path); the kind comes from the path segment through the registry, the operation from
+//! [`wire::route_op`], the rules from [`api::Api`]. Around them: request log and counters,
+//! token check, fault injection, a 4 MiB body limit and JSON errors everywhere.
+//! `/__emulator/stats` (not in the swagger file) exposes the counters to tests.
+
+pub mod api;
+pub mod faults;
+pub mod store;
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Path, RawQuery, Request, State};
+use axum::http::{HeaderValue, Method, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{any, get};
+use axum::Router;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use crate::registry::{Kind, Op, Profile};
+use crate::wire::{self, ErrorBody, ListQuery, API_PREFIX, SWAGGER_PATH, TOKEN_HEADER};
+use api::{Api, ApiError};
+use faults::{Fault, Faults};
+use store::{Store, StoreError};
+
+/// Largest request body accepted.
+pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+/// Path of the request counters.
+pub const STATS_PATH: &str = "/__emulator/stats";
+
+/// How the emulator is set up.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// SQLite file; in memory when absent.
+    pub data: Option<PathBuf>,
+    /// The API token every request must carry; none checked when absent.
+    pub token: Option<String>,
+    pub profile: Profile,
+    /// Page size when a list states none.
+    pub page_size: u64,
+    pub faults: Faults,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            data: None,
+            token: None,
+            profile: Profile::Full,
+            page_size: 100,
+            faults: Faults::default(),
+        }
+    }
+}
+
+/// Why the emulator could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum EmulatorError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("cannot listen on {addr}")]
+    Bind {
+        addr: SocketAddr,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// One request as the emulator saw it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RequestRecord {
+    pub method: String,
+    pub path: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub query: String,
+    /// The status answered; 0 for a reset connection.
+    pub status: u16,
+}
+
+/// Request counters, by `METHOD /route/template`, and the log of API requests in order.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StatsSnapshot {
+    pub total: u64,
+    pub by_route: BTreeMap<String, u64>,
+    pub log: Vec<RequestRecord>,
+}
+
+impl StatsSnapshot {
+    /// Requests of one method whose route template is `route`.
+    pub fn count(&self, method: &str, route: &str) -> u64 {
+        self.by_route
+            .get(&format!("{method} {route}"))
+            .copied()
+            .unwrap_or(0)
+    }
+}
+
+/// The in-process request counter.
+#[derive(Debug, Default)]
+pub struct Stats(Mutex<StatsSnapshot>);
+
+/// The request log keeps at most this many entries (counters keep counting).
+const MAX_LOG: usize = 200_000;
+
+impl Stats {
+    fn lock(&self) -> MutexGuard<'_, StatsSnapshot> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn record(&self, record: RequestRecord) {
+        let mut s = self.lock();
+        s.total += 1;
+        *s.by_route
+            .entry(format!(
+                "{} {}",
+                record.method,
+                route_template(&record.path)
+            ))
+            .or_insert(0) += 1;
+        if s.log.len() < MAX_LOG {
+            s.log.push(record);
+        }
+    }
+
+    pub fn snapshot(&self) -> StatsSnapshot {
+        self.lock().clone()
+    }
+
+    pub fn reset(&self) {
+        *self.lock() = StatsSnapshot::default();
+    }
+}
+
+/// `/api/v1/config/buckets/x` → `/api/v1/config/buckets/{slug}`.
+pub fn route_template(path: &str) -> String {
+    match path.strip_prefix(API_PREFIX) {
+        Some(rest) => {
+            let segments: Vec<&str> = rest.trim_start_matches('/').split('/').collect();
+            match segments.as_slice() {
+                [collection, _slug] => format!("{API_PREFIX}/{collection}/{{slug}}"),
+                _ => path.to_string(),
+            }
+        }
+        None => path.to_string(),
+    }
+}
+
+/// Shared state of the router.
+pub struct AppState {
+    api: Mutex<Api>,
+    token: Option<String>,
+    profile: Profile,
+    faults: Faults,
+    stats: Arc<Stats>,
+    swagger: String,
+}
+
+impl AppState {
+    pub fn new(config: &Config) -> Result<Arc<AppState>, EmulatorError> {
+        let store = Store::open(config.data.as_deref())?;
+        let swagger = crate::spec::swagger_for(config.profile).to_string();
+        Ok(Arc::new(AppState {
+            api: Mutex::new(Api {
+                store,
+                page_size: config.page_size.max(1),
+            }),
+            token: config.token.clone().filter(|t| !t.is_empty()),
+            profile: config.profile,
+            faults: config.faults.clone(),
+            stats: Arc::new(Stats::default()),
+            swagger,
+        }))
+    }
+
+    pub fn stats(&self) -> Arc<Stats> {
+        Arc::clone(&self.stats)
+    }
+
+    fn api(&self) -> MutexGuard<'_, Api> {
+        self.api.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+fn error_response(status: StatusCode, message: impl Into<String>, code: Option<i32>) -> Response {
+    let body = ErrorBody {
+        message: message.into(),
+        code,
+    };
+    (status, axum::Json(body)).into_response()
+}
+
+fn api_error_response(e: &ApiError) -> Response {
+    if let ApiError::Store(inner) = e {
+        tracing::error!(error = %inner, source = ?std::error::Error::source(inner), "store failure");
+    }
+    error_response(
+        StatusCode::from_u16(e.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+        e.client_message(),
+        Some(e.code()),
+    )
+}
+
+fn json_response(value: Value) -> Response {
+    (StatusCode::OK, axum::Json(value)).into_response()
+}
+
+/// The router of the emulator over its state.
+pub fn app(state: Arc<AppState>) -> Router {
+    let api = Router::new()
+        .route(SWAGGER_PATH, get(swagger))
+        .route(&format!("{API_PREFIX}/{{collection}}"), any(collection))
+        .route(&format!("{API_PREFIX}/{{collection}}/{{slug}}"), any(item))
+        .fallback(not_found)
+        .layer(middleware::from_fn_with_state(
+            Arc::clone(&state),
+            inject_faults,
+        ))
+        .layer(middleware::from_fn_with_state(
+            Arc::clone(&state),
+            check_token,
+        ))
+        .layer(middleware::from_fn_with_state(Arc::clone(&state), record));
+    Router::new()
+        .route(STATS_PATH, get(stats_get).delete(stats_reset))
+        .merge(api)
+        .with_state(state)
+}
+
+async fn not_found(method: Method, uri: axum::http::Uri) -> Response {
+    error_response(
+        StatusCode::NOT_FOUND,
+        format!("no route for {method} {}", uri.path()),
+        Some(5),
+    )
+}
+
+async fn swagger(State(state): State<Arc<AppState>>) -> Response {
+    (
+        [(
+            axum::http::header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        state.swagger.clone(),
+    )
+        .into_response()
+}
+
+async fn stats_get(State(state): State<Arc<AppState>>) -> Response {
+    json_response(serde_json::to_value(state.stats.snapshot()).unwrap_or(json!({})))
+}
+
+async fn stats_reset(State(state): State<Arc<AppState>>) -> Response {
+    state.stats.reset();
+    json_response(json!({}))
+}
+
+/// Logs and counts every API request (the path only: no header, so never the token).
+async fn record(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
+    let method = req.method().to_string();
+    let path = req.uri().path().to_string();
+    let query = req.uri().query().unwrap_or_default().to_string();
+    let started = Instant::now();
+    let response = next.run(req).await;
+    let reset = response.extensions().get::<ResetMarker>().is_some();
+    let status = if reset { 0 } else { response.status().as_u16() };
+    tracing::info!(
+        target: "cfgctl::emulator",
+        %method,
+        %path,
+        status,
+        elapsed_ms = started.elapsed().as_millis() as u64,
+        "request"
+    );
+    state.stats.record(RequestRecord {
+        method,
+        path,
+        query,
+        status,
+    });
+    response
+}
+
+/// Constant-time comparison, so the token cannot be guessed byte by byte from timings.
+fn same_secret(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+async fn check_token(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
+    if let Some(expected) = &state.token {
+        if req.uri().path() != SWAGGER_PATH {
+            let given = req
+                .headers()
+                .get(TOKEN_HEADER)
+                .map(HeaderValue::as_bytes)
+                .unwrap_or_default();
+            if !same_secret(given, expected.as_bytes()) {
+                return error_response(
+                    StatusCode::UNAUTHORIZED,
+                    "missing or invalid API token (header API-Token)",
+                    Some(16),
+                );
+            }
+        }
+    }
+    next.run(req).await
+}
+
+#[derive(Clone, Copy)]
+struct ResetMarker;
+
+async fn inject_faults(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
+    let faults = &state.faults;
+    if !faults.latency.is_zero() {
+        tokio::time::sleep(faults.latency).await;
+    }
+    match faults.draw() {
+        None => next.run(req).await,
+        Some(Fault::Status(429)) => {
+            let mut r = error_response(
+                StatusCode::TOO_MANY_REQUESTS,
+                "rate limit exceeded (injected)",
+                Some(8),
+            );
+            r.headers_mut().insert(
+                axum::http::header::RETRY_AFTER,
+                HeaderValue::from_static("1"),
+            );
+            r
+        }
+        Some(Fault::Status(status)) => error_response(
+            StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+            format!("injected failure {status}"),
+            Some(14),
+        ),
+        Some(Fault::Reset) => {
+            // The body fails after the headers: the server closes the connection and the
+            // client sees the exchange cut short.
+            let stream = futures_util::stream::once(async {
+                Err::<Bytes, std::io::Error>(std::io::Error::new(
+                    std::io::ErrorKind::ConnectionReset,
+                    "injected connection reset",
+                ))
+            });
+            let mut r = Response::new(Body::from_stream(stream));
+            r.extensions_mut().insert(ResetMarker);
+            r
+        }
+    }
+}
+
+async fn read_json(body: Body) -> Result<Value, Response> {
+    let bytes = axum::body::to_bytes(body, MAX_BODY_BYTES)
+        .await
+        .map_err(|_| {
+            error_response(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!("request body is larger than {} MiB", MAX_BODY_BYTES >> 20),
+                Some(3),
+            )
+        })?;
+    serde_json::from_slice(&bytes).map_err(|e| {
+        error_response(
+            StatusCode::BAD_REQUEST,
+            format!("malformed JSON in request body: {e}"),
+            Some(3),
+        )
+    })
+}
+
+async fn collection(
+    State(state): State<Arc<AppState>>,
+    Path(collection): Path<String>,
+    method: Method,
+    RawQuery(query): RawQuery,
+    body: Body,
+) -> Response {
+    dispatch(
+        &state,
+        &collection,
+        None,
+        method,
+        query.unwrap_or_default(),
+        body,
+    )
+    .await
+}
+
+async fn item(
+    State(state): State<Arc<AppState>>,
+    Path((collection, slug)): Path<(String, String)>,
+    method: Method,
+    RawQuery(query): RawQuery,
+    body: Body,
+) -> Response {
+    dispatch(
+        &state,
+        &collection,
+        Some(slug),
+        method,
+        query.unwrap_or_default(),
+        body,
+    )
+    .await
+}
+
+async fn dispatch(
+    state: &AppState,
+    collection: &str,
+    slug: Option<String>,
+    method: Method,
+    query: String,
+    body: Body,
+) -> Response {
+    let Some(kind) = wire::kind_for_path(collection) else {
+        return error_response(
+            StatusCode::NOT_FOUND,
+            format!("no resource collection \"{collection}\""),
+            Some(5),
+        );
+    };
+    let def = kind.def();
+    let Some(op) = wire::route_op(def, method.as_str(), slug.is_some()) else {
+        return error_response(
+            StatusCode::METHOD_NOT_ALLOWED,
+            format!("method {method} is not allowed here"),
+            Some(12),
+        );
+    };
+    if !def.ops(state.profile).has(op) {
+        return error_response(
+            StatusCode::NOT_FOUND,
+            format!(
+                "{} is not available on this tenant",
+                wire::operation_id(kind, op)
+            ),
+            Some(12),
+        );
+    }
+    let body = match op {
+        Op::Create | Op::Update => match read_json(body).await {
+            Ok(v) => Some(v),
+            Err(r) => return r,
+        },
+        _ => None,
+    };
+    let result = run(state, kind, op, slug.as_deref(), &query, body.as_ref());
+    match result {
+        Ok(value) => json_response(value),
+        Err(e) => api_error_response(&e),
+    }
+}
+
+fn run(
+    state: &AppState,
+    kind: Kind,
+    op: Op,
+    slug: Option<&str>,
+    query: &str,
+    body: Option<&Value>,
+) -> Result<Value, ApiError> {
+    let null = Value::Null;
+    let body = body.unwrap_or(&null);
+    let mut api = state.api();
+    match op {
+        Op::List => api.list(kind, query),
+        Op::Read => api.read(kind, slug),
+        Op::Create => api.create(kind, body, &api::now()),
+        Op::Update => api.update(kind, slug, body, &api::now()),
+        Op::Delete => {
+            let q = ListQuery::parse(query).map_err(ApiError::BadRequest)?;
+            api.delete(kind, slug, &q)
+        }
+    }
+}
+
+/// A running emulator; stopped when dropped.
+pub struct Emulator {
+    addr: SocketAddr,
+    stats: Arc<Stats>,
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+    task: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Emulator {
+    /// Starts the emulator on `listen` (port 0 picks a free port) in the current runtime.
+    pub async fn start(config: &Config, listen: SocketAddr) -> Result<Emulator, EmulatorError> {
+        let state = AppState::new(config)?;
+        let listener = tokio::net::TcpListener::bind(listen)
+            .await
+            .map_err(|source| EmulatorError::Bind {
+                addr: listen,
+                source,
+            })?;
+        let addr = listener
+            .local_addr()
+            .map_err(|source| EmulatorError::Bind {
+                addr: listen,
+                source,
+            })?;
+        let stats = state.stats();
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let router = app(state);
+        let task = tokio::spawn(async move {
+            let served = axum::serve(listener, router)
+                .with_graceful_shutdown(async {
+                    let _ = rx.await;
+                })
+                .await;
+            if let Err(e) = served {
+                tracing::error!(error = %e, "emulator stopped");
+            }
+        });
+        Ok(Emulator {
+            addr,
+            stats,
+            shutdown: Some(tx),
+            task: Some(task),
+        })
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    pub fn stats(&self) -> StatsSnapshot {
+        self.stats.snapshot()
+    }
+
+    pub fn reset_stats(&self) {
+        self.stats.reset();
+    }
+
+    /// Stops accepting, finishes the requests in flight, and waits for the server to end.
+    pub async fn stop(mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(task) = self.task.take() {
+            let _ = task.await;
+        }
+    }
+}
+
+impl Drop for Emulator {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn route_templates() {
+        assert_eq!(
+            route_template("/api/v1/config/buckets/platform"),
+            "/api/v1/config/buckets/{slug}"
+        );
+        assert_eq!(
+            route_template("/api/v1/config/buckets"),
+            "/api/v1/config/buckets"
+        );
+        assert_eq!(route_template("/other"), "/other");
+    }
+
+    #[test]
+    fn secrets_compare_in_full() {
+        assert!(same_secret(b"abc", b"abc"));
+        assert!(!same_secret(b"abc", b"abd"));
+        assert!(!same_secret(b"abc", b"abcd"));
+        assert!(!same_secret(b"", b"a"));
+    }
+}
