@@ -4,9 +4,12 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use anyhow::Context;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::commands;
+use crate::emulator::faults::Faults;
+use crate::registry::Profile;
 
 /// GitOps for the Configuration Management API v1: validate, plan and apply YAML manifests.
 #[derive(Debug, Parser)]
@@ -94,6 +97,92 @@ pub enum Command {
     },
     /// Print the JSON Schema of manifests, for editors (yaml-language-server).
     Schema,
+    /// Run a local emulator of the Config API v1 (every kind, with the server's habits).
+    ///
+    /// The API token is the global --token / CFGCTL_TOKEN / --token-file: when one is given,
+    /// every request must carry it in the API-Token header. The listening URL is printed on
+    /// stdout; the request log goes to stderr. Stop with Ctrl-C.
+    Serve {
+        /// Address to listen on (port 0 picks a free port).
+        #[arg(long, default_value = "127.0.0.1:8080", value_name = "ADDR")]
+        listen: std::net::SocketAddr,
+        /// SQLite file of the emulated tenant (created if missing); in memory when absent.
+        #[arg(long, value_name = "FILE")]
+        data: Option<PathBuf>,
+        /// Which operations the tenant offers: every operation, or the seed tenant's subset.
+        #[arg(long, value_enum, default_value_t = ProfileArg::Full)]
+        profile: ProfileArg,
+        /// Items per list page when the client states no page.max_size (at most 1000).
+        #[arg(long, default_value_t = 100, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1000))]
+        page_size: u64,
+        /// Inject failures before operations run, e.g. 500:0.05,503:0.05,429:0.02,reset:0.01,latency:20ms
+        #[arg(long, value_name = "SPEC", value_parser = parse_faults)]
+        faults: Option<Faults>,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ProfileArg {
+    /// Every operation of every kind.
+    Full,
+    /// The operations of the seed tenant only.
+    Seed,
+}
+
+impl From<ProfileArg> for Profile {
+    fn from(p: ProfileArg) -> Profile {
+        match p {
+            ProfileArg::Full => Profile::Full,
+            ProfileArg::Seed => Profile::Seed,
+        }
+    }
+}
+
+fn parse_faults(spec: &str) -> Result<Faults, String> {
+    Faults::parse(spec).map_err(|e| e.to_string())
+}
+
+/// The API token from `--token`/`CFGCTL_TOKEN` or `--token-file`/`CFGCTL_TOKEN_FILE`.
+fn resolve_token(global: &GlobalArgs) -> anyhow::Result<Option<String>> {
+    if let Some(token) = &global.token {
+        return Ok(Some(token.trim().to_string()).filter(|t| !t.is_empty()));
+    }
+    match &global.token_file {
+        None => Ok(None),
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("reading the token file {}", path.display()))?;
+            let token = text.trim().to_string();
+            if token.is_empty() {
+                anyhow::bail!("the token file {} is empty", path.display());
+            }
+            Ok(Some(token))
+        }
+    }
+}
+
+/// Sets up the log on stderr: warnings by default (info for `serve`, whose request log is
+/// its output), more with -v, only errors with -q. `CFGCTL_LOG` overrides with a filter.
+fn init_logging(global: &GlobalArgs, default_info: bool) {
+    let level = match (global.quiet, global.verbose, default_info) {
+        (true, _, _) => "error",
+        (false, 0, false) => "warn",
+        (false, 0, true) | (false, 1, _) => "info",
+        (false, 2, _) => "debug",
+        _ => "trace",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_env("CFGCTL_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("cfgctl={level},warn")));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(
+            anstream::AutoStream::choice(&std::io::stderr()) != anstream::ColorChoice::Never,
+        );
+    let _ = match global.log_format {
+        LogFormat::Text => builder.try_init(),
+        LogFormat::Json => builder.json().try_init(),
+    };
 }
 
 /// Parses the command line and runs it; the process exit code.
@@ -128,6 +217,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         ColorArg::Never => anstream::ColorChoice::Never,
     };
     choice.write_global();
+    init_logging(&cli.global, matches!(cli.command, Command::Serve { .. }));
     match cli.command {
         Command::Validate { dir } => commands::validate(&commands::ValidateOptions {
             dir,
@@ -135,6 +225,22 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             quiet: cli.global.quiet,
         }),
         Command::Schema => commands::schema(),
+        Command::Serve {
+            listen,
+            data,
+            profile,
+            page_size,
+            faults,
+        } => commands::serve(commands::ServeOptions {
+            listen,
+            config: crate::emulator::Config {
+                data,
+                token: resolve_token(&cli.global)?,
+                profile: profile.into(),
+                page_size,
+                faults: faults.unwrap_or_default(),
+            },
+        }),
     }
 }
 

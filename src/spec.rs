@@ -282,7 +282,7 @@ fn describe(
         K::FalseSchema | K::Not { .. } => vec![SchemaProblem {
             pointer: pointer.to_string(),
             at_key: true,
-            message: format!("`{field}` is set by the server and cannot be set in a manifest"),
+            message: format!("`{field}` is read-only: the server sets it"),
         }],
         K::Required { property } => {
             let name = property.as_str().unwrap_or_default();
@@ -686,7 +686,7 @@ mod tests {
         assert_eq!(
             got,
             vec![
-                ("/created_at".into(), "`created_at` is set by the server and cannot be set in a manifest".into()),
+                ("/created_at".into(), "`created_at` is read-only: the server sets it".into()),
                 ("/default_priority".into(), "`default_priority`: expected an integer, found a string".into()),
                 ("/thresholds/0/action".into(), "`thresholds[0].action`: \"ALERT_LOUD\" is not one of ALERT_WARN, ALERT_CRITICAL, DROP".into()),
                 ("/thresholds/0/volume/fixed_value".into(), "`thresholds[0].volume.fixed_value`: expected an integer (int64, written as a number or a string of digits), found \"12x\"".into()),

@@ -461,8 +461,8 @@ impl Api {
                 || def.list_filters.iter().any(|f| f.param == name);
             if !known {
                 return Err(ApiError::BadRequest(format!(
-                    "unknown query parameter \"{name}\" for ListV1{}",
-                    def.plural.unwrap_or(def.singular)
+                    "unknown query parameter \"{name}\" for {}",
+                    wire::operation_id(kind, crate::registry::Op::List)
                 )));
             }
         }
@@ -596,7 +596,7 @@ fn encode_token(after: &str, fingerprint: &str) -> String {
 }
 
 fn decode_token(token: &str) -> Option<(String, String)> {
-    if token.len() % 2 != 0 {
+    if !token.len().is_multiple_of(2) {
         return None;
     }
     let bytes: Option<Vec<u8>> = (0..token.len())
