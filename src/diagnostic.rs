@@ -80,6 +80,16 @@ pub enum Problem {
     },
     #[error("invalid settings file: {0}")]
     Settings(String),
+    #[error("{from} references {target} at `{path}`, which is neither in the manifests nor on the target")]
+    DanglingReference {
+        from: String,
+        path: String,
+        target: String,
+    },
+    #[error("reference cycle that cannot be broken: {cycle} (no reference in it is optional)")]
+    ReferenceCycle { cycle: String },
+    #[error("{address}: the server rejected it (dry run): {message}")]
+    ServerRejected { address: String, message: String },
     #[error("{from} references {target} at `{path}`, which no manifest declares (it must already exist on the server)")]
     UndeclaredReference {
         from: String,

@@ -2,11 +2,13 @@
 //!
 //! See ARCHITECTURE.md for the code map and the invariants.
 pub mod cli;
+pub mod client;
 pub mod commands;
 pub mod diagnostic;
 pub mod emulator;
 pub mod manifest;
 pub mod pattern;
+pub mod plan;
 pub mod registry;
 pub mod settings;
 pub mod spec;

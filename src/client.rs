@@ -1,0 +1,557 @@
+//! The one generic API client: every kind through the same few functions, driven by the
+//! registry and the shared wire format.
+//!
+//! Transport rules: rustls only; the `API-Token` header is marked sensitive and is never put in
+//! an error, a log line or a URL; plain http is refused for a non-loopback host unless
+//! `--insecure-http`; a redirect is followed only to the same scheme, host and port.
+//! 429, 500, 502, 503, 504 and transport failures are retried with exponential backoff and
+//! full jitter (backon), honouring `Retry-After`, up to `max_retries` times.
+
+use std::net::IpAddr;
+use std::time::Duration;
+
+use backon::{ExponentialBuilder, Retryable};
+use reqwest::header::{HeaderValue, RETRY_AFTER};
+use reqwest::{Method, StatusCode, Url};
+use serde_json::Value;
+
+use crate::registry::{Address, Kind};
+use crate::wire::{self, ErrorBody, ListQuery};
+
+/// How to reach a target.
+#[derive(Clone)]
+pub struct ClientConfig {
+    pub base_url: String,
+    pub token: Option<String>,
+    pub timeout: Duration,
+    pub max_retries: u32,
+    pub insecure_http: bool,
+    /// First retry delay (doubled per attempt, capped at 10 s, then full jitter).
+    pub min_backoff: Duration,
+}
+
+impl std::fmt::Debug for ClientConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientConfig")
+            .field("base_url", &self.base_url)
+            .field("token", &self.token.as_ref().map(|_| "<redacted>"))
+            .field("timeout", &self.timeout)
+            .field("max_retries", &self.max_retries)
+            .finish()
+    }
+}
+
+impl ClientConfig {
+    pub fn new(base_url: impl Into<String>) -> ClientConfig {
+        ClientConfig {
+            base_url: base_url.into(),
+            token: None,
+            timeout: Duration::from_secs(30),
+            max_retries: 5,
+            insecure_http: false,
+            min_backoff: Duration::from_millis(200),
+        }
+    }
+}
+
+/// What went wrong talking to the target. Never holds the token.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    #[error("invalid target URL {url:?}: {reason}")]
+    InvalidUrl { url: String, reason: String },
+    #[error("refusing to send the API token over plain http to {host}: use https, or pass --insecure-http")]
+    InsecureHttp { host: String },
+    #[error("{method} {path}{}: {status} {message}", context(.resource))]
+    Status {
+        method: Method,
+        path: String,
+        resource: Option<Address>,
+        status: u16,
+        /// The server's `message`, or the start of its body.
+        message: String,
+        retry_after: Option<Duration>,
+    },
+    #[error("{method} {path}{}: {reason}", context(.resource))]
+    Transport {
+        method: Method,
+        path: String,
+        resource: Option<Address>,
+        reason: String,
+    },
+    #[error("{method} {path}: unexpected response: {reason}")]
+    BadResponse {
+        method: Method,
+        path: String,
+        reason: String,
+    },
+    #[error("cannot build the HTTP client: {0}")]
+    Setup(String),
+}
+
+fn context(resource: &Option<Address>) -> String {
+    resource
+        .as_ref()
+        .map(|a| format!(" ({a})"))
+        .unwrap_or_default()
+}
+
+impl ClientError {
+    /// The HTTP status, when the server answered.
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            ClientError::Status { status, .. } => Some(*status),
+            _ => None,
+        }
+    }
+
+    /// The server's message, when it answered with an error.
+    pub fn server_message(&self) -> Option<&str> {
+        match self {
+            ClientError::Status { message, .. } => Some(message),
+            _ => None,
+        }
+    }
+
+    fn retryable(&self) -> bool {
+        match self {
+            ClientError::Status { status, .. } => wire::is_retryable_status(*status),
+            ClientError::Transport { .. } => true,
+            _ => false,
+        }
+    }
+}
+
+/// True for `localhost` and loopback addresses, where plain http carries nothing off the machine.
+pub fn is_loopback_host(host: &str) -> bool {
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    bare.eq_ignore_ascii_case("localhost")
+        || bare.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+/// Checks and normalises a base URL (no trailing slash, http(s) only, http only to loopback
+/// unless allowed).
+pub fn parse_base_url(raw: &str, insecure_http: bool) -> Result<Url, ClientError> {
+    let invalid = |reason: &str| ClientError::InvalidUrl {
+        url: raw.to_string(),
+        reason: reason.to_string(),
+    };
+    let url = Url::parse(raw.trim()).map_err(|e| invalid(&e.to_string()))?;
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(invalid(
+            "credentials in the URL are not allowed; use --token",
+        ));
+    }
+    if url.query().is_some() || url.fragment().is_some() {
+        return Err(invalid("the URL must not have a query or fragment"));
+    }
+    let host = url
+        .host_str()
+        .ok_or_else(|| invalid("no host"))?
+        .to_string();
+    match url.scheme() {
+        "https" => {}
+        "http" if is_loopback_host(&host) || insecure_http => {}
+        "http" => return Err(ClientError::InsecureHttp { host }),
+        other => return Err(invalid(&format!("unsupported scheme {other}"))),
+    }
+    Ok(url)
+}
+
+/// `base` + `path` + `?query` as one URL string. Pure.
+pub fn request_url(base: &Url, path: &str, query: &str) -> String {
+    let base = base.as_str().trim_end_matches('/');
+    if query.is_empty() {
+        format!("{base}{path}")
+    } else {
+        format!("{base}{path}?{query}")
+    }
+}
+
+/// The delay before retry number `attempt` (from 0): exponential, capped, full jitter, or the
+/// server's `Retry-After` when it gave one. `draw` is in [0, 1).
+pub fn retry_delay(computed: Duration, retry_after: Option<Duration>, draw: f64) -> Duration {
+    match retry_after {
+        Some(d) => d,
+        None => computed.mul_f64(draw.clamp(0.0, 1.0)),
+    }
+}
+
+pub struct Client {
+    http: reqwest::Client,
+    base: Url,
+    token: Option<HeaderValue>,
+    max_retries: u32,
+    min_backoff: Duration,
+}
+
+impl Client {
+    pub fn new(config: &ClientConfig) -> Result<Client, ClientError> {
+        let base = parse_base_url(&config.base_url, config.insecure_http)?;
+        let origin = base.origin();
+        let policy = reqwest::redirect::Policy::custom(move |attempt| {
+            if attempt.previous().len() >= 5 {
+                attempt.error("too many redirects")
+            } else if attempt.url().origin() != origin {
+                attempt
+                    .error("redirect to another host refused (the API token stays with the target)")
+            } else {
+                attempt.follow()
+            }
+        });
+        let http = reqwest::Client::builder()
+            .use_rustls_tls()
+            .timeout(config.timeout)
+            .connect_timeout(config.timeout.min(Duration::from_secs(10)))
+            .redirect(policy)
+            .user_agent(concat!("cfgctl/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| ClientError::Setup(e.to_string()))?;
+        let token = match &config.token {
+            Some(t) => {
+                let mut v = HeaderValue::from_str(t).map_err(|_| {
+                    ClientError::Setup("the API token has characters a header cannot carry".into())
+                })?;
+                v.set_sensitive(true);
+                Some(v)
+            }
+            None => None,
+        };
+        Ok(Client {
+            http,
+            base,
+            token,
+            max_retries: config.max_retries,
+            min_backoff: config.min_backoff,
+        })
+    }
+
+    /// The target's base URL, as shown to users.
+    pub fn target(&self) -> String {
+        self.base.as_str().trim_end_matches('/').to_string()
+    }
+
+    async fn attempt(
+        &self,
+        method: &Method,
+        path: &str,
+        query: &str,
+        body: Option<&Value>,
+        resource: &Option<Address>,
+    ) -> Result<Value, ClientError> {
+        let url = request_url(&self.base, path, query);
+        let mut req = self.http.request(method.clone(), &url);
+        if let Some(t) = &self.token {
+            req = req.header(wire::TOKEN_HEADER, t.clone());
+        }
+        if let Some(b) = body {
+            req = req.json(b);
+        }
+        let transport = |e: reqwest::Error| ClientError::Transport {
+            method: method.clone(),
+            path: path.to_string(),
+            resource: resource.clone(),
+            reason: transport_reason(&e),
+        };
+        let resp = req.send().await.map_err(transport)?;
+        let status = resp.status();
+        let retry_after = resp
+            .headers()
+            .get(RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map(Duration::from_secs);
+        let bytes = resp.bytes().await.map_err(transport)?;
+        if status.is_success() {
+            if bytes.is_empty() {
+                return Ok(Value::Object(Default::default()));
+            }
+            return serde_json::from_slice(&bytes).map_err(|e| ClientError::BadResponse {
+                method: method.clone(),
+                path: path.to_string(),
+                reason: format!("body is not JSON ({e})"),
+            });
+        }
+        let message = match serde_json::from_slice::<ErrorBody>(&bytes) {
+            Ok(b) => b.message,
+            Err(_) => {
+                let text = String::from_utf8_lossy(&bytes);
+                let text: String = text.chars().take(200).collect();
+                if text.trim().is_empty() {
+                    status.canonical_reason().unwrap_or("error").to_string()
+                } else {
+                    text.trim().to_string()
+                }
+            }
+        };
+        Err(ClientError::Status {
+            method: method.clone(),
+            path: path.to_string(),
+            resource: resource.clone(),
+            status: status.as_u16(),
+            message,
+            retry_after,
+        })
+    }
+
+    /// One API call with retries; the JSON body of the success.
+    pub async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        query: &str,
+        body: Option<&Value>,
+        resource: Option<Address>,
+    ) -> Result<Value, ClientError> {
+        let backoff = ExponentialBuilder::default()
+            .with_min_delay(self.min_backoff)
+            .with_max_delay(Duration::from_secs(10))
+            .with_factor(2.0)
+            .with_max_times(usize::try_from(self.max_retries).unwrap_or(usize::MAX));
+        let run = || self.attempt(&method, path, query, body, &resource);
+        run.retry(backoff)
+            .sleep(tokio::time::sleep)
+            .when(ClientError::retryable)
+            .adjust(|e, computed| {
+                let retry_after = match e {
+                    ClientError::Status { retry_after, .. } => *retry_after,
+                    _ => None,
+                };
+                computed.map(|d| retry_delay(d, retry_after, fastrand::f64()))
+            })
+            .notify(|e, delay| {
+                tracing::debug!(error = %e, delay_ms = delay.as_millis() as u64, "retrying");
+            })
+            .await
+    }
+
+    /// The target's self-description.
+    pub async fn swagger(&self) -> Result<Value, ClientError> {
+        self.call(Method::GET, wire::SWAGGER_PATH, "", None, None)
+            .await
+    }
+
+    /// Every item of a kind's list, all pages followed; the number of pages.
+    pub async fn list_all(
+        &self,
+        kind: Kind,
+        filters: &ListQuery,
+    ) -> Result<(Vec<Value>, usize), ClientError> {
+        let path = wire::collection_path(kind);
+        let mut query = filters.clone();
+        let mut items = Vec::new();
+        let mut pages = 0;
+        loop {
+            let body = self
+                .call(Method::GET, &path, &query.to_query_string(), None, None)
+                .await?;
+            pages += 1;
+            let (page, next) = wire::parse_list_response(kind, &body).map_err(|reason| {
+                ClientError::BadResponse {
+                    method: Method::GET,
+                    path: path.clone(),
+                    reason,
+                }
+            })?;
+            items.extend(page);
+            if next.is_empty() {
+                return Ok((items, pages));
+            }
+            if query.token.as_deref() == Some(next.as_str()) {
+                return Err(ClientError::BadResponse {
+                    method: Method::GET,
+                    path,
+                    reason: "the server returned the same page token twice".into(),
+                });
+            }
+            query.token = Some(next);
+        }
+    }
+
+    /// One resource, or `None` when the target has no such resource (404).
+    pub async fn read(&self, kind: Kind, slug: Option<&str>) -> Result<Option<Value>, ClientError> {
+        let address = Address::new(kind, slug.map(str::to_string));
+        let path = wire::item_path(kind, slug);
+        match self.call(Method::GET, &path, "", None, Some(address)).await {
+            Ok(body) => Ok(wire::parse_one_response(kind, &body)),
+            Err(e) if e.status() == Some(StatusCode::NOT_FOUND.as_u16()) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// POST; the created object (None for a dry run).
+    pub async fn create(
+        &self,
+        kind: Kind,
+        object: &Value,
+        dry_run: bool,
+    ) -> Result<Option<Value>, ClientError> {
+        let address = Address::new(kind, object_slug(kind, object));
+        let body = wire::create_body(kind, object, dry_run);
+        let resp = self
+            .call(
+                Method::POST,
+                &wire::collection_path(kind),
+                "",
+                Some(&body),
+                Some(address),
+            )
+            .await?;
+        Ok(wire::parse_one_response(kind, &resp))
+    }
+
+    /// PUT the full object; the updated object (None for a dry run).
+    pub async fn update(
+        &self,
+        kind: Kind,
+        slug: Option<&str>,
+        object: &Value,
+        create_if_missing: bool,
+        dry_run: bool,
+    ) -> Result<Option<Value>, ClientError> {
+        let address = Address::new(kind, slug.map(str::to_string));
+        let body = wire::update_body(kind, object, create_if_missing, dry_run);
+        let resp = self
+            .call(
+                Method::PUT,
+                &wire::item_path(kind, slug),
+                "",
+                Some(&body),
+                Some(address),
+            )
+            .await?;
+        Ok(wire::parse_one_response(kind, &resp))
+    }
+
+    /// DELETE; `force_delete=true` only when asked and the kind has it.
+    pub async fn delete(
+        &self,
+        kind: Kind,
+        slug: Option<&str>,
+        force: bool,
+    ) -> Result<(), ClientError> {
+        let address = Address::new(kind, slug.map(str::to_string));
+        let query = if force && kind.def().force_delete {
+            "force_delete=true"
+        } else {
+            ""
+        };
+        self.call(
+            Method::DELETE,
+            &wire::item_path(kind, slug),
+            query,
+            None,
+            Some(address),
+        )
+        .await
+        .map(|_| ())
+    }
+}
+
+fn object_slug(kind: Kind, object: &Value) -> Option<String> {
+    if kind.def().singleton {
+        None
+    } else {
+        object
+            .get("slug")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    }
+}
+
+/// A transport failure in words, without the URL's query (reqwest's own text is kept short).
+fn transport_reason(e: &reqwest::Error) -> String {
+    let what = if e.is_timeout() {
+        "timed out"
+    } else if e.is_connect() {
+        "cannot connect"
+    } else if e.is_redirect() {
+        "redirect refused"
+    } else if e.is_body() || e.is_decode() {
+        "connection lost while reading the response"
+    } else {
+        "request failed"
+    };
+    let mut source = std::error::Error::source(e);
+    let mut detail = String::new();
+    while let Some(s) = source {
+        detail = s.to_string();
+        source = s.source();
+    }
+    if detail.is_empty() {
+        what.to_string()
+    } else {
+        format!("{what}: {detail}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base_urls() {
+        assert!(parse_base_url("https://tenant.example.com", false).is_ok());
+        assert!(parse_base_url("http://127.0.0.1:8080", false).is_ok());
+        assert!(parse_base_url("http://localhost:1", false).is_ok());
+        assert!(parse_base_url("http://[::1]:8080", false).is_ok());
+        assert!(matches!(
+            parse_base_url("http://tenant.example.com", false),
+            Err(ClientError::InsecureHttp { .. })
+        ));
+        assert!(parse_base_url("http://tenant.example.com", true).is_ok());
+        assert!(parse_base_url("ftp://x", false).is_err());
+        assert!(parse_base_url("https://user:pw@x.example.com", false).is_err());
+        assert!(parse_base_url("not a url", false).is_err());
+    }
+
+    #[test]
+    fn urls_are_exact() {
+        let base = parse_base_url("https://t.example.com/", false).unwrap();
+        let mut q = ListQuery::default();
+        q.filters
+            .insert("include_dashboard_json".into(), vec!["true".into()]);
+        q.token = Some("abc".into());
+        assert_eq!(
+            request_url(&base, &wire::collection_path(Kind::Dashboard), &q.to_query_string()),
+            "https://t.example.com/api/v1/config/dashboards?page.token=abc&include_dashboard_json=true"
+        );
+        assert_eq!(
+            request_url(&base, &wire::item_path(Kind::Bucket, Some("a/b")), ""),
+            "https://t.example.com/api/v1/config/buckets/a%2Fb"
+        );
+    }
+
+    #[test]
+    fn retry_delays() {
+        let d = Duration::from_millis(800);
+        assert_eq!(retry_delay(d, None, 0.0), Duration::ZERO);
+        assert_eq!(retry_delay(d, None, 0.5), Duration::from_millis(400));
+        assert_eq!(
+            retry_delay(d, Some(Duration::from_secs(3)), 0.5),
+            Duration::from_secs(3)
+        );
+    }
+
+    #[test]
+    fn debug_redacts_the_token() {
+        let mut c = ClientConfig::new("https://x.example.com");
+        c.token = Some("very-secret".into());
+        assert!(!format!("{c:?}").contains("very-secret"));
+    }
+
+    #[test]
+    fn errors_name_the_resource_and_status() {
+        let e = ClientError::Status {
+            method: Method::POST,
+            path: "/api/v1/config/buckets".into(),
+            resource: Some(Address::new(Kind::Bucket, Some("b".into()))),
+            status: 409,
+            message: "Bucket \"b\" already exists".into(),
+            retry_after: None,
+        };
+        assert_eq!(
+            e.to_string(),
+            "POST /api/v1/config/buckets (Bucket/b): 409 Bucket \"b\" already exists"
+        );
+    }
+}

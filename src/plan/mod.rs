@@ -1,0 +1,468 @@
+//! The planner: desired manifests + current state + what the target can do + settings →
+//! an ordered [`Plan`].
+//!
+//! Architecture invariant: [`plan`] is pure and synchronous. It does no I/O, reads no clock
+//! and no randomness; the same inputs give the same plan, byte for byte.
+
+pub mod normalize;
+mod order;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use crate::diagnostic::{Diagnostic, Problem};
+use crate::manifest::Manifest;
+use crate::pattern::Pattern;
+use crate::registry::{Address, Kind, Op, Ops, KINDS};
+use crate::settings::Settings;
+use normalize::FieldChange;
+
+/// Which operations the target offers, per kind.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Capabilities {
+    pub ops: BTreeMap<Kind, Ops>,
+    /// False when the target's swagger.json could not be read and the full registry is
+    /// assumed.
+    pub described: bool,
+}
+
+impl Capabilities {
+    /// The full API of the registry (no description read).
+    pub fn assumed_full() -> Capabilities {
+        Capabilities {
+            ops: KINDS.iter().map(|d| (d.kind, d.full_ops)).collect(),
+            described: false,
+        }
+    }
+
+    /// What a swagger document describes.
+    pub fn from_swagger(doc: &Value) -> Capabilities {
+        Capabilities {
+            ops: crate::spec::described_operations(doc),
+            described: true,
+        }
+    }
+
+    pub fn has(&self, kind: Kind, op: Op) -> bool {
+        self.ops.get(&kind).is_some_and(|o| o.has(op))
+    }
+
+    /// The state of the kind can be read without one request per resource: a list, or the
+    /// singleton's read.
+    pub fn can_read_state(&self, kind: Kind) -> bool {
+        if kind.def().singleton {
+            self.has(kind, Op::Read)
+        } else {
+            self.has(kind, Op::List)
+        }
+    }
+}
+
+/// The target's resources, as read from its lists.
+#[derive(Clone, Debug, Default)]
+pub struct Current {
+    pub resources: BTreeMap<Address, Value>,
+    /// Kinds whose state was read (a kind not here is unknown, not empty).
+    pub known: BTreeSet<Kind>,
+}
+
+/// What an action does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ActionKind {
+    Create,
+    Update,
+    Delete,
+    Upsert,
+    Unsupported,
+}
+
+impl ActionKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ActionKind::Create => "create",
+            ActionKind::Update => "update",
+            ActionKind::Delete => "delete",
+            ActionKind::Upsert => "upsert",
+            ActionKind::Unsupported => "unsupported",
+        }
+    }
+
+    pub fn symbol(self) -> char {
+        match self {
+            ActionKind::Create => '+',
+            ActionKind::Update => '~',
+            ActionKind::Delete => '-',
+            ActionKind::Upsert => '^',
+            ActionKind::Unsupported => '!',
+        }
+    }
+}
+
+/// Where a manifest is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Source {
+    pub file: PathBuf,
+    pub line: u32,
+}
+
+/// One step of the plan.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Action {
+    pub address: Address,
+    pub action: ActionKind,
+    pub source: Option<Source>,
+    pub fields: Vec<FieldChange>,
+    /// Indices (into `Plan::actions`) of the actions that must finish first.
+    pub depends_on: Vec<usize>,
+    /// Why an action is unsupported, or what a follow-up update is for.
+    pub reason: Option<String>,
+    /// The full object to send (create, update, upsert).
+    pub body: Option<Value>,
+    /// For unsupported actions: what would have been done.
+    pub intended: Option<ActionKind>,
+    /// Fingerprint of the current object (absent for creates and upserts).
+    pub fingerprint: Option<String>,
+}
+
+impl Action {
+    /// Counts as a change for `--detailed-exitcode` and `drift` (upserts cannot be compared).
+    pub fn is_change(&self) -> bool {
+        self.action != ActionKind::Upsert
+    }
+}
+
+/// A resource on the target that no manifest declares.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unmanaged {
+    pub address: Address,
+    /// Inside a `prune` pattern: deleted with `--prune`, drift for `drift`.
+    pub in_prune_scope: bool,
+}
+
+/// The result of planning.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Plan {
+    pub target: String,
+    /// In execution order: every action after the ones it depends on.
+    pub actions: Vec<Action>,
+    pub unchanged: usize,
+    pub unmanaged: Vec<Unmanaged>,
+    pub warnings: Vec<String>,
+    /// Deletes would break `max_deletes` or the empty-prune guard (apply refuses).
+    pub guard_violations: Vec<String>,
+}
+
+/// Counts by action, as the summary shows them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Summary {
+    pub create: usize,
+    pub update: usize,
+    pub delete: usize,
+    pub upsert: usize,
+    pub unchanged: usize,
+    pub unsupported: usize,
+}
+
+impl Plan {
+    pub fn summary(&self) -> Summary {
+        let mut s = Summary {
+            unchanged: self.unchanged,
+            ..Summary::default()
+        };
+        for a in &self.actions {
+            match a.action {
+                ActionKind::Create => s.create += 1,
+                ActionKind::Update => s.update += 1,
+                ActionKind::Delete => s.delete += 1,
+                ActionKind::Upsert => s.upsert += 1,
+                ActionKind::Unsupported => s.unsupported += 1,
+            }
+        }
+        s
+    }
+
+    /// Changes that `--detailed-exitcode` counts.
+    pub fn has_changes(&self) -> bool {
+        self.actions.iter().any(Action::is_change)
+    }
+
+    /// What `drift` reports: managed changes, or unmanaged resources in the prune scope.
+    pub fn has_drift(&self) -> bool {
+        self.has_changes() || self.unmanaged.iter().any(|u| u.in_prune_scope)
+    }
+}
+
+/// Options of one planning run.
+#[derive(Clone, Debug, Default)]
+pub struct PlanOptions {
+    pub target: String,
+    /// Delete resources in the prune scope that no manifest declares.
+    pub prune: bool,
+    /// Only addresses matching one of these (all when empty).
+    pub only: Vec<Pattern>,
+}
+
+/// Why no plan could be made: located problems in the manifests.
+#[derive(Debug, thiserror::Error)]
+#[error("the plan cannot be made: {} problem(s) in the manifests", .0.len())]
+pub struct PlanError(pub Vec<Diagnostic>);
+
+fn matches_any(patterns: &[Pattern], address: &Address) -> bool {
+    patterns.iter().any(|p| p.matches(address))
+}
+
+fn source(m: &Manifest) -> Source {
+    Source {
+        file: m.file.clone(),
+        line: m.pos.line,
+    }
+}
+
+fn unsupported(
+    address: Address,
+    intended: ActionKind,
+    reason: String,
+    source: Option<Source>,
+    fingerprint: Option<String>,
+) -> Action {
+    Action {
+        address,
+        action: ActionKind::Unsupported,
+        source,
+        fields: vec![],
+        depends_on: vec![],
+        reason: Some(reason),
+        body: None,
+        intended: Some(intended),
+        fingerprint,
+    }
+}
+
+/// Makes the plan. Pure.
+pub fn plan(
+    desired: &[Manifest],
+    current: &Current,
+    caps: &Capabilities,
+    settings: &Settings,
+    opts: &PlanOptions,
+) -> Result<Plan, PlanError> {
+    let in_scope = |a: &Address| opts.only.is_empty() || matches_any(&opts.only, a);
+    let excluded = |a: &Address| matches_any(&settings.exclude, a);
+    let by_address: BTreeMap<Address, &Manifest> =
+        desired.iter().map(|m| (m.address(), m)).collect();
+    let mut actions: Vec<Action> = Vec::new();
+    let mut unchanged = 0;
+    let mut warnings = Vec::new();
+    let mut problems = Vec::new();
+
+    for (address, m) in &by_address {
+        let kind = address.kind;
+        if excluded(address) {
+            warnings.push(format!(
+                "{address} ({}) matches an `exclude` pattern of cfgctl.yaml: it is never applied",
+                m.source()
+            ));
+            continue;
+        }
+        // References must exist somewhere; checked for every manifest, even out of --only.
+        for r in kind.def().references_in(&m.spec) {
+            let target = Address::new(r.target, Some(r.slug.clone()));
+            if by_address.contains_key(&target) || current.resources.contains_key(&target) {
+                continue;
+            }
+            if current.known.contains(&r.target) {
+                problems.push(Diagnostic::error(
+                    &m.file,
+                    m.field_pos(&r.pointer),
+                    Problem::DanglingReference {
+                        from: address.to_string(),
+                        path: r.path.clone(),
+                        target: target.to_string(),
+                    },
+                ));
+            } else {
+                warnings.push(format!(
+                    "{address} references {target}, which cannot be checked: the target cannot list {} ({})",
+                    r.target,
+                    m.source()
+                ));
+            }
+        }
+        if !in_scope(address) {
+            continue;
+        }
+        let name = |op| crate::wire::operation_id(kind, op);
+        let body = Some(m.spec.clone());
+        if current.known.contains(&kind) {
+            match current.resources.get(address) {
+                Some(cur) => {
+                    let before = normalize::normalize(kind, cur, &settings.ignore);
+                    let after = normalize::normalize(kind, &m.spec, &settings.ignore);
+                    let fp = Some(normalize::fingerprint(kind, cur));
+                    if before == after {
+                        unchanged += 1;
+                    } else if caps.has(kind, Op::Update) {
+                        actions.push(Action {
+                            address: address.clone(),
+                            action: ActionKind::Update,
+                            source: Some(source(m)),
+                            fields: normalize::diff(kind, &before, &after),
+                            depends_on: vec![],
+                            reason: None,
+                            body,
+                            intended: None,
+                            fingerprint: fp,
+                        });
+                    } else {
+                        let mut a = unsupported(
+                            address.clone(),
+                            ActionKind::Update,
+                            format!("the target does not offer {}", name(Op::Update)),
+                            Some(source(m)),
+                            fp,
+                        );
+                        a.fields = normalize::diff(kind, &before, &after);
+                        actions.push(a);
+                    }
+                }
+                None if caps.has(kind, Op::Create) => actions.push(Action {
+                    address: address.clone(),
+                    action: ActionKind::Create,
+                    source: Some(source(m)),
+                    fields: normalize::all_fields(
+                        &normalize::normalize(kind, &m.spec, &settings.ignore),
+                        true,
+                    ),
+                    depends_on: vec![],
+                    reason: None,
+                    body,
+                    intended: None,
+                    fingerprint: None,
+                }),
+                None => actions.push(unsupported(
+                    address.clone(),
+                    ActionKind::Create,
+                    format!("the target does not offer {}", name(Op::Create)),
+                    Some(source(m)),
+                    None,
+                )),
+            }
+        } else if caps.has(kind, Op::Update) {
+            actions.push(Action {
+                address: address.clone(),
+                action: ActionKind::Upsert,
+                source: Some(source(m)),
+                fields: normalize::all_fields(
+                    &normalize::normalize(kind, &m.spec, &settings.ignore),
+                    true,
+                ),
+                depends_on: vec![],
+                reason: Some(format!(
+                    "the target cannot read {kind}: sent with create_if_missing on every apply"
+                )),
+                body,
+                intended: None,
+                fingerprint: None,
+            });
+        } else {
+            actions.push(unsupported(
+                address.clone(),
+                ActionKind::Create,
+                format!("the target can neither read nor write {kind}"),
+                Some(source(m)),
+                None,
+            ));
+        }
+    }
+    if !problems.is_empty() {
+        crate::diagnostic::sort(&mut problems);
+        return Err(PlanError(problems));
+    }
+
+    let mut unmanaged = Vec::new();
+    for (address, cur) in &current.resources {
+        if by_address.contains_key(address) || excluded(address) || !in_scope(address) {
+            continue;
+        }
+        let in_prune_scope = matches_any(&settings.prune, address);
+        if opts.prune && in_prune_scope {
+            let fp = Some(normalize::fingerprint(address.kind, cur));
+            if caps.has(address.kind, Op::Delete) {
+                actions.push(Action {
+                    address: address.clone(),
+                    action: ActionKind::Delete,
+                    source: None,
+                    fields: vec![],
+                    depends_on: vec![],
+                    reason: None,
+                    body: None,
+                    intended: None,
+                    fingerprint: fp,
+                });
+            } else {
+                actions.push(unsupported(
+                    address.clone(),
+                    ActionKind::Delete,
+                    format!(
+                        "the target does not offer {}",
+                        crate::wire::operation_id(address.kind, Op::Delete)
+                    ),
+                    None,
+                    fp,
+                ));
+            }
+        } else {
+            unmanaged.push(Unmanaged {
+                address: address.clone(),
+                in_prune_scope,
+            });
+        }
+    }
+
+    let guard_violations = prune_guards(&actions, desired, settings);
+    let actions = order::order(actions, desired, current).map_err(PlanError)?;
+    Ok(Plan {
+        target: opts.target.clone(),
+        actions,
+        unchanged,
+        unmanaged,
+        warnings,
+        guard_violations,
+    })
+}
+
+/// The safety rules on deletes: `max_deletes`, and no kind emptied because it has no
+/// manifests at all.
+fn prune_guards(actions: &[Action], desired: &[Manifest], settings: &Settings) -> Vec<String> {
+    let mut out = Vec::new();
+    let deletes: Vec<&Address> = actions
+        .iter()
+        .filter(|a| a.action == ActionKind::Delete)
+        .map(|a| &a.address)
+        .collect();
+    if deletes.len() > settings.max_deletes as usize {
+        out.push(format!(
+            "the plan deletes {} resources, more than max_deletes ({}) of cfgctl.yaml",
+            deletes.len(),
+            settings.max_deletes
+        ));
+    }
+    let declared: BTreeSet<Kind> = desired.iter().map(|m| m.kind).collect();
+    let mut by_kind: BTreeMap<Kind, usize> = BTreeMap::new();
+    for a in &deletes {
+        *by_kind.entry(a.kind).or_default() += 1;
+    }
+    for (kind, n) in by_kind {
+        if !declared.contains(&kind) {
+            out.push(format!(
+                "the prune scope deletes all {n} {kind} resource(s) while no manifest declares any {kind}: an empty directory or a wrong path? (apply needs --allow-empty-prune)"
+            ));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,363 @@
+//! Normalisation and field-level diffs: what makes "no perpetual diffs" true.
+//!
+//! Both the manifest and the server's object go through [`normalize`] before they are
+//! compared: the proto3 canonical form of the swagger (zero values and enum defaults absent,
+//! int64 as strings, doubles by value), server-owned fields removed, embedded JSON parsed with
+//! its volatile members and zero values removed, `ignore` paths removed, keys sorted and
+//! integral numbers written as integers.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
+
+use crate::registry::{is_zero, Kind};
+use crate::settings::IgnoreRule;
+use crate::spec;
+
+/// The comparable form of an object of a kind.
+pub fn normalize(kind: Kind, object: &Value, ignore: &[IgnoreRule]) -> Value {
+    let def = kind.def();
+    let mut v = spec::canonical(kind, object);
+    if let Value::Object(map) = &mut v {
+        for field in def.server_owned {
+            map.remove(*field);
+        }
+        for embedded in def.embedded_json {
+            let Some(Value::String(text)) = map.get(embedded.field) else {
+                continue;
+            };
+            let Ok(mut doc) = serde_json::from_str::<Value>(text) else {
+                continue;
+            };
+            for path in embedded.volatile {
+                remove_path(&mut doc, path);
+            }
+            match strip_zero(&doc) {
+                Some(doc) => map.insert(embedded.field.to_string(), doc),
+                None => map.remove(embedded.field),
+            };
+        }
+    }
+    for rule in ignore.iter().filter(|r| r.kind == kind) {
+        remove_path(&mut v, &rule.path);
+    }
+    tidy(&v)
+}
+
+/// Removes a dotted path from a document (missing parts are fine).
+pub fn remove_path(doc: &mut Value, dotted: &str) {
+    let mut node = doc;
+    let segments: Vec<&str> = dotted.split('.').collect();
+    let Some((last, parents)) = segments.split_last() else {
+        return;
+    };
+    for segment in parents {
+        match node.get_mut(*segment) {
+            Some(next) => node = next,
+            None => return,
+        }
+    }
+    if let Value::Object(map) = node {
+        map.remove(*last);
+    }
+}
+
+/// Drops zero values recursively (inside embedded documents, which have no schema).
+fn strip_zero(value: &Value) -> Option<Value> {
+    let out = match value {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .filter_map(|(k, v)| strip_zero(v).map(|v| (k.clone(), v)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(
+            items
+                .iter()
+                .map(|v| strip_zero(v).unwrap_or_else(|| v.clone()))
+                .collect(),
+        ),
+        other => other.clone(),
+    };
+    (!is_zero(&out)).then_some(out)
+}
+
+/// Keys sorted, integral numbers as integers (`50.0` = `50`).
+fn tidy(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let sorted: BTreeMap<&String, Value> = map.iter().map(|(k, v)| (k, tidy(v))).collect();
+            Value::Object(
+                sorted
+                    .into_iter()
+                    .map(|(k, v)| (k.clone(), v))
+                    .collect::<Map<_, _>>(),
+            )
+        }
+        Value::Array(items) => Value::Array(items.iter().map(tidy).collect()),
+        Value::Number(n) => match (n.as_i64(), n.as_u64(), n.as_f64()) {
+            (Some(_), _, _) | (_, Some(_), _) => value.clone(),
+            (None, None, Some(f)) if f.fract() == 0.0 && f.abs() < 9.0e15 => Value::from(f as i64),
+            _ => value.clone(),
+        },
+        other => other.clone(),
+    }
+}
+
+/// One changed field: dotted path with indices; `None` for absent.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FieldChange {
+    pub path: String,
+    pub before: Option<Value>,
+    pub after: Option<Value>,
+}
+
+/// Field-level differences between two normalised objects. Objects are compared member by
+/// member, lists of equal length element by element (else as a whole), the kind's embedded
+/// documents as a whole.
+pub fn diff(kind: Kind, before: &Value, after: &Value) -> Vec<FieldChange> {
+    let leaves: Vec<&str> = kind.def().embedded_json.iter().map(|e| e.field).collect();
+    let mut out = Vec::new();
+    walk(&leaves, "", Some(before), Some(after), &mut out);
+    out
+}
+
+fn join(prefix: &str, key: &str) -> String {
+    if prefix.is_empty() {
+        key.to_string()
+    } else {
+        format!("{prefix}.{key}")
+    }
+}
+
+fn walk(
+    leaves: &[&str],
+    path: &str,
+    before: Option<&Value>,
+    after: Option<&Value>,
+    out: &mut Vec<FieldChange>,
+) {
+    if before == after {
+        return;
+    }
+    let is_leaf = leaves.contains(&path);
+    match (before, after) {
+        (Some(Value::Object(b)), Some(Value::Object(a))) if !is_leaf => {
+            let keys: std::collections::BTreeSet<&String> = b.keys().chain(a.keys()).collect();
+            for k in keys {
+                walk(leaves, &join(path, k), b.get(k), a.get(k), out);
+            }
+        }
+        (Some(Value::Array(b)), Some(Value::Array(a))) if b.len() == a.len() && !is_leaf => {
+            for (i, (x, y)) in b.iter().zip(a).enumerate() {
+                walk(leaves, &format!("{path}[{i}]"), Some(x), Some(y), out);
+            }
+        }
+        _ => out.push(FieldChange {
+            path: path.to_string(),
+            before: before.cloned(),
+            after: after.cloned(),
+        }),
+    }
+}
+
+/// Each top-level field of an object as added (creates) or removed.
+pub fn all_fields(object: &Value, added: bool) -> Vec<FieldChange> {
+    let Some(map) = object.as_object() else {
+        return vec![];
+    };
+    map.iter()
+        .map(|(k, v)| FieldChange {
+            path: k.clone(),
+            before: (!added).then(|| v.clone()),
+            after: added.then(|| v.clone()),
+        })
+        .collect()
+}
+
+/// A short, stable fingerprint of an object's normalised form (FNV-1a, 64 bits, hex).
+pub fn fingerprint(kind: Kind, object: &Value) -> String {
+    let text = normalize(kind, object, &[]).to_string();
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.bytes() {
+        hash ^= u64::from(b);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{hash:016x}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn same(kind: Kind, a: Value, b: Value) -> bool {
+        normalize(kind, &a, &[]) == normalize(kind, &b, &[])
+    }
+
+    #[test]
+    fn server_owned_fields_are_ignored() {
+        assert!(same(
+            Kind::Team,
+            json!({"slug": "t", "name": "T"}),
+            json!({"slug": "t", "name": "T", "created_at": "2026-01-01T00:00:00Z", "updated_at": "x"})
+        ));
+    }
+
+    #[test]
+    fn zero_values_are_absent() {
+        assert!(same(
+            Kind::Bucket,
+            json!({"slug": "b", "name": "B", "description": "", "labels": {}}),
+            json!({"slug": "b", "name": "B"})
+        ));
+        assert!(same(
+            Kind::DropRule,
+            json!({"slug": "d", "name": "D", "mode": "ENABLED", "drop_nan_value": false, "filters": []}),
+            json!({"slug": "d", "name": "D"})
+        ));
+        assert!(!same(
+            Kind::DropRule,
+            json!({"slug": "d", "name": "D", "mode": "PREVIEW"}),
+            json!({"slug": "d", "name": "D"})
+        ));
+    }
+
+    #[test]
+    fn numbers_by_value_and_int64_strings() {
+        assert!(same(
+            Kind::DropRule,
+            json!({"slug": "d", "name": "D", "conditional_rate_based_drop": {"enabled": true, "rate_limit_threshold": 50}}),
+            json!({"slug": "d", "name": "D", "conditional_rate_based_drop": {"enabled": true, "rate_limit_threshold": 50.0}})
+        ));
+        assert!(same(
+            Kind::ConsumptionBudget,
+            json!({"slug": "c", "name": "C", "thresholds": [{"volume": {"fixed_value": 1000}}]}),
+            json!({"slug": "c", "name": "C", "thresholds": [{"volume": {"fixed_value": "1000"}}]})
+        ));
+    }
+
+    #[test]
+    fn map_key_order_does_not_matter() {
+        let a = normalize(
+            Kind::Bucket,
+            &json!({"slug": "b", "name": "B", "labels": {"x": "1", "a": "2"}}),
+            &[],
+        );
+        let b = normalize(
+            Kind::Bucket,
+            &json!({"labels": {"a": "2", "x": "1"}, "name": "B", "slug": "b"}),
+            &[],
+        );
+        assert_eq!(a.to_string(), b.to_string());
+    }
+
+    #[test]
+    fn embedded_json_compared_as_json_without_volatile_members() {
+        let mine = json!({"slug": "c", "name": "C", "dashboard_json": "{\"title\": \"T\", \"panels\": [], \"tags\": [\"a\"]}"});
+        let server = json!({"slug": "c", "name": "C", "dashboard_json": "{\"id\":42,\"tags\":[\"a\"],\"title\":\"T\",\"version\":3}"});
+        assert!(same(Kind::ClassicDashboard, mine, server));
+        let dash = json!({"slug": "d", "name": "D", "dashboard_json": "{\"kind\":\"Dashboard\",\"metadata\":{\"name\":\"d\"}}"});
+        let served = json!({"slug": "d", "name": "D", "dashboard_json": "{\"kind\":\"Dashboard\",\"metadata\":{\"created_at\":\"x\",\"name\":\"d\",\"updated_at\":\"y\",\"version\":2}}"});
+        assert!(same(Kind::Dashboard, dash, served));
+        // A real change inside is still a change.
+        let changed = json!({"slug": "c", "name": "C", "dashboard_json": "{\"title\": \"Other\"}"});
+        assert!(!same(
+            Kind::ClassicDashboard,
+            changed,
+            json!({"slug": "c", "name": "C", "dashboard_json": "{\"title\": \"T\"}"})
+        ));
+    }
+
+    #[test]
+    fn ignore_rules_skip_fields() {
+        let rules = vec![IgnoreRule {
+            kind: Kind::Monitor,
+            path: "labels.generated_by".into(),
+        }];
+        let a = normalize(
+            Kind::Monitor,
+            &json!({"slug": "m", "name": "M", "labels": {"generated_by": "x", "team": "a"}}),
+            &rules,
+        );
+        let b = normalize(
+            Kind::Monitor,
+            &json!({"slug": "m", "name": "M", "labels": {"team": "a"}}),
+            &rules,
+        );
+        assert_eq!(a, b);
+    }
+
+    #[test]
+    fn diffs_are_field_level() {
+        let before = normalize(
+            Kind::Bucket,
+            &json!({"slug": "b", "name": "B", "description": "old", "labels": {"team": "a", "gone": "x"}}),
+            &[],
+        );
+        let after = normalize(
+            Kind::Bucket,
+            &json!({"slug": "b", "name": "B", "description": "new", "labels": {"team": "a", "tier": "1"}}),
+            &[],
+        );
+        let changes = diff(Kind::Bucket, &before, &after);
+        let got: Vec<(String, Option<Value>, Option<Value>)> = changes
+            .into_iter()
+            .map(|c| (c.path, c.before, c.after))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("description".into(), Some(json!("old")), Some(json!("new"))),
+                ("labels.gone".into(), Some(json!("x")), None),
+                ("labels.tier".into(), None, Some(json!("1"))),
+            ]
+        );
+    }
+
+    #[test]
+    fn diffs_index_into_lists_and_stop_at_embedded_documents() {
+        let k = Kind::ConsumptionBudget;
+        let a = normalize(
+            k,
+            &json!({"slug": "c", "name": "C", "thresholds": [{"volume": {"fixed_value": "1"}}]}),
+            &[],
+        );
+        let b = normalize(
+            k,
+            &json!({"slug": "c", "name": "C", "thresholds": [{"volume": {"fixed_value": "2"}}]}),
+            &[],
+        );
+        assert_eq!(diff(k, &a, &b)[0].path, "thresholds[0].volume.fixed_value");
+        let k = Kind::Dashboard;
+        let a = normalize(
+            k,
+            &json!({"slug": "d", "name": "D", "dashboard_json": "{\"a\": {\"b\": 1}}"}),
+            &[],
+        );
+        let b = normalize(
+            k,
+            &json!({"slug": "d", "name": "D", "dashboard_json": "{\"a\": {\"b\": 2}}"}),
+            &[],
+        );
+        let d = diff(k, &a, &b);
+        assert_eq!(d.len(), 1);
+        assert_eq!(d[0].path, "dashboard_json");
+        assert_eq!(d[0].after, Some(json!({"a": {"b": 2}})));
+    }
+
+    #[test]
+    fn fingerprints_follow_content_not_format() {
+        let a = fingerprint(
+            Kind::Team,
+            &json!({"slug": "t", "name": "T", "updated_at": "1"}),
+        );
+        let b = fingerprint(
+            Kind::Team,
+            &json!({"name": "T", "slug": "t", "updated_at": "2"}),
+        );
+        let c = fingerprint(Kind::Team, &json!({"slug": "t", "name": "U"}));
+        assert_eq!(a, b);
+        assert_ne!(a, c);
+        assert_eq!(a.len(), 16);
+    }
+}
