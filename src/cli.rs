@@ -9,6 +9,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::commands;
 use crate::emulator::faults::Faults;
+use crate::pattern::Pattern;
 use crate::registry::Profile;
 
 /// GitOps for the Configuration Management API v1: validate, plan and apply YAML manifests.
@@ -95,6 +96,45 @@ pub enum Command {
         #[arg(default_value = ".")]
         dir: PathBuf,
     },
+    /// Show what apply would change: create, update, delete, in dependency order.
+    ///
+    /// Reads the target's lists only (one request per page). Exit 0, or with
+    /// --detailed-exitcode 2 when there are changes; 1 on any error.
+    Plan {
+        /// Directory of manifests.
+        #[arg(default_value = ".")]
+        dir: PathBuf,
+        /// Output format: text for people, json for machines, markdown for PR comments.
+        #[arg(long, value_enum, default_value_t = FormatArg::Text)]
+        format: FormatArg,
+        /// Exit 2 when the plan has changes (upserts excepted), 0 when it has none.
+        #[arg(long)]
+        detailed_exitcode: bool,
+        /// Also write the plan, with fingerprints of the current state, for `apply FILE`.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+        /// Delete resources inside the `prune` patterns of cfgctl.yaml that no manifest declares.
+        #[arg(long)]
+        prune: bool,
+        /// Send every create and update with dry_run, so the server's own validation runs.
+        #[arg(long)]
+        server_validate: bool,
+        /// Only resources matching KIND/SLUG-GLOB (repeatable).
+        #[arg(long, value_name = "PATTERN", value_parser = parse_pattern)]
+        only: Vec<Pattern>,
+    },
+    /// Report whether the target still matches the manifests (for cron jobs).
+    ///
+    /// Exit 2 on drift (managed changes, or unmanaged resources inside the prune scope),
+    /// 0 when the target matches, 1 on any error.
+    Drift {
+        /// Directory of manifests.
+        #[arg(default_value = ".")]
+        dir: PathBuf,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = FormatArg::Text)]
+        format: FormatArg,
+    },
     /// Print the JSON Schema of manifests, for editors (yaml-language-server).
     Schema,
     /// Run a local emulator of the Config API v1 (every kind, with the server's habits).
@@ -119,6 +159,39 @@ pub enum Command {
         #[arg(long, value_name = "SPEC", value_parser = parse_faults)]
         faults: Option<Faults>,
     },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum FormatArg {
+    Text,
+    Json,
+    Markdown,
+}
+
+impl From<FormatArg> for commands::Format {
+    fn from(f: FormatArg) -> commands::Format {
+        match f {
+            FormatArg::Text => commands::Format::Text,
+            FormatArg::Json => commands::Format::Json,
+            FormatArg::Markdown => commands::Format::Markdown,
+        }
+    }
+}
+
+fn parse_pattern(text: &str) -> Result<Pattern, String> {
+    Pattern::parse(text).map_err(|e| e.to_string())
+}
+
+/// The target options every networked command shares.
+fn target_options(global: &GlobalArgs) -> anyhow::Result<commands::TargetOptions> {
+    Ok(commands::TargetOptions {
+        url: global.url.clone().filter(|u| !u.trim().is_empty()),
+        token: resolve_token(global)?,
+        local: global.local.clone(),
+        timeout: std::time::Duration::from_secs(global.timeout.max(1)),
+        max_retries: global.max_retries,
+        insecure_http: global.insecure_http,
+    })
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -223,6 +296,38 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             dir,
             github_annotations: std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true"),
             quiet: cli.global.quiet,
+        }),
+        Command::Plan {
+            dir,
+            format,
+            detailed_exitcode,
+            out,
+            prune,
+            server_validate,
+            only,
+        } => commands::plan(commands::PlanCommand {
+            dir,
+            format: format.into(),
+            detailed_exitcode,
+            out,
+            prune,
+            server_validate,
+            only,
+            drift: false,
+            verbose: cli.global.verbose > 0,
+            target: target_options(&cli.global)?,
+        }),
+        Command::Drift { dir, format } => commands::plan(commands::PlanCommand {
+            dir,
+            format: format.into(),
+            detailed_exitcode: true,
+            out: None,
+            prune: false,
+            server_validate: false,
+            only: vec![],
+            drift: true,
+            verbose: cli.global.verbose > 0,
+            target: target_options(&cli.global)?,
         }),
         Command::Schema => commands::schema(),
         Command::Serve {

@@ -143,3 +143,285 @@ pub fn serve(opts: ServeOptions) -> anyhow::Result<ExitCode> {
         Ok(ExitCode::SUCCESS)
     })
 }
+
+/// Where the commands that need a tenant send their requests.
+#[derive(Debug, Clone)]
+pub struct TargetOptions {
+    pub url: Option<String>,
+    pub token: Option<String>,
+    /// The embedded local tenant's store.
+    pub local: Option<PathBuf>,
+    pub timeout: std::time::Duration,
+    pub max_retries: u32,
+    pub insecure_http: bool,
+}
+
+/// A connected target: the client, what to call it, and the in-process emulator of `--local`
+/// (kept alive as long as the connection).
+pub struct Connection {
+    pub client: crate::client::Client,
+    pub name: String,
+    _local: Option<crate::emulator::Emulator>,
+}
+
+/// Connects to `--url` or starts the `--local` tenant.
+pub async fn connect(t: &TargetOptions) -> anyhow::Result<Connection> {
+    let (url, name, local) = match (&t.url, &t.local) {
+        (Some(_), Some(_)) => anyhow::bail!("--url and --local name two targets: choose one"),
+        (None, None) => anyhow::bail!(
+            "no target: pass --url URL (or set CFGCTL_URL) for a tenant, or --local for the embedded local tenant"
+        ),
+        (Some(url), None) => (url.clone(), url.trim_end_matches('/').to_string(), None),
+        (None, Some(path)) => {
+            let config = crate::emulator::Config {
+                data: Some(path.clone()),
+                ..crate::emulator::Config::default()
+            };
+            let emulator = crate::emulator::Emulator::start(
+                &config,
+                std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
+            )
+            .await
+            .with_context(|| format!("starting the local tenant over {}", path.display()))?;
+            let url = emulator.url();
+            (url, format!("local:{}", path.display()), Some(emulator))
+        }
+    };
+    let config = crate::client::ClientConfig {
+        base_url: url,
+        token: if local.is_some() {
+            None
+        } else {
+            t.token.clone()
+        },
+        timeout: t.timeout,
+        max_retries: t.max_retries,
+        insecure_http: t.insecure_http,
+        min_backoff: std::time::Duration::from_millis(200),
+    };
+    let client = crate::client::Client::new(&config)?;
+    Ok(Connection {
+        client,
+        name,
+        _local: local,
+    })
+}
+
+/// Output format of plan and drift.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Text,
+    Json,
+    Markdown,
+}
+
+/// Options of `cfgctl plan` and `cfgctl drift`.
+#[derive(Debug, Clone)]
+pub struct PlanCommand {
+    pub dir: PathBuf,
+    pub format: Format,
+    pub detailed_exitcode: bool,
+    pub out: Option<PathBuf>,
+    pub prune: bool,
+    pub server_validate: bool,
+    pub only: Vec<crate::pattern::Pattern>,
+    /// `drift`: exit 2 on drift, the prune scope counted.
+    pub drift: bool,
+    pub verbose: bool,
+    pub target: TargetOptions,
+}
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")
+}
+
+/// Loads the manifests for a command that needs them all valid; problems go to stderr.
+pub fn load_valid(dir: &std::path::Path) -> anyhow::Result<manifest::Loaded> {
+    let loaded = manifest::load_dir(dir)?;
+    let errors = loaded.error_count();
+    if errors > 0 {
+        let mut err = anstream::stderr().lock();
+        for d in loaded
+            .diagnostics
+            .iter()
+            .filter(|d| d.severity == Severity::Error)
+        {
+            let _ = writeln!(err, "{d}");
+        }
+        anyhow::bail!(
+            "{} in the manifests under `{}`: run `cfgctl validate` for details",
+            plural(errors, "error", "errors"),
+            dir.display()
+        );
+    }
+    if loaded.manifest_files == 0 {
+        anyhow::bail!(
+            "no manifests in `{}` (no *.yaml, *.yml or *.json files)",
+            dir.display()
+        );
+    }
+    Ok(loaded)
+}
+
+fn print_diagnostics(diagnostics: &[crate::diagnostic::Diagnostic]) {
+    let mut err = anstream::stderr().lock();
+    for d in diagnostics {
+        let _ = writeln!(err, "{d}");
+    }
+}
+
+/// `cfgctl plan` / `cfgctl drift`.
+pub fn plan(opts: PlanCommand) -> anyhow::Result<ExitCode> {
+    let loaded = load_valid(&opts.dir)?;
+    runtime()?.block_on(async {
+        let conn = connect(&opts.target).await?;
+        let fetched = crate::state::fetch(&conn.client)
+            .await
+            .with_context(|| format!("reading the current state of {}", conn.name))?;
+        let plan_opts = crate::plan::PlanOptions {
+            target: conn.name.clone(),
+            prune: opts.prune,
+            only: opts.only.clone(),
+        };
+        let mut plan = match crate::plan::plan(
+            &loaded.manifests,
+            &fetched.current,
+            &fetched.caps,
+            &loaded.settings,
+            &plan_opts,
+        ) {
+            Ok(p) => p,
+            Err(e) => {
+                print_diagnostics(&e.0);
+                return Err(e.into());
+            }
+        };
+        let mut warnings = fetched.warnings;
+        warnings.append(&mut plan.warnings);
+        plan.warnings = warnings;
+        if opts.server_validate {
+            let rejected = server_validate(&conn.client, &mut plan, &loaded.manifests).await?;
+            if !rejected.is_empty() {
+                print_diagnostics(&rejected);
+                anyhow::bail!(
+                    "the server rejected {} (dry run)",
+                    plural(rejected.len(), "change", "changes")
+                );
+            }
+        }
+        let rendered = match opts.format {
+            Format::Text => crate::render::text(
+                &plan,
+                crate::render::TextOptions {
+                    color: true,
+                    verbose: opts.verbose,
+                    drift: opts.drift,
+                },
+            ),
+            Format::Json => {
+                serde_json::to_string_pretty(&crate::render::json_plan(&plan, false))
+                    .context("serialising the plan")?
+                    + "\n"
+            }
+            Format::Markdown => {
+                crate::render::markdown(&plan, crate::render::MARKDOWN_BUDGET, opts.drift)
+            }
+        };
+        {
+            let mut out = anstream::stdout().lock();
+            out.write_all(rendered.as_bytes())
+                .context("writing to stdout")?;
+        }
+        if let Some(path) = &opts.out {
+            let saved = serde_json::to_string_pretty(&crate::render::json_plan(&plan, true))
+                .context("serialising the plan")?;
+            std::fs::write(path, saved + "\n")
+                .with_context(|| format!("writing the plan to {}", path.display()))?;
+        }
+        let code = if opts.drift {
+            if plan.has_drift() {
+                2
+            } else {
+                0
+            }
+        } else if opts.detailed_exitcode && plan.has_changes() {
+            2
+        } else {
+            0
+        };
+        Ok(ExitCode::from(code))
+    })
+}
+
+/// Sends every create and update with `dry_run`; the server's rejections, located at the
+/// manifests. Actions waiting for a create cannot be validated and are noted.
+async fn server_validate(
+    client: &crate::client::Client,
+    plan: &mut crate::plan::Plan,
+    manifests: &[manifest::Manifest],
+) -> anyhow::Result<Vec<crate::diagnostic::Diagnostic>> {
+    use crate::plan::ActionKind;
+    let mut rejected = Vec::new();
+    let mut notes = Vec::new();
+    for a in &plan.actions {
+        if !matches!(
+            a.action,
+            ActionKind::Create | ActionKind::Update | ActionKind::Upsert
+        ) {
+            continue;
+        }
+        let pending: Vec<String> = a
+            .depends_on
+            .iter()
+            .map(|&d| &plan.actions[d])
+            .filter(|d| matches!(d.action, ActionKind::Create | ActionKind::Upsert))
+            .map(|d| d.address.to_string())
+            .collect();
+        if !pending.is_empty() {
+            notes.push(format!(
+                "{} not validated by the server: it waits for {} to be created",
+                a.address,
+                pending.join(", ")
+            ));
+            continue;
+        }
+        let Some(body) = &a.body else { continue };
+        let kind = a.address.kind;
+        let result = match a.action {
+            ActionKind::Create => client.create(kind, body, true).await.map(|_| ()),
+            _ => client
+                .update(
+                    kind,
+                    a.address.slug.as_deref(),
+                    body,
+                    a.action == ActionKind::Upsert,
+                    true,
+                )
+                .await
+                .map(|_| ()),
+        };
+        match result {
+            Ok(()) => {}
+            Err(e) if matches!(e.status(), Some(400 | 404 | 409)) => {
+                let m = manifests.iter().find(|m| m.address() == a.address);
+                let (file, pos) = m
+                    .map(|m| (m.file.clone(), m.pos))
+                    .unwrap_or_else(|| (PathBuf::from("<plan>"), crate::yaml::Pos::new(1, 1)));
+                rejected.push(crate::diagnostic::Diagnostic::error(
+                    file,
+                    pos,
+                    crate::diagnostic::Problem::ServerRejected {
+                        address: a.address.to_string(),
+                        message: e.server_message().unwrap_or_default().to_string(),
+                    },
+                ));
+            }
+            Err(e) => return Err(e).context("validating on the server"),
+        }
+    }
+    plan.warnings.extend(notes);
+    Ok(rejected)
+}

@@ -331,10 +331,7 @@ pub fn plan(
                     address: address.clone(),
                     action: ActionKind::Create,
                     source: Some(source(m)),
-                    fields: normalize::all_fields(
-                        &normalize::normalize(kind, &m.spec, &settings.ignore),
-                        true,
-                    ),
+                    fields: normalize::written_fields(kind, &m.spec),
                     depends_on: vec![],
                     reason: None,
                     body,
@@ -354,10 +351,7 @@ pub fn plan(
                 address: address.clone(),
                 action: ActionKind::Upsert,
                 source: Some(source(m)),
-                fields: normalize::all_fields(
-                    &normalize::normalize(kind, &m.spec, &settings.ignore),
-                    true,
-                ),
+                fields: normalize::written_fields(kind, &m.spec),
                 depends_on: vec![],
                 reason: Some(format!(
                     "the target cannot read {kind}: sent with create_if_missing on every apply"

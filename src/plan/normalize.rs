@@ -174,6 +174,22 @@ pub fn all_fields(object: &Value, added: bool) -> Vec<FieldChange> {
         .collect()
 }
 
+/// The fields of a manifest as written, for a create's display: top-level fields, embedded
+/// documents parsed so they show as JSON rather than as one long string.
+pub fn written_fields(kind: Kind, spec: &Value) -> Vec<FieldChange> {
+    let mut spec = spec.clone();
+    if let Value::Object(map) = &mut spec {
+        for e in kind.def().embedded_json {
+            if let Some(Value::String(text)) = map.get(e.field) {
+                if let Ok(doc) = serde_json::from_str::<Value>(text) {
+                    map.insert(e.field.to_string(), doc);
+                }
+            }
+        }
+    }
+    all_fields(&spec, true)
+}
+
 /// A short, stable fingerprint of an object's normalised form (FNV-1a, 64 bits, hex).
 pub fn fingerprint(kind: Kind, object: &Value) -> String {
     let text = normalize(kind, object, &[]).to_string();

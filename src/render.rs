@@ -1,0 +1,521 @@
+//! The three faces of a plan: text for terminals and CI logs (Terraform-like), JSON
+//! (`format_version: 1`, stable), and Markdown for pull-request comments (size-bounded).
+//! Pure functions from a [`Plan`] to a `String`.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use anstyle::{AnsiColor, Style};
+use serde_json::{json, Value};
+
+use crate::plan::normalize::FieldChange;
+use crate::plan::{Action, ActionKind, Plan};
+
+/// GitHub's comment limit is 65,536 characters; stay well under it.
+pub const MARKDOWN_BUDGET: usize = 60_000;
+
+/// How the text plan is shown.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TextOptions {
+    pub color: bool,
+    /// List unmanaged resources one by one.
+    pub verbose: bool,
+    /// Heading word: "plan" or "drift".
+    pub drift: bool,
+}
+
+fn style_for(kind: ActionKind, color: bool) -> Style {
+    if !color {
+        return Style::new();
+    }
+    let c = match kind {
+        ActionKind::Create => AnsiColor::Green,
+        ActionKind::Update | ActionKind::Upsert => AnsiColor::Yellow,
+        ActionKind::Delete | ActionKind::Unsupported => AnsiColor::Red,
+    };
+    Style::new().fg_color(Some(c.into()))
+}
+
+fn compact(v: &Value) -> String {
+    v.to_string()
+}
+
+/// A value as one line when short, else pretty-printed.
+fn value_lines(v: &Value) -> Vec<String> {
+    let one = compact(v);
+    if one.len() <= 100 {
+        vec![one]
+    } else {
+        serde_json::to_string_pretty(v)
+            .unwrap_or(one)
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+}
+
+fn is_document(action: &Action, path: &str) -> bool {
+    action
+        .address
+        .kind
+        .def()
+        .embedded_json
+        .iter()
+        .any(|e| e.field == path)
+}
+
+/// A unified diff of two JSON documents, pretty-printed.
+pub fn document_diff(before: Option<&Value>, after: Option<&Value>) -> String {
+    let pretty = |v: Option<&Value>| {
+        v.map(|v| serde_json::to_string_pretty(v).unwrap_or_default() + "\n")
+            .unwrap_or_default()
+    };
+    let (old, new) = (pretty(before), pretty(after));
+    similar::TextDiff::from_lines(&old, &new)
+        .unified_diff()
+        .context_radius(3)
+        .header("current", "desired")
+        .to_string()
+}
+
+/// The field lines of an action, without colour: `~ path: before -> after`.
+fn field_lines(action: &Action, f: &FieldChange) -> Vec<String> {
+    let mut out = Vec::new();
+    if is_document(action, &f.path) {
+        if f.before.is_none() || f.after.is_none() {
+            let doc = f.after.as_ref().or(f.before.as_ref());
+            let n = doc
+                .map(|d| {
+                    serde_json::to_string_pretty(d)
+                        .unwrap_or_default()
+                        .lines()
+                        .count()
+                })
+                .unwrap_or(0);
+            let sign = if f.before.is_none() { '+' } else { '-' };
+            out.push(format!("{sign} {}: (JSON document, {n} lines)", f.path));
+        } else {
+            out.push(format!("~ {}:", f.path));
+            for line in document_diff(f.before.as_ref(), f.after.as_ref()).lines() {
+                out.push(format!("    {line}"));
+            }
+        }
+        return out;
+    }
+    match (&f.before, &f.after) {
+        (None, Some(a)) => push_value(&mut out, '+', &f.path, a),
+        (Some(b), None) => push_value(&mut out, '-', &f.path, b),
+        (Some(b), Some(a)) => {
+            let (bl, al) = (value_lines(b), value_lines(a));
+            if bl.len() == 1 && al.len() == 1 {
+                out.push(format!("~ {}: {} -> {}", f.path, bl[0], al[0]));
+            } else {
+                push_value(&mut out, '-', &f.path, b);
+                push_value(&mut out, '+', &f.path, a);
+            }
+        }
+        (None, None) => {}
+    }
+    out
+}
+
+fn push_value(out: &mut Vec<String>, sign: char, path: &str, v: &Value) {
+    let lines = value_lines(v);
+    if lines.len() == 1 {
+        out.push(format!("{sign} {path}: {}", lines[0]));
+    } else {
+        out.push(format!("{sign} {path}:"));
+        for l in lines {
+            out.push(format!("    {l}"));
+        }
+    }
+}
+
+fn location(a: &Action) -> String {
+    a.source
+        .as_ref()
+        .map(|s| format!("  ({}:{})", s.file.display(), s.line))
+        .unwrap_or_default()
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// The summary line.
+pub fn summary_line(plan: &Plan) -> String {
+    let s = plan.summary();
+    format!(
+        "{} to create, {} to update, {} to delete, {} to upsert, {} unsupported, {} unchanged.",
+        s.create, s.update, s.delete, s.upsert, s.unsupported, s.unchanged
+    )
+}
+
+fn unmanaged_by_kind(plan: &Plan) -> BTreeMap<String, usize> {
+    let mut by_kind: BTreeMap<String, usize> = BTreeMap::new();
+    for u in &plan.unmanaged {
+        *by_kind
+            .entry(u.address.kind.name().to_string())
+            .or_default() += 1;
+    }
+    by_kind
+}
+
+/// The Terraform-like text plan.
+pub fn text(plan: &Plan, opts: TextOptions) -> String {
+    let mut out = String::new();
+    let bold = if opts.color {
+        Style::new().bold()
+    } else {
+        Style::new()
+    };
+    let word = if opts.drift { "drift" } else { "plan" };
+    let _ = writeln!(out, "{bold}cfgctl {word}{bold:#} for {}", plan.target);
+    if plan.actions.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nNo changes: the target matches the manifests ({}).",
+            plural(plan.unchanged, "resource", "resources")
+        );
+    }
+    for a in &plan.actions {
+        let st = style_for(a.action, opts.color);
+        let _ = writeln!(
+            out,
+            "\n  {st}{} {}{st:#}{}",
+            a.action.symbol(),
+            a.address,
+            location(a)
+        );
+        match a.action {
+            ActionKind::Unsupported => {
+                let intended = a.intended.map(ActionKind::as_str).unwrap_or("change");
+                let _ = writeln!(
+                    out,
+                    "      unsupported {intended}: {}",
+                    a.reason.as_deref().unwrap_or("")
+                );
+            }
+            _ => {
+                if let Some(r) = &a.reason {
+                    let _ = writeln!(out, "      # {r}");
+                }
+            }
+        }
+        for f in &a.fields {
+            for line in field_lines(a, f) {
+                let sign = line.chars().next().unwrap_or(' ');
+                let fs = match sign {
+                    '+' => style_for(ActionKind::Create, opts.color),
+                    '-' => style_for(ActionKind::Delete, opts.color),
+                    '~' => style_for(ActionKind::Update, opts.color),
+                    _ => Style::new(),
+                };
+                let _ = writeln!(out, "      {fs}{line}{fs:#}");
+            }
+        }
+    }
+    if !plan.unmanaged.is_empty() {
+        let parts: Vec<String> = unmanaged_by_kind(plan)
+            .iter()
+            .map(|(k, n)| format!("{k} {n}"))
+            .collect();
+        let in_scope = plan.unmanaged.iter().filter(|u| u.in_prune_scope).count();
+        let _ = writeln!(
+            out,
+            "\nUnmanaged: {} on the target {} not in the manifests ({}){}{}",
+            plural(plan.unmanaged.len(), "resource", "resources"),
+            if plan.unmanaged.len() == 1 {
+                "is"
+            } else {
+                "are"
+            },
+            parts.join(", "),
+            if in_scope > 0 {
+                format!("; {in_scope} inside the prune scope (deleted by --prune)")
+            } else {
+                String::new()
+            },
+            if opts.verbose {
+                ":"
+            } else {
+                "; -v lists them."
+            }
+        );
+        if opts.verbose {
+            for u in &plan.unmanaged {
+                let mark = if u.in_prune_scope {
+                    " (prune scope)"
+                } else {
+                    ""
+                };
+                let _ = writeln!(out, "  ? {}{mark}", u.address);
+            }
+        }
+    }
+    for w in plan.warnings.iter().chain(&plan.guard_violations) {
+        let _ = writeln!(out, "\nWarning: {w}");
+    }
+    let _ = writeln!(out, "\n{bold}Plan:{bold:#} {}", summary_line(plan));
+    out
+}
+
+fn field_json(f: &FieldChange) -> Value {
+    json!({
+        "path": f.path,
+        "before": f.before.clone().unwrap_or(Value::Null),
+        "after": f.after.clone().unwrap_or(Value::Null),
+    })
+}
+
+fn action_json(plan: &Plan, a: &Action, saved: bool) -> Value {
+    let depends: Vec<String> = a
+        .depends_on
+        .iter()
+        .map(|&i| plan.actions[i].address.to_string())
+        .collect();
+    let mut v = json!({
+        "address": a.address.to_string(),
+        "kind": a.address.kind.name(),
+        "slug": a.address.slug,
+        "action": a.action.as_str(),
+        "source": a.source.as_ref().map(|s| json!({"file": s.file.display().to_string(), "line": s.line})),
+        "fields": a.fields.iter().map(field_json).collect::<Vec<_>>(),
+        "depends_on": depends,
+        "reason": a.reason,
+    });
+    if saved {
+        if let Value::Object(map) = &mut v {
+            map.insert("depends_on_steps".into(), json!(a.depends_on));
+            map.insert("intended".into(), json!(a.intended.map(ActionKind::as_str)));
+            map.insert("body".into(), a.body.clone().unwrap_or(Value::Null));
+            map.insert("fingerprint".into(), json!(a.fingerprint));
+        }
+    }
+    v
+}
+
+/// The JSON plan of PRODUCT.md §4. `saved` adds what `apply PLANFILE` needs: the objects to
+/// send, the fingerprints of the current objects, step-level dependencies.
+pub fn json_plan(plan: &Plan, saved: bool) -> Value {
+    let s = plan.summary();
+    let mut warnings = plan.warnings.clone();
+    warnings.extend(plan.guard_violations.iter().cloned());
+    json!({
+        "format_version": 1,
+        "target": plan.target,
+        "summary": {
+            "create": s.create, "update": s.update, "delete": s.delete,
+            "upsert": s.upsert, "unchanged": s.unchanged, "unsupported": s.unsupported
+        },
+        "changes": plan.actions.iter().map(|a| action_json(plan, a, saved)).collect::<Vec<_>>(),
+        "unmanaged": plan.unmanaged.iter().map(|u| u.address.to_string()).collect::<Vec<_>>(),
+        "warnings": warnings,
+    })
+}
+
+fn markdown_details(a: &Action) -> String {
+    let mut body = String::new();
+    if let Some(r) = &a.reason {
+        let _ = writeln!(body, "# {r}");
+    }
+    for f in &a.fields {
+        for line in field_lines(a, f) {
+            let _ = writeln!(body, "{line}");
+        }
+    }
+    // One resource may not eat the whole comment.
+    const PER_RESOURCE: usize = 20_000;
+    if body.len() > PER_RESOURCE {
+        let mut cut = PER_RESOURCE;
+        while !body.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        body.truncate(cut);
+        body.push_str("\n… (diff truncated; run cfgctl plan for all of it)\n");
+    }
+    let loc = a
+        .source
+        .as_ref()
+        .map(|s| format!(" — <code>{}:{}</code>", s.file.display(), s.line))
+        .unwrap_or_default();
+    let mut out = format!(
+        "<details><summary><code>{} {}</code> <b>{}</b>{loc}</summary>\n\n",
+        a.action.symbol(),
+        a.action.as_str(),
+        a.address
+    );
+    if body.is_empty() {
+        out.push_str("_no field details_\n");
+    } else {
+        // A fence longer than any run of backticks in the body.
+        let fence = "`".repeat(
+            body.split(|c| c != '`')
+                .map(str::len)
+                .max()
+                .unwrap_or(0)
+                .max(2)
+                + 1,
+        );
+        let _ = write!(out, "{fence}diff\n{body}{fence}\n");
+    }
+    out.push_str("\n</details>\n");
+    out
+}
+
+/// The Markdown plan for a pull-request comment, at most `budget` characters.
+pub fn markdown(plan: &Plan, budget: usize, drift: bool) -> String {
+    let s = plan.summary();
+    let mut head = String::new();
+    let word = if drift { "drift" } else { "plan" };
+    let _ = writeln!(head, "### cfgctl {word} for `{}`\n", plan.target);
+    let _ = writeln!(head, "**{}**\n", summary_line(plan));
+    let _ = writeln!(head, "| action | resources |\n|---|---:|");
+    for (label, n) in [
+        ("`+` create", s.create),
+        ("`~` update", s.update),
+        ("`-` delete", s.delete),
+        ("`^` upsert", s.upsert),
+        ("`!` unsupported", s.unsupported),
+        ("unchanged", s.unchanged),
+        ("unmanaged", plan.unmanaged.len()),
+    ] {
+        let _ = writeln!(head, "| {label} | {n} |");
+    }
+    head.push('\n');
+    let mut tail = String::new();
+    for w in plan.warnings.iter().chain(&plan.guard_violations) {
+        let _ = writeln!(tail, "> **Warning:** {w}\n");
+    }
+    if !plan.unmanaged.is_empty() {
+        let parts: Vec<String> = unmanaged_by_kind(plan)
+            .iter()
+            .map(|(k, n)| format!("{k} {n}"))
+            .collect();
+        let _ = writeln!(
+            tail,
+            "Unmanaged on the target (not in the manifests): {}.\n",
+            parts.join(", ")
+        );
+    }
+    const NOTE_RESERVE: usize = 300;
+    let mut out = head;
+    let mut shown = 0;
+    for a in &plan.actions {
+        let d = markdown_details(a);
+        if out.len() + d.len() + tail.len() + NOTE_RESERVE > budget {
+            break;
+        }
+        out.push_str(&d);
+        shown += 1;
+    }
+    let left = plan.actions.len() - shown;
+    if left > 0 {
+        let _ = writeln!(
+            out,
+            "\n> **{} not shown:** the comment is kept under {budget} characters. Run `cfgctl plan` for the full plan.\n",
+            plural(left, "more resource", "more resources")
+        );
+    }
+    out.push('\n');
+    out.push_str(&tail);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::{Source, Unmanaged};
+    use crate::registry::{Address, Kind};
+
+    fn action(i: usize, desc_len: usize) -> Action {
+        Action {
+            address: Address::new(Kind::Team, Some(format!("team-{i:04}"))),
+            action: ActionKind::Create,
+            source: Some(Source {
+                file: "teams.yaml".into(),
+                line: 1,
+            }),
+            fields: vec![FieldChange {
+                path: "description".into(),
+                before: None,
+                after: Some(json!("x".repeat(desc_len))),
+            }],
+            depends_on: vec![],
+            reason: None,
+            body: None,
+            intended: None,
+            fingerprint: None,
+        }
+    }
+
+    fn plan_of(n: usize, desc_len: usize) -> Plan {
+        Plan {
+            target: "https://t.example.com".into(),
+            actions: (0..n).map(|i| action(i, desc_len)).collect(),
+            unchanged: 3,
+            unmanaged: vec![Unmanaged {
+                address: Address::new(Kind::Dashboard, Some("scratch".into())),
+                in_prune_scope: false,
+            }],
+            warnings: vec![],
+            guard_violations: vec![],
+        }
+    }
+
+    #[test]
+    fn markdown_stays_within_budget_and_says_what_it_left_out() {
+        let p = plan_of(2000, 80);
+        let md = markdown(&p, MARKDOWN_BUDGET, false);
+        assert!(md.chars().count() <= MARKDOWN_BUDGET, "{}", md.len());
+        let shown = md.matches("<details>").count();
+        assert!(shown > 10 && shown < 2000);
+        assert!(
+            md.contains(&format!("**{} more resources not shown:**", 2000 - shown)),
+            "{}",
+            &md[md.len() - 400..]
+        );
+        assert!(md.contains("Unmanaged on the target"));
+    }
+
+    #[test]
+    fn small_plans_are_whole() {
+        let md = markdown(&plan_of(3, 10), MARKDOWN_BUDGET, false);
+        assert_eq!(md.matches("<details>").count(), 3);
+        assert!(!md.contains("not shown"));
+        assert!(md.contains("| `+` create | 3 |"));
+    }
+
+    #[test]
+    fn a_huge_resource_is_truncated_not_dropped() {
+        let md = markdown(&plan_of(1, 100_000), MARKDOWN_BUDGET, false);
+        assert!(md.len() <= MARKDOWN_BUDGET);
+        assert!(md.contains("diff truncated"));
+    }
+
+    #[test]
+    fn document_diffs_are_unified() {
+        let d = document_diff(
+            Some(&json!({"a": 1, "b": 2})),
+            Some(&json!({"a": 1, "b": 3})),
+        );
+        assert!(d.contains("--- current\n+++ desired\n"), "{d}");
+        assert!(d.contains("-  \"b\": 2\n+  \"b\": 3\n"), "{d}");
+    }
+
+    #[test]
+    fn json_plan_shape() {
+        let v = json_plan(&plan_of(1, 3), false);
+        assert_eq!(v["format_version"], 1);
+        assert_eq!(v["summary"]["create"], 1);
+        assert_eq!(
+            v["changes"][0]["fields"][0],
+            json!({"path": "description", "before": null, "after": "xxx"})
+        );
+        assert_eq!(v["unmanaged"], json!(["Dashboard/scratch"]));
+        assert!(v["changes"][0].get("body").is_none());
+        assert!(json_plan(&plan_of(1, 3), true)["changes"][0]
+            .get("body")
+            .is_some());
+    }
+}

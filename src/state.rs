@@ -1,0 +1,97 @@
+//! Reading a target: its capabilities (swagger.json, once) and its current state (every list,
+//! all pages, all kinds concurrently; the singleton by its read). Never one request per
+//! resource.
+
+use futures_util::future::join_all;
+use serde_json::Value;
+
+use crate::client::{Client, ClientError};
+use crate::plan::{Capabilities, Current};
+use crate::registry::{Address, Kind, KINDS};
+use crate::wire::ListQuery;
+
+/// What was read from the target.
+#[derive(Debug)]
+pub struct Fetched {
+    pub caps: Capabilities,
+    pub current: Current,
+    pub warnings: Vec<String>,
+}
+
+/// Reads the target's description; the full registry (with a warning) when it has none.
+pub async fn capabilities(client: &Client) -> Result<(Capabilities, Option<String>), ClientError> {
+    match client.swagger().await {
+        Ok(doc) if doc.get("paths").is_some() => Ok((Capabilities::from_swagger(&doc), None)),
+        Ok(_) => Ok((
+            Capabilities::assumed_full(),
+            Some("the target's swagger.json has no paths: assuming the full API".into()),
+        )),
+        // Authentication problems are not a missing description: stop here.
+        Err(e) if matches!(e.status(), Some(401 | 403)) => Err(e),
+        Err(e) => Ok((
+            Capabilities::assumed_full(),
+            Some(format!(
+                "cannot read the target's swagger.json ({e}): assuming the full API"
+            )),
+        )),
+    }
+}
+
+fn list_filters(kind: Kind) -> ListQuery {
+    let mut q = ListQuery::default();
+    if kind.def().embedded_json.iter().any(|e| e.omitted_in_lists) {
+        q.filters
+            .insert("include_dashboard_json".into(), vec!["true".into()]);
+    }
+    q
+}
+
+async fn read_kind(client: &Client, kind: Kind) -> Result<(Kind, Vec<Value>), ClientError> {
+    if kind.def().singleton {
+        let one = client.read(kind, None).await?;
+        return Ok((kind, one.into_iter().collect()));
+    }
+    let (items, _pages) = client.list_all(kind, &list_filters(kind)).await?;
+    Ok((kind, items))
+}
+
+/// Reads capabilities and every readable kind's resources.
+pub async fn fetch(client: &Client) -> Result<Fetched, ClientError> {
+    let (caps, warning) = capabilities(client).await?;
+    let mut warnings: Vec<String> = warning.into_iter().collect();
+    let readable: Vec<Kind> = KINDS
+        .iter()
+        .map(|d| d.kind)
+        .filter(|k| caps.can_read_state(*k))
+        .collect();
+    let results = join_all(readable.iter().map(|k| read_kind(client, *k))).await;
+    let mut current = Current::default();
+    for result in results {
+        let (kind, items) = result?;
+        current.known.insert(kind);
+        for item in items {
+            let slug = if kind.def().singleton {
+                None
+            } else {
+                match item.get("slug").and_then(Value::as_str) {
+                    Some(s) if !s.is_empty() => Some(s.to_string()),
+                    _ => {
+                        warnings.push(format!(
+                            "the target listed a {kind} without a slug; skipped"
+                        ));
+                        continue;
+                    }
+                }
+            };
+            current.resources.insert(Address::new(kind, slug), item);
+        }
+    }
+    for def in KINDS.iter().filter(|d| !caps.can_read_state(d.kind)) {
+        tracing::info!(kind = def.name, "the target cannot list this kind");
+    }
+    Ok(Fetched {
+        caps,
+        current,
+        warnings,
+    })
+}
