@@ -252,8 +252,17 @@ impl Client {
             resource: resource.clone(),
             reason: transport_reason(&e),
         };
+        let started = std::time::Instant::now();
         let resp = req.send().await.map_err(transport)?;
         let status = resp.status();
+        tracing::debug!(
+            %method,
+            path,
+            query,
+            status = status.as_u16(),
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "response"
+        );
         let retry_after = resp
             .headers()
             .get(RETRY_AFTER)

@@ -86,7 +86,7 @@ pub enum Problem {
         path: String,
         target: String,
     },
-    #[error("reference cycle that cannot be broken: {cycle} (no reference in it is optional)")]
+    #[error("reference cycle that cannot be broken: {cycle} (no reference in it is optional on a resource the target can update)")]
     ReferenceCycle { cycle: String },
     #[error("{address}: the server rejected it (dry run): {message}")]
     ServerRejected { address: String, message: String },

@@ -51,7 +51,8 @@ async fn read_kind(client: &Client, kind: Kind) -> Result<(Kind, Vec<Value>), Cl
         let one = client.read(kind, None).await?;
         return Ok((kind, one.into_iter().collect()));
     }
-    let (items, _pages) = client.list_all(kind, &list_filters(kind)).await?;
+    let (items, pages) = client.list_all(kind, &list_filters(kind)).await?;
+    tracing::info!(kind = kind.name(), resources = items.len(), pages, "listed");
     Ok((kind, items))
 }
 

@@ -206,8 +206,16 @@ pub struct PlanOptions {
 
 /// Why no plan could be made: located problems in the manifests.
 #[derive(Debug, thiserror::Error)]
-#[error("the plan cannot be made: {} problem(s) in the manifests", .0.len())]
+#[error("the plan cannot be made: {}", problems(.0.len()))]
 pub struct PlanError(pub Vec<Diagnostic>);
+
+fn problems(n: usize) -> String {
+    if n == 1 {
+        "1 problem in the manifests".to_string()
+    } else {
+        format!("{n} problems in the manifests")
+    }
+}
 
 fn matches_any(patterns: &[Pattern], address: &Address) -> bool {
     patterns.iter().any(|p| p.matches(address))
@@ -416,7 +424,7 @@ pub fn plan(
     }
 
     let guard_violations = prune_guards(&actions, desired, settings);
-    let actions = order::order(actions, desired, current).map_err(PlanError)?;
+    let actions = order::order(actions, desired, current, caps).map_err(PlanError)?;
     Ok(Plan {
         target: opts.target.clone(),
         actions,

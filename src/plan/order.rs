@@ -14,10 +14,10 @@ use petgraph::graph::{DiGraph, NodeIndex};
 use serde_json::Value;
 
 use super::normalize::{remove_path, FieldChange};
-use super::{Action, ActionKind, Current};
+use super::{Action, ActionKind, Capabilities, Current};
 use crate::diagnostic::{Diagnostic, Problem};
 use crate::manifest::Manifest;
-use crate::registry::Address;
+use crate::registry::{Address, Op};
 use crate::yaml::Pos;
 
 /// A dependency: `from` must finish before `to`.
@@ -37,7 +37,8 @@ fn removes_pointer(body: &mut Value, pointer: &str) {
     remove_path(body, &dotted);
 }
 
-fn edges(actions: &[Action], current: &Current) -> Vec<Edge> {
+fn edges(actions: &[Action], current: &Current, caps: &Capabilities) -> Vec<Edge> {
+    let can_update = |a: &Action| caps.has(a.address.kind, Op::Update);
     let mut index: BTreeMap<&Address, Vec<usize>> = BTreeMap::new();
     for (i, a) in actions.iter().enumerate() {
         index.entry(&a.address).or_default().push(i);
@@ -50,14 +51,25 @@ fn edges(actions: &[Action], current: &Current) -> Vec<Edge> {
                 for r in a.address.kind.def().references_in(body) {
                     let target = Address::new(r.target, Some(r.slug.clone()));
                     for &j in index.get(&target).into_iter().flatten() {
-                        if j == i || actions[j].action == ActionKind::Delete {
+                        // Only the creation of what is referenced matters: a resource that
+                        // exists can be referenced whatever else changes about it.
+                        let creates = match actions[j].action {
+                            ActionKind::Create | ActionKind::Upsert => true,
+                            ActionKind::Unsupported => {
+                                actions[j].intended == Some(ActionKind::Create)
+                            }
+                            _ => false,
+                        };
+                        if j == i || !creates {
                             continue;
                         }
                         out.push(Edge {
                             from: j,
                             to: i,
-                            breakable: (r.optional && a.action == ActionKind::Create)
-                                .then(|| r.pointer.clone()),
+                            breakable: (r.optional
+                                && a.action == ActionKind::Create
+                                && can_update(a))
+                            .then(|| r.pointer.clone()),
                             path: r.path.clone(),
                         });
                     }
@@ -76,8 +88,10 @@ fn edges(actions: &[Action], current: &Current) -> Vec<Edge> {
                             out.push(Edge {
                                 from: j,
                                 to: i,
-                                breakable: (r.optional && x.action == ActionKind::Delete)
-                                    .then(|| r.pointer.clone()),
+                                breakable: (r.optional
+                                    && x.action == ActionKind::Delete
+                                    && can_update(x))
+                                .then(|| r.pointer.clone()),
                                 path: r.path.clone(),
                             });
                         }
@@ -133,8 +147,9 @@ pub fn order(
     mut actions: Vec<Action>,
     desired: &[Manifest],
     current: &Current,
+    caps: &Capabilities,
 ) -> Result<Vec<Action>, Vec<Diagnostic>> {
-    let mut all_edges = edges(&actions, current);
+    let mut all_edges = edges(&actions, current, caps);
     // Each round breaks one edge; a plan has far fewer cycles than actions.
     for _ in 0..=actions.len() {
         let Some((members, inner)) = find_cycle(actions.len(), &all_edges, &actions) else {
@@ -161,8 +176,10 @@ pub fn order(
             ActionKind::Create => {
                 // Create without the reference now, set it once the target exists.
                 let full = actions[edge.to].body.clone();
-                if let Some(body) = actions[edge.to].body.as_mut() {
+                let held = &mut actions[edge.to];
+                if let Some(body) = held.body.as_mut() {
                     removes_pointer(body, &pointer);
+                    held.fields = super::normalize::written_fields(held.address.kind, body);
                 }
                 let target = actions[edge.from].address.clone();
                 let after = full.as_ref().and_then(|b| b.pointer(&pointer)).cloned();
@@ -313,7 +330,7 @@ fn topological(actions: Vec<Action>, edges: &[Edge]) -> Vec<Action> {
     sequence
         .iter()
         .map(|&i| {
-            let mut a = slots[i].take().unwrap_or_else(|| unreachable_action());
+            let mut a = slots[i].take().unwrap_or_else(unreachable_action);
             a.depends_on = preds[i].iter().map(|&p| position[p]).collect();
             a
         })

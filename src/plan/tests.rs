@@ -256,10 +256,8 @@ fn delete_cycle_is_broken_by_dropping_a_reference() {
 }
 
 #[test]
-fn unbreakable_cycle_is_an_error_naming_it() {
-    // Required references both ways: a classic dashboard and... use monitors/buckets? Only
-    // optional references can form create cycles among the registry's kinds, so mark one
-    // side as existing-but-changed to make an update cycle.
+fn updates_of_existing_resources_need_no_order() {
+    // Both exist; adding references both ways needs no ordering, so it is no cycle.
     let cur = current(&[
         (Kind::Bucket, json!({"slug": "b", "name": "B"})),
         (
@@ -279,18 +277,55 @@ fn unbreakable_cycle_is_an_error_naming_it() {
             json!({"slug": "n", "name": "N", "bucket_slug": "b"}),
         ),
     ];
-    let err = plan(
+    let p = run(&desired, &cur, &Settings::default(), false);
+    assert_eq!(
+        steps(&p),
+        vec!["update Bucket/b", "update NotificationPolicy/n"]
+    );
+    assert!(p.actions.iter().all(|a| a.depends_on.is_empty()));
+}
+
+/// A target that can create buckets and policies but update neither: the create cycle has
+/// no way out.
+pub(super) fn unbreakable() -> PlanError {
+    let mut caps = Capabilities::assumed_full();
+    for kind in [Kind::Bucket, Kind::NotificationPolicy] {
+        caps.ops.insert(
+            kind,
+            crate::registry::Ops {
+                update: false,
+                ..crate::registry::Ops::CRUDL
+            },
+        );
+    }
+    let desired = vec![
+        manifest(
+            Kind::Bucket,
+            json!({"slug": "b", "name": "B", "notification_policy_slug": "n"}),
+        ),
+        manifest(
+            Kind::NotificationPolicy,
+            json!({"slug": "n", "name": "N", "bucket_slug": "b"}),
+        ),
+    ];
+    plan(
         &desired,
-        &cur,
-        &Capabilities::assumed_full(),
+        &current(&[]),
+        &caps,
         &Settings::default(),
         &PlanOptions::default(),
     )
-    .unwrap_err();
+    .unwrap_err()
+}
+
+#[test]
+fn unbreakable_cycle_is_an_error_naming_it() {
+    let err = unbreakable();
     assert_eq!(
         err.0[0].to_string(),
-        "buckets.yaml:1:1: error: reference cycle that cannot be broken: Bucket/b -> NotificationPolicy/n -> Bucket/b (no reference in it is optional)"
+        "buckets.yaml:1:1: error: reference cycle that cannot be broken: Bucket/b -> NotificationPolicy/n -> Bucket/b (no reference in it is optional on a resource the target can update)"
     );
+    insta::assert_snapshot!(format!("{}\nerror: {err}", err.0[0]));
 }
 
 #[test]

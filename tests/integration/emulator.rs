@@ -147,7 +147,7 @@ fn slugs(items: &[Value]) -> Vec<String> {
 }
 
 /// The valid fixture's manifests, in an order where references come first.
-fn fixture_objects() -> Vec<(Kind, Option<String>, Value)> {
+pub fn fixture_objects() -> Vec<(Kind, Option<String>, Value)> {
     let loaded = cfgctl::manifest::load_dir(&root().join("fixtures/valid")).unwrap();
     let order = [
         Kind::Team,

@@ -2,6 +2,7 @@
 //! test needs its parser) against the fixture folders.
 
 mod emulator;
+mod plan;
 mod schema;
 mod support;
 mod validate;

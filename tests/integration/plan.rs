@@ -1,0 +1,531 @@
+//! `cfgctl plan` and `cfgctl drift` against the emulator (in-process, port 0), driving the
+//! real binary.
+
+use std::path::{Path, PathBuf};
+
+use cfgctl::emulator::Config;
+use cfgctl::registry::{Kind, Profile};
+use serde_json::{json, Value};
+
+use crate::emulator::{fixture_objects, Tenant};
+use crate::support::{cfgctl_in, root, Run};
+
+/// Runs cfgctl against the tenant, in the repository root; the tenant's URL is replaced by
+/// `[TARGET]` so snapshots do not depend on the port.
+async fn run(t: &Tenant, args: &[&str]) -> Run {
+    run_in(t, &root(), args, &[]).await
+}
+
+async fn run_in(t: &Tenant, dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
+    let url = t.emulator.url();
+    let mut full: Vec<String> = vec!["--url".into(), url.clone()];
+    full.extend(args.iter().map(|s| s.to_string()));
+    let dir = dir.to_path_buf();
+    let env: Vec<(String, String)> = env
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let run = tokio::task::spawn_blocking(move || {
+        let args: Vec<&str> = full.iter().map(String::as_str).collect();
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        cfgctl_in(&dir, &args, &env)
+    })
+    .await
+    .expect("cfgctl ran");
+    Run {
+        code: run.code,
+        stdout: run.stdout.replace(&url, "[TARGET]"),
+        stderr: run.stderr.replace(&url, "[TARGET]"),
+    }
+}
+
+async fn seeded(config: Config) -> Tenant {
+    let t = Tenant::start(config).await;
+    for (kind, slug, object) in fixture_objects() {
+        let r = t.create(kind, object).await;
+        assert_eq!(r.status, 200, "seeding {kind}/{slug:?}: {r:?}");
+    }
+    t
+}
+
+/// A copy of fixtures/valid to change.
+fn scratch_copy() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let src = root().join("fixtures/valid");
+    for entry in walkdir::WalkDir::new(&src) {
+        let entry = entry.unwrap();
+        let rel = entry.path().strip_prefix(&src).unwrap();
+        let dest = dir.path().join(rel);
+        if entry.file_type().is_dir() {
+            std::fs::create_dir_all(&dest).unwrap();
+        } else {
+            std::fs::copy(entry.path(), &dest).unwrap();
+        }
+    }
+    dir
+}
+
+fn write(dir: &Path, rel: &str, text: &str) {
+    let path: PathBuf = dir.join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+#[tokio::test]
+async fn full_fixture_planned_from_empty() {
+    let t = Tenant::full().await;
+    let text = run(&t, &["plan", "fixtures/valid"]).await;
+    assert_eq!(text.code, 0, "{}", text.transcript());
+    assert!(
+        text.stdout.contains("Plan: 19 to create, 0 to update"),
+        "{}",
+        text.stdout
+    );
+    insta::assert_snapshot!("from_empty_text", text.stdout);
+
+    let md = run(&t, &["plan", "fixtures/valid", "--format", "markdown"]).await;
+    assert_eq!(md.code, 0);
+    assert!(md.stdout.len() < 60_000);
+    insta::assert_snapshot!("from_empty_markdown", md.stdout);
+
+    let json = run(&t, &["plan", "fixtures/valid", "--format", "json"]).await;
+    assert_eq!(json.code, 0);
+    let v: Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(v["summary"]["create"], 19);
+    insta::assert_snapshot!("from_empty_json", json.stdout);
+
+    let detailed = run(&t, &["plan", "fixtures/valid", "--detailed-exitcode"]).await;
+    assert_eq!(detailed.code, 2);
+}
+
+#[tokio::test]
+async fn seeded_tenant_plans_no_change_with_list_requests_only() {
+    let t = seeded(Config {
+        page_size: 2,
+        ..Config::default()
+    })
+    .await;
+    t.emulator.reset_stats();
+    let r = run(&t, &["plan", "fixtures/valid", "--detailed-exitcode"]).await;
+    assert_eq!(r.code, 0, "{}", r.transcript());
+    assert_eq!(
+        r.stdout,
+        "cfgctl plan for [TARGET]\n\nNo changes: the target matches the manifests (19 resources).\n\nPlan: 0 to create, 0 to update, 0 to delete, 0 to upsert, 0 unsupported, 19 unchanged.\n"
+    );
+    let stats = t.emulator.stats();
+    // Only GETs of collections (the singleton's read is its collection path) and the
+    // description: never a per-resource request.
+    for record in &stats.log {
+        assert_eq!(record.method, "GET", "{record:?}");
+        assert!(
+            !stats.by_route.keys().any(|k| k.contains("{slug}")),
+            "{:?}",
+            stats.by_route
+        );
+    }
+    // One request per page: at page size 2, ceil(n / 2) pages per kind (1 for an empty one).
+    let mut expected = 1; // swagger.json
+    let mut per_kind = std::collections::BTreeMap::new();
+    for (kind, _, _) in fixture_objects() {
+        *per_kind.entry(kind).or_insert(0usize) += 1;
+    }
+    for def in &cfgctl::registry::KINDS {
+        let n = per_kind.get(&def.kind).copied().unwrap_or(0);
+        expected += if def.singleton {
+            1
+        } else {
+            n.div_ceil(2).max(1)
+        };
+    }
+    assert_eq!(stats.total as usize, expected, "{:?}", stats.by_route);
+    assert_eq!(stats.count("GET", "/api/v1/config/monitors"), 2);
+
+    let drift = run(&t, &["drift", "fixtures/valid"]).await;
+    assert_eq!(drift.code, 0, "{}", drift.transcript());
+}
+
+#[tokio::test]
+async fn every_kind_of_change() {
+    let t = seeded(Config::default()).await;
+    // Out-of-band resources: one in the prune scope, one outside it.
+    t.create(
+        Kind::Dashboard,
+        json!({"slug": "scratch", "name": "Scratch"}),
+    )
+    .await;
+    t.create(
+        Kind::Team,
+        json!({"slug": "contractors", "name": "Contractors"}),
+    )
+    .await;
+    let dir = scratch_copy();
+    // A field changed, a field removed (labels.cost_center), a label added.
+    write(
+        dir.path(),
+        "buckets/platform.yaml",
+        "api_version: v1/config\nkind: Bucket\nspec:\n  slug: platform\n  name: Platform\n  description: Everything the platform team runs\n  team_slug: platform\n  notification_policy_slug: platform-oncall\n  labels:\n    team: platform\n    tier: gold\n",
+    );
+    // A change inside an embedded document.
+    let path = dir.path().join("classic-dashboards/platform-nodes.yaml");
+    let text = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace("\"refresh\": \"1m\"", "\"refresh\": \"5m\"");
+    std::fs::write(&path, text).unwrap();
+    let d = dir.path().to_str().unwrap();
+    let plan = run_in(&t, dir.path(), &["plan", d, "-v"], &[]).await;
+    assert_eq!(plan.code, 0, "{}", plan.transcript());
+    let stdout = plan.stdout.replace(d, "[DIR]");
+    insta::assert_snapshot!("changes_text", stdout);
+    let pruned = run_in(
+        &t,
+        dir.path(),
+        &["plan", d, "--prune", "--format", "json"],
+        &[],
+    )
+    .await;
+    let v: Value = serde_json::from_str(&pruned.stdout).unwrap();
+    let actions: Vec<String> = v["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            format!(
+                "{} {}",
+                c["action"].as_str().unwrap(),
+                c["address"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        actions,
+        vec![
+            "update Bucket/platform",
+            "update ClassicDashboard/platform-nodes",
+            "delete Dashboard/scratch"
+        ]
+    );
+    assert_eq!(v["unmanaged"], json!(["Team/contractors"]));
+    let fields = &v["changes"][0]["fields"];
+    assert_eq!(
+        fields,
+        &json!([
+            {"path": "description", "before": "Everything the platform team owns", "after": "Everything the platform team runs"},
+            {"path": "labels.cost_center", "before": "4100", "after": null},
+            {"path": "labels.tier", "before": null, "after": "gold"}
+        ])
+    );
+    let md = run_in(
+        &t,
+        dir.path(),
+        &["plan", d, "--prune", "--format", "markdown"],
+        &[],
+    )
+    .await;
+    insta::assert_snapshot!("changes_markdown", md.stdout.replace(d, "[DIR]"));
+    // drift: managed changes → 2.
+    let drift = run_in(&t, dir.path(), &["drift", d], &[]).await;
+    assert_eq!(drift.code, 2);
+}
+
+#[tokio::test]
+async fn unmanaged_in_prune_scope_is_drift() {
+    let t = seeded(Config::default()).await;
+    let clean = run(&t, &["drift", "fixtures/valid"]).await;
+    assert_eq!(clean.code, 0);
+    t.create(
+        Kind::Team,
+        json!({"slug": "outside", "name": "Outside the prune scope"}),
+    )
+    .await;
+    let still = run(&t, &["drift", "fixtures/valid"]).await;
+    assert_eq!(
+        still.code, 0,
+        "unmanaged outside the prune scope is not drift"
+    );
+    t.create(
+        Kind::Dashboard,
+        json!({"slug": "scratch", "name": "Scratch"}),
+    )
+    .await;
+    let drift = run(&t, &["drift", "fixtures/valid", "--format", "json"]).await;
+    assert_eq!(drift.code, 2);
+    let v: Value = serde_json::from_str(&drift.stdout).unwrap();
+    assert_eq!(v["unmanaged"], json!(["Dashboard/scratch", "Team/outside"]));
+}
+
+#[tokio::test]
+async fn unsupported_under_the_seed_profile() {
+    let t = Tenant::start(Config {
+        profile: Profile::Seed,
+        ..Config::default()
+    })
+    .await;
+    let r = run(&t, &["plan", "fixtures/valid", "--detailed-exitcode"]).await;
+    assert_eq!(r.code, 2, "{}", r.transcript());
+    let summary = r.stdout.lines().last().unwrap().to_string();
+    assert_eq!(
+        summary,
+        "Plan: 9 to create, 0 to update, 0 to delete, 1 to upsert, 9 unsupported, 0 unchanged."
+    );
+    let unsupported: Vec<&str> = r
+        .stdout
+        .lines()
+        .filter(|l| {
+            l.starts_with("  ! ")
+                || l.starts_with("  ^ ")
+                || l.contains("unsupported ")
+                || l.contains("# the target")
+        })
+        .collect();
+    insta::assert_snapshot!("seed_unsupported", unsupported.join("\n"));
+}
+
+#[tokio::test]
+async fn dangling_reference_is_an_error() {
+    let t = Tenant::full().await;
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "bucket.yaml",
+        "api_version: v1/config\nkind: Bucket\nspec:\n  slug: b\n  name: B\n  team_slug: ghost\n",
+    );
+    let r = run_in(&t, dir.path(), &["plan", "."], &[]).await;
+    assert_eq!(r.code, 1);
+    assert_eq!(r.stdout, "");
+    insta::assert_snapshot!("dangling_reference", r.stderr);
+}
+
+#[tokio::test]
+async fn cycles_broken_and_unbreakable() {
+    let t = Tenant::full().await;
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "cycle.yaml",
+        "api_version: v1/config\nkind: Bucket\nspec:\n  slug: b\n  name: B\n  notification_policy_slug: n\n---\napi_version: v1/config\nkind: NotificationPolicy\nspec:\n  slug: n\n  name: N\n  bucket_slug: b\n",
+    );
+    let r = run_in(&t, dir.path(), &["plan", "."], &[]).await;
+    assert_eq!(r.code, 0, "{}", r.transcript());
+    insta::assert_snapshot!("broken_cycle", r.stdout);
+
+    // Both exist without the references: two updates, no ordering needed, no cycle. (An
+    // unbreakable cycle needs a target that cannot update either side: see the planner's
+    // unit test and its snapshot.)
+    t.create(Kind::Team, json!({"slug": "t", "name": "T"}))
+        .await;
+    t.create(Kind::Bucket, json!({"slug": "b", "name": "B"}))
+        .await;
+    t.create(
+        Kind::NotificationPolicy,
+        json!({"slug": "n", "name": "N", "team_slug": "t"}),
+    )
+    .await;
+    let r = run_in(&t, dir.path(), &["plan", ".", "--format", "json"], &[]).await;
+    assert_eq!(r.code, 0, "{}", r.transcript());
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["summary"]["update"], 2);
+    assert_eq!(v["changes"][0]["depends_on"], json!([]));
+}
+
+#[tokio::test]
+async fn server_validate_rejection_points_at_the_manifest() {
+    let t = Tenant::full().await;
+    // The label name is taken by a resource the manifests do not know.
+    t.create(
+        Kind::DerivedLabel,
+        json!({"slug": "old-env", "name": "Old", "label_name": "environment"}),
+    )
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "labels/environment.yaml",
+        "# the new label\napi_version: v1/config\nkind: DerivedLabel\nspec:\n  slug: environment\n  name: Environment\n  label_name: environment\n",
+    );
+    write(
+        dir.path(),
+        "team.yaml",
+        "api_version: v1/config\nkind: Team\nspec:\n  slug: t\n  name: T\n",
+    );
+    let plain = run_in(&t, dir.path(), &["plan", "."], &[]).await;
+    assert_eq!(plain.code, 0, "offline and list checks cannot see it");
+    let r = run_in(&t, dir.path(), &["plan", ".", "--server-validate"], &[]).await;
+    assert_eq!(r.code, 1);
+    insta::assert_snapshot!("server_validate_rejection", r.stderr);
+    // Nothing was created by the dry runs.
+    assert_eq!(t.read(Kind::Team, Some("t")).await.status, 404);
+}
+
+#[tokio::test]
+async fn server_validate_notes_what_waits_for_a_create() {
+    let t = Tenant::full().await;
+    let r = run(&t, &["plan", "fixtures/valid", "--server-validate"]).await;
+    assert_eq!(r.code, 0, "{}", r.transcript());
+    assert!(
+        r.stdout.contains("Warning: Bucket/platform not validated by the server: it waits for NotificationPolicy/platform-oncall, Team/platform to be created"),
+        "{}",
+        r.stdout
+    );
+}
+
+#[tokio::test]
+async fn the_token_appears_nowhere() {
+    let secret = "tok-3f9c2e7a-never-print-me";
+    let t = Tenant::start(Config {
+        token: Some(secret.into()),
+        ..Config::default()
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("plan.json");
+    let out_arg = out.to_str().unwrap().to_string();
+    let token_file = dir.path().join("token");
+    std::fs::write(&token_file, format!("{secret}\n")).unwrap();
+    let runs = vec![
+        run(
+            &t,
+            &[
+                "plan",
+                "fixtures/valid",
+                "-vv",
+                "--token",
+                secret,
+                "--out",
+                &out_arg,
+            ],
+        )
+        .await,
+        run_in(
+            &t,
+            &root(),
+            &["plan", "fixtures/valid", "-vv", "--log-format", "json"],
+            &[("CFGCTL_TOKEN", secret)],
+        )
+        .await,
+        run(
+            &t,
+            &[
+                "plan",
+                "fixtures/valid",
+                "--token-file",
+                token_file.to_str().unwrap(),
+            ],
+        )
+        .await,
+        run(
+            &t,
+            &[
+                "drift",
+                "fixtures/valid",
+                "--token",
+                "wrong-token-value",
+                "-vv",
+            ],
+        )
+        .await,
+        run(&t, &["plan", "--help"]).await,
+    ];
+    assert_eq!(runs[0].code, 0, "{}", runs[0].transcript());
+    assert_eq!(runs[1].code, 0, "{}", runs[1].transcript());
+    assert_eq!(runs[2].code, 0, "{}", runs[2].transcript());
+    assert_eq!(runs[3].code, 1);
+    assert!(runs[3].stderr.contains("401"), "{}", runs[3].stderr);
+    assert!(!runs[3].stderr.contains("wrong-token-value"));
+    assert!(!runs[0].stderr.is_empty(), "-vv logs something");
+    for r in &runs {
+        assert!(
+            !r.stdout.contains(secret) && !r.stderr.contains(secret),
+            "{}",
+            r.transcript()
+        );
+    }
+    let saved = std::fs::read_to_string(&out).unwrap();
+    assert!(saved.contains("\"fingerprint\""));
+    assert!(!saved.contains(secret));
+}
+
+#[tokio::test]
+async fn saved_plan_has_objects_and_fingerprints() {
+    let t = seeded(Config::default()).await;
+    let dir = scratch_copy();
+    write(
+        dir.path(),
+        "teams/extra.yaml",
+        "api_version: v1/config\nkind: Team\nspec:\n  slug: extra\n  name: Extra\n",
+    );
+    let path = dir.path().join("buckets/platform.yaml");
+    let text = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace("owns", "runs");
+    std::fs::write(&path, text).unwrap();
+    let out = dir.path().join("plan.json");
+    let d = dir.path().to_str().unwrap();
+    let r = run_in(
+        &t,
+        dir.path(),
+        &[
+            "plan",
+            d,
+            "--out",
+            out.to_str().unwrap(),
+            "--format",
+            "json",
+        ],
+        &[],
+    )
+    .await;
+    assert_eq!(r.code, 0, "{}", r.transcript());
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let changes = saved["changes"].as_array().unwrap();
+    assert_eq!(changes.len(), 2);
+    let update = changes.iter().find(|c| c["action"] == "update").unwrap();
+    let create = changes.iter().find(|c| c["action"] == "create").unwrap();
+    assert_eq!(update["fingerprint"].as_str().unwrap().len(), 16);
+    assert_eq!(
+        update["body"]["description"],
+        "Everything the platform team runs"
+    );
+    assert!(create["fingerprint"].is_null());
+    assert_eq!(create["body"], json!({"slug": "extra", "name": "Extra"}));
+    // The stdout JSON is the §4 shape, without the saved-plan extras.
+    let shown: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert!(shown["changes"][0].get("body").is_none());
+}
+
+#[test]
+fn no_target_names_both_options() {
+    let r = crate::support::cfgctl(&["plan", "fixtures/valid"]);
+    assert_eq!(r.code, 1);
+    assert_eq!(
+        r.stderr,
+        "error: no target: pass --url URL (or set CFGCTL_URL) for a tenant, or --local for the embedded local tenant\n"
+    );
+    let r = crate::support::cfgctl(&[
+        "plan",
+        "fixtures/valid",
+        "--url",
+        "http://tenant.example.com",
+    ]);
+    assert_eq!(r.code, 1);
+    assert_eq!(
+        r.stderr,
+        "error: refusing to send the API token over plain http to tenant.example.com: use https, or pass --insecure-http\n"
+    );
+}
+
+#[test]
+fn local_tenant_plans_in_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("local.db");
+    let r = crate::support::cfgctl(&[
+        "plan",
+        "examples/quickstart",
+        &format!("--local={}", db.display()),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.transcript());
+    assert!(r
+        .stdout
+        .starts_with(&format!("cfgctl plan for local:{}", db.display())));
+    assert!(r.stdout.contains("Plan: 5 to create"), "{}", r.stdout);
+    assert!(db.exists(), "the local store is created");
+}
