@@ -529,3 +529,110 @@ fn local_tenant_plans_in_process() {
     assert!(r.stdout.contains("Plan: 5 to create"), "{}", r.stdout);
     assert!(db.exists(), "the local store is created");
 }
+
+#[tokio::test]
+async fn colour_follows_the_flag() {
+    let t = Tenant::full().await;
+    let plain = run(&t, &["plan", "examples/quickstart"]).await;
+    assert!(!plain.stdout.contains('\u{1b}'), "no colour off a terminal");
+    let always = run(&t, &["plan", "examples/quickstart", "--color", "always"]).await;
+    assert!(
+        always.stdout.contains("\u{1b}[32m+ Team/checkout"),
+        "{}",
+        always.stdout
+    );
+    let never = run_in(
+        &t,
+        &root(),
+        &["plan", "examples/quickstart", "--color", "auto"],
+        &[("NO_COLOR", "1")],
+    )
+    .await;
+    assert!(!never.stdout.contains('\u{1b}'));
+}
+
+#[tokio::test]
+async fn a_flaky_target_still_plans() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("tenant.db");
+    let clean = seeded(Config {
+        data: Some(data.clone()),
+        ..Config::default()
+    })
+    .await;
+    clean.emulator.stop().await;
+    let flaky = Tenant::start(Config {
+        data: Some(data),
+        faults: cfgctl::emulator::faults::Faults::parse("500:0.2,503:0.1,reset:0.05").unwrap(),
+        ..Config::default()
+    })
+    .await;
+    let r = run(
+        &flaky,
+        &[
+            "plan",
+            "fixtures/valid",
+            "--detailed-exitcode",
+            "--max-retries",
+            "12",
+        ],
+    )
+    .await;
+    assert_eq!(r.code, 0, "{}", r.transcript());
+    assert!(r.stdout.contains("No changes"), "{}", r.stdout);
+    let stats = flaky.emulator.stats();
+    assert!(
+        stats.log.iter().all(|l| l.method == "GET"),
+        "retries are reads too"
+    );
+}
+
+/// A target that redirects everything to another origin: cfgctl must not follow, so the
+/// other origin never sees the token.
+#[tokio::test]
+async fn redirects_to_another_host_never_carry_the_token() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    let hits = Arc::new(AtomicUsize::new(0));
+    let seen = Arc::clone(&hits);
+    let other = axum::Router::new().fallback(move || {
+        let seen = Arc::clone(&seen);
+        async move {
+            seen.fetch_add(1, Ordering::SeqCst);
+            "{}"
+        }
+    });
+    let other_listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let other_addr = other_listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(other_listener, other).await });
+    let redirect = axum::Router::new().fallback(move |uri: axum::http::Uri| async move {
+        axum::response::Redirect::temporary(&format!("http://{other_addr}{uri}"))
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, redirect).await });
+
+    let url = format!("http://{addr}");
+    let r = tokio::task::spawn_blocking(move || {
+        crate::support::cfgctl(&[
+            "plan",
+            "fixtures/valid",
+            "--url",
+            &url,
+            "--token",
+            "redirect-secret",
+            "--max-retries",
+            "0",
+        ])
+    })
+    .await
+    .unwrap();
+    assert_eq!(r.code, 1, "{}", r.transcript());
+    assert!(r.stderr.contains("redirect"), "{}", r.stderr);
+    assert!(!r.stderr.contains("redirect-secret"));
+    assert_eq!(
+        hits.load(Ordering::SeqCst),
+        0,
+        "the other host was contacted"
+    );
+}
