@@ -6,7 +6,8 @@
 //!      emulator's own counter;
 //!   2. a per-resource read of the same N resources at concurrency 16 (what a tool that
 //!      refreshes every resource before diffing does).
-//! Run with `cargo bench --bench plan` (optionally `-- --resources 10000`).
+//!
+//! Run with `cargo bench --bench plan` (optionally `-- --resources 10000 --latency-ms 20`).
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, Command, Stdio};
