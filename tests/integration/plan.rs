@@ -636,3 +636,42 @@ async fn redirects_to_another_host_never_carry_the_token() {
         "the other host was contacted"
     );
 }
+
+/// A target without a swagger.json: the full API is assumed, and the plan says so.
+#[tokio::test]
+async fn no_description_means_the_full_registry_with_a_warning() {
+    let app = axum::Router::new()
+        .route(
+            cfgctl::wire::SWAGGER_PATH,
+            axum::routing::get(|| async {
+                (
+                    axum::http::StatusCode::NOT_FOUND,
+                    "{\"message\": \"no such page\"}",
+                )
+            }),
+        )
+        .fallback(|| async { axum::Json(json!({})) });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let url = format!("http://{addr}");
+    let r = tokio::task::spawn_blocking(move || {
+        crate::support::cfgctl(&[
+            "plan",
+            "examples/quickstart",
+            "--url",
+            &url,
+            "--max-retries",
+            "0",
+        ])
+    })
+    .await
+    .unwrap();
+    assert_eq!(r.code, 0, "{}", r.transcript());
+    assert!(r.stdout.contains("Plan: 5 to create"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("Warning: cannot read the target's swagger.json (GET /api/v1/config/swagger.json: 404 no such page): assuming the full API"),
+        "{}",
+        r.stdout
+    );
+}
