@@ -123,6 +123,30 @@ pub enum Command {
         #[arg(long, value_name = "PATTERN", value_parser = parse_pattern)]
         only: Vec<Pattern>,
     },
+    /// Make the target match the manifests (or apply a saved plan), in dependency order.
+    ///
+    /// Shows the plan, asks for confirmation on a terminal (--auto-approve otherwise), then
+    /// runs the actions concurrently (--parallelism). Exit 0 only when every action succeeded.
+    Apply {
+        /// Directory of manifests, or a plan file written by `plan --out`.
+        #[arg(default_value = ".", value_name = "DIR|PLANFILE")]
+        source: PathBuf,
+        /// Do not ask for confirmation (needed without a terminal).
+        #[arg(long)]
+        auto_approve: bool,
+        /// Delete resources inside the `prune` patterns of cfgctl.yaml that no manifest declares.
+        #[arg(long)]
+        prune: bool,
+        /// Allow a prune that deletes every resource of a kind no manifest declares.
+        #[arg(long)]
+        allow_empty_prune: bool,
+        /// Send force_delete=true on bucket deletes (cascades to what references the bucket).
+        #[arg(long)]
+        force_delete_buckets: bool,
+        /// Only resources matching KIND/SLUG-GLOB (repeatable).
+        #[arg(long, value_name = "PATTERN", value_parser = parse_pattern)]
+        only: Vec<Pattern>,
+    },
     /// Report whether the target still matches the manifests (for cron jobs).
     ///
     /// Exit 2 on drift (managed changes, or unmanaged resources inside the prune scope),
@@ -314,6 +338,24 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             server_validate,
             only,
             drift: false,
+            verbose: cli.global.verbose > 0,
+            target: target_options(&cli.global)?,
+        }),
+        Command::Apply {
+            source,
+            auto_approve,
+            prune,
+            allow_empty_prune,
+            force_delete_buckets,
+            only,
+        } => commands::apply(commands::ApplyCommand {
+            source,
+            auto_approve,
+            prune,
+            allow_empty_prune,
+            force_delete_buckets,
+            only,
+            parallelism: cli.global.parallelism.max(1),
             verbose: cli.global.verbose > 0,
             target: target_options(&cli.global)?,
         }),

@@ -2,6 +2,7 @@
 //! returning the exit code. Errors that end a command come back as `anyhow` errors with
 //! context; `main` prints them once.
 
+use std::fmt::Write as _;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -424,4 +425,295 @@ async fn server_validate(
     }
     plan.warnings.extend(notes);
     Ok(rejected)
+}
+
+/// Options of `cfgctl apply`.
+#[derive(Debug, Clone)]
+pub struct ApplyCommand {
+    /// A manifest directory, or a plan file written by `plan --out`.
+    pub source: PathBuf,
+    pub auto_approve: bool,
+    pub prune: bool,
+    pub allow_empty_prune: bool,
+    pub force_delete_buckets: bool,
+    pub only: Vec<crate::pattern::Pattern>,
+    pub parallelism: usize,
+    pub verbose: bool,
+    pub target: TargetOptions,
+}
+
+fn ask_confirmation(plan: &crate::plan::Plan) -> anyhow::Result<bool> {
+    use std::io::BufRead;
+    let mut err = std::io::stderr().lock();
+    write!(
+        err,
+        "\nApply {} to {}? Only 'yes' is accepted: ",
+        plural(plan.actions.len(), "action", "actions"),
+        plan.target
+    )
+    .context("writing to stderr")?;
+    err.flush().context("writing to stderr")?;
+    let mut answer = String::new();
+    std::io::stdin()
+        .lock()
+        .read_line(&mut answer)
+        .context("reading the answer")?;
+    Ok(answer.trim() == "yes")
+}
+
+/// `cfgctl apply`: plan (or read a saved plan), confirm, execute, report.
+pub fn apply(opts: ApplyCommand) -> anyhow::Result<ExitCode> {
+    use crate::apply::Outcome;
+    use crate::plan::{ActionKind, Guard};
+    use std::io::IsTerminal;
+
+    let from_file = opts.source.is_file();
+    let loaded = if from_file {
+        None
+    } else {
+        Some(load_valid(&opts.source)?)
+    };
+    runtime()?.block_on(async {
+        let conn = connect(&opts.target).await?;
+        let (plan, current) = match &loaded {
+            None => {
+                let text = std::fs::read_to_string(&opts.source)
+                    .with_context(|| format!("reading the plan file {}", opts.source.display()))?;
+                let plan = crate::apply::saved::parse(&text)
+                    .with_context(|| format!("reading the plan file {}", opts.source.display()))?;
+                if plan.target != conn.name {
+                    anyhow::bail!(
+                        "the plan in {} was made for {}, not for {}: nothing was changed",
+                        opts.source.display(),
+                        plan.target,
+                        conn.name
+                    );
+                }
+                let stale = crate::apply::saved::stale(&conn.client, &plan)
+                    .await
+                    .context("checking the saved plan against the target")?;
+                if !stale.is_empty() {
+                    let mut err = anstream::stderr().lock();
+                    for s in &stale {
+                        let _ = writeln!(err, "  {s}");
+                    }
+                    anyhow::bail!(
+                        "the saved plan is stale ({} changed since it was made): nothing was changed; run `cfgctl plan --out` again",
+                        plural(stale.len(), "resource", "resources")
+                    );
+                }
+                (plan, crate::plan::Current::default())
+            }
+            Some(loaded) => {
+                let fetched = crate::state::fetch(&conn.client)
+                    .await
+                    .with_context(|| format!("reading the current state of {}", conn.name))?;
+                let plan_opts = crate::plan::PlanOptions {
+                    target: conn.name.clone(),
+                    prune: opts.prune,
+                    only: opts.only.clone(),
+                };
+                let mut plan = match crate::plan::plan(
+                    &loaded.manifests,
+                    &fetched.current,
+                    &fetched.caps,
+                    &loaded.settings,
+                    &plan_opts,
+                ) {
+                    Ok(p) => p,
+                    Err(e) => {
+                        print_diagnostics(&e.0);
+                        return Err(e.into());
+                    }
+                };
+                let mut warnings = fetched.warnings;
+                warnings.append(&mut plan.warnings);
+                plan.warnings = warnings;
+                (plan, fetched.current)
+            }
+        };
+        let rendered = crate::render::text(
+            &plan,
+            crate::render::TextOptions {
+                color: true,
+                verbose: opts.verbose,
+                drift: false,
+            },
+        );
+        anstream::stdout()
+            .lock()
+            .write_all(rendered.as_bytes())
+            .context("writing to stdout")?;
+        let refused: Vec<String> = plan
+            .guard_violations
+            .iter()
+            .filter(|g| !(matches!(g, Guard::EmptyPrune { .. }) && opts.allow_empty_prune))
+            .map(|g| g.to_string())
+            .collect();
+        if !refused.is_empty() {
+            anyhow::bail!("refusing to apply: {}; nothing was changed", refused.join("; "));
+        }
+        if plan.actions.is_empty() {
+            writeln!(anstream::stdout().lock(), "\nNothing to apply.").context("writing to stdout")?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        if !opts.auto_approve {
+            if !std::io::stdin().is_terminal() {
+                anyhow::bail!(
+                    "apply needs --auto-approve when standard input is not a terminal: nothing was changed"
+                );
+            }
+            if !ask_confirmation(&plan)? {
+                anyhow::bail!("not confirmed: nothing was changed");
+            }
+        }
+
+        let on_terminal = std::io::stderr().is_terminal();
+        let bar = if on_terminal {
+            let bar = indicatif::ProgressBar::new(plan.actions.len() as u64);
+            if let Ok(style) = indicatif::ProgressStyle::with_template(
+                "{spinner} [{bar:30}] {pos}/{len} {msg}",
+            ) {
+                bar.set_style(style.progress_chars("=> "));
+            }
+            Some(bar)
+        } else {
+            None
+        };
+        let report = |a: &crate::plan::Action, o: &Outcome| {
+            let line = match o {
+                Outcome::Done { elapsed, resolved } => format!(
+                    "{} {} ({} ms){}",
+                    crate::apply::verb(a.action),
+                    a.address,
+                    elapsed.as_millis(),
+                    resolved
+                        .as_ref()
+                        .map(|r| format!(": resolved conflict, {r}"))
+                        .unwrap_or_default()
+                ),
+                Outcome::Failed { reason } => {
+                    format!("failed to {} {}: {reason}", a.action.as_str(), a.address)
+                }
+                Outcome::Skipped { because } => {
+                    format!("skipped {} {}: {because} failed", a.action.as_str(), a.address)
+                }
+                Outcome::Unsupported { reason } => {
+                    format!("not attempted {}: unsupported, {reason}", a.address)
+                }
+            };
+            match &bar {
+                Some(bar) => {
+                    bar.inc(1);
+                    bar.set_message(a.address.to_string());
+                    if !o.is_success() {
+                        bar.println(line);
+                    }
+                }
+                None => {
+                    let _ = writeln!(std::io::stderr().lock(), "{line}");
+                }
+            }
+        };
+        let client = std::sync::Arc::new(conn.client);
+        let outcomes = crate::apply::execute(
+            std::sync::Arc::clone(&client),
+            &plan,
+            &current,
+            crate::apply::ExecOptions {
+                parallelism: opts.parallelism,
+                force_delete_buckets: opts.force_delete_buckets,
+            },
+            report,
+        )
+        .await;
+        if let Some(bar) = &bar {
+            bar.finish_and_clear();
+        }
+
+        let mut summary = String::new();
+        let done = outcomes.iter().filter(|o| o.is_success()).count();
+        let resolved: Vec<String> = plan
+            .actions
+            .iter()
+            .zip(&outcomes)
+            .filter_map(|(a, o)| match o {
+                Outcome::Done {
+                    resolved: Some(r), ..
+                } => Some(format!("  {}: {r}", a.address)),
+                _ => None,
+            })
+            .collect();
+        let failed: Vec<String> = plan
+            .actions
+            .iter()
+            .zip(&outcomes)
+            .filter_map(|(a, o)| match o {
+                Outcome::Failed { reason } => {
+                    Some(format!("  {} {}: {reason}", a.action.as_str(), a.address))
+                }
+                _ => None,
+            })
+            .collect();
+        let skipped: Vec<String> = plan
+            .actions
+            .iter()
+            .zip(&outcomes)
+            .filter_map(|(a, o)| match o {
+                Outcome::Skipped { because } => Some(format!(
+                    "  {} {}: depends on {because}, which failed or is unsupported",
+                    a.action.as_str(),
+                    a.address
+                )),
+                _ => None,
+            })
+            .collect();
+        let unsupported: Vec<String> = plan
+            .actions
+            .iter()
+            .zip(&outcomes)
+            .filter_map(|(a, o)| match o {
+                Outcome::Unsupported { reason } => Some(format!("  {}: {reason}", a.address)),
+                _ => None,
+            })
+            .collect();
+        let _ = writeln!(
+            summary,
+            "\nApply: {} done ({} resolved {}), {} failed, {} skipped, {} unsupported, {} unchanged.",
+            done,
+            resolved.len(),
+            if resolved.len() == 1 { "conflict" } else { "conflicts" },
+            failed.len(),
+            skipped.len(),
+            unsupported.len(),
+            plan.unchanged
+        );
+        for (title, lines) in [
+            ("Resolved conflicts:", &resolved),
+            ("Failed:", &failed),
+            ("Skipped:", &skipped),
+            ("Not attempted (unsupported by the target):", &unsupported),
+        ] {
+            if !lines.is_empty() {
+                let _ = writeln!(summary, "{title}");
+                for l in lines {
+                    let _ = writeln!(summary, "{l}");
+                }
+            }
+        }
+        anstream::stdout()
+            .lock()
+            .write_all(summary.as_bytes())
+            .context("writing to stdout")?;
+        let all_ok = plan
+            .actions
+            .iter()
+            .zip(&outcomes)
+            .all(|(a, o)| o.is_success() && a.action != ActionKind::Unsupported);
+        Ok(if all_ok {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(1)
+        })
+    })
 }

@@ -16,3 +16,4 @@ pub mod spec;
 pub mod state;
 pub mod wire;
 pub mod yaml;
+pub mod apply;

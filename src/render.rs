@@ -253,7 +253,7 @@ pub fn text(plan: &Plan, opts: TextOptions) -> String {
             }
         }
     }
-    for w in plan.warnings.iter().chain(&plan.guard_violations) {
+    for w in plan.warnings.iter().cloned().chain(plan.guard_violations.iter().map(|g| g.to_string())) {
         let _ = writeln!(out, "\nWarning: {w}");
     }
     let _ = writeln!(out, "\n{bold}Plan:{bold:#} {}", summary_line(plan));
@@ -300,7 +300,7 @@ fn action_json(plan: &Plan, a: &Action, saved: bool) -> Value {
 pub fn json_plan(plan: &Plan, saved: bool) -> Value {
     let s = plan.summary();
     let mut warnings = plan.warnings.clone();
-    warnings.extend(plan.guard_violations.iter().cloned());
+    warnings.extend(plan.guard_violations.iter().map(|g| g.to_string()));
     json!({
         "format_version": 1,
         "target": plan.target,
@@ -384,7 +384,7 @@ pub fn markdown(plan: &Plan, budget: usize, drift: bool) -> String {
     }
     head.push('\n');
     let mut tail = String::new();
-    for w in plan.warnings.iter().chain(&plan.guard_violations) {
+    for w in plan.warnings.iter().cloned().chain(plan.guard_violations.iter().map(|g| g.to_string())) {
         let _ = writeln!(tail, "> **Warning:** {w}\n");
     }
     if !plan.unmanaged.is_empty() {

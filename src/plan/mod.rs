@@ -151,7 +151,16 @@ pub struct Plan {
     pub unmanaged: Vec<Unmanaged>,
     pub warnings: Vec<String>,
     /// Deletes would break `max_deletes` or the empty-prune guard (apply refuses).
-    pub guard_violations: Vec<String>,
+    pub guard_violations: Vec<Guard>,
+}
+
+/// A safety rule on deletes that the plan breaks.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Guard {
+    #[error("the plan deletes {deletes} resources, more than max_deletes ({max}) of cfgctl.yaml")]
+    MaxDeletes { deletes: usize, max: u32 },
+    #[error("the prune scope deletes all {count} {kind} resource(s) while no manifest declares any {kind}: an empty directory or a wrong path? (apply needs --allow-empty-prune)")]
+    EmptyPrune { kind: Kind, count: usize },
 }
 
 /// Counts by action, as the summary shows them.
@@ -437,7 +446,7 @@ pub fn plan(
 
 /// The safety rules on deletes: `max_deletes`, and no kind emptied because it has no
 /// manifests at all.
-fn prune_guards(actions: &[Action], desired: &[Manifest], settings: &Settings) -> Vec<String> {
+fn prune_guards(actions: &[Action], desired: &[Manifest], settings: &Settings) -> Vec<Guard> {
     let mut out = Vec::new();
     let deletes: Vec<&Address> = actions
         .iter()
@@ -445,11 +454,10 @@ fn prune_guards(actions: &[Action], desired: &[Manifest], settings: &Settings) -
         .map(|a| &a.address)
         .collect();
     if deletes.len() > settings.max_deletes as usize {
-        out.push(format!(
-            "the plan deletes {} resources, more than max_deletes ({}) of cfgctl.yaml",
-            deletes.len(),
-            settings.max_deletes
-        ));
+        out.push(Guard::MaxDeletes {
+            deletes: deletes.len(),
+            max: settings.max_deletes,
+        });
     }
     let declared: BTreeSet<Kind> = desired.iter().map(|m| m.kind).collect();
     let mut by_kind: BTreeMap<Kind, usize> = BTreeMap::new();
@@ -458,9 +466,7 @@ fn prune_guards(actions: &[Action], desired: &[Manifest], settings: &Settings) -
     }
     for (kind, n) in by_kind {
         if !declared.contains(&kind) {
-            out.push(format!(
-                "the prune scope deletes all {n} {kind} resource(s) while no manifest declares any {kind}: an empty directory or a wrong path? (apply needs --allow-empty-prune)"
-            ));
+            out.push(Guard::EmptyPrune { kind, count: n });
         }
     }
     out
