@@ -179,7 +179,7 @@ pub enum Command {
         /// Items per list page when the client states no page.max_size (at most 1000).
         #[arg(long, default_value_t = 100, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1000))]
         page_size: u64,
-        /// Inject failures before operations run, e.g. 500:0.05,503:0.05,429:0.02,reset:0.01,latency:20ms
+        /// Inject failures, e.g. 500:0.05,503:0.05,429:0.02,reset:0.01,latency:20ms (lost:P runs the operation, then drops the response)
         #[arg(long, value_name = "SPEC", value_parser = parse_faults)]
         faults: Option<Faults>,
     },

@@ -1,6 +1,7 @@
 //! cfgctl: GitOps for the Configuration Management REST API v1.
 //!
 //! See ARCHITECTURE.md for the code map and the invariants.
+pub mod apply;
 pub mod cli;
 pub mod client;
 pub mod commands;
@@ -16,4 +17,3 @@ pub mod spec;
 pub mod state;
 pub mod wire;
 pub mod yaml;
-pub mod apply;

@@ -253,7 +253,12 @@ pub fn text(plan: &Plan, opts: TextOptions) -> String {
             }
         }
     }
-    for w in plan.warnings.iter().cloned().chain(plan.guard_violations.iter().map(|g| g.to_string())) {
+    for w in plan
+        .warnings
+        .iter()
+        .cloned()
+        .chain(plan.guard_violations.iter().map(|g| g.to_string()))
+    {
         let _ = writeln!(out, "\nWarning: {w}");
     }
     let _ = writeln!(out, "\n{bold}Plan:{bold:#} {}", summary_line(plan));
@@ -384,7 +389,12 @@ pub fn markdown(plan: &Plan, budget: usize, drift: bool) -> String {
     }
     head.push('\n');
     let mut tail = String::new();
-    for w in plan.warnings.iter().cloned().chain(plan.guard_violations.iter().map(|g| g.to_string())) {
+    for w in plan
+        .warnings
+        .iter()
+        .cloned()
+        .chain(plan.guard_violations.iter().map(|g| g.to_string()))
+    {
         let _ = writeln!(tail, "> **Warning:** {w}\n");
     }
     if !plan.unmanaged.is_empty() {

@@ -88,9 +88,11 @@ pub fn referrers(current: &Current, address: &Address) -> Vec<Address> {
         .iter()
         .filter(|(a, obj)| {
             *a != address
-                && a.kind.def().references_in(obj).iter().any(|r| {
-                    r.target == address.kind && Some(&r.slug) == address.slug.as_ref()
-                })
+                && a.kind
+                    .def()
+                    .references_in(obj)
+                    .iter()
+                    .any(|r| r.target == address.kind && Some(&r.slug) == address.slug.as_ref())
         })
         .map(|(a, _)| a.clone())
         .collect()
@@ -111,7 +113,10 @@ async fn run_action(
             Ok(_) => Ok(None),
             Err(e) if e.status() == Some(409) => {
                 // Created by someone else since the plan (or by our own retried POST).
-                let existing = client.read(kind, slug).await.map_err(|r| located(action, server_text(&r)))?;
+                let existing = client
+                    .read(kind, slug)
+                    .await
+                    .map_err(|r| located(action, server_text(&r)))?;
                 match existing {
                     None => Err(located(action, server_text(&e))),
                     Some(obj) if normalize(kind, &obj, &[]) == normalize(kind, body, &[]) => {
@@ -143,13 +148,19 @@ async fn run_action(
         ActionKind::Delete => match client.delete(kind, slug, opts.force_delete_buckets).await {
             Ok(()) => Ok(None),
             Err(e) if e.status() == Some(404) => Ok(Some("was already gone".into())),
-            Err(e) if e.status() == Some(400) && !referrers_now.is_empty() => {
-                let names: Vec<String> = referrers_now.iter().map(|a| a.to_string()).collect();
-                Err(format!(
-                    "{}; still referenced by {}",
-                    server_text(&e),
-                    names.join(", ")
-                ))
+            Err(e) if e.status() == Some(400) => {
+                // Name the referrers the current state shows, unless the server already did.
+                let text = server_text(&e);
+                let names: Vec<String> = referrers_now
+                    .iter()
+                    .map(|a| a.to_string())
+                    .filter(|a| !text.contains(a.as_str()))
+                    .collect();
+                if names.is_empty() {
+                    Err(text)
+                } else {
+                    Err(format!("{text}; still referenced by {}", names.join(", ")))
+                }
             }
             Err(e) => Err(server_text(&e)),
         },

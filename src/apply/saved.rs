@@ -25,7 +25,9 @@ fn invalid(what: impl Into<String>) -> SavedPlanError {
 /// `Kind/slug` (or the singleton's kind) back to an address.
 pub fn parse_address(text: &str) -> Option<Address> {
     match text.split_once('/') {
-        Some((k, s)) if !s.is_empty() => Some(Address::new(Kind::from_name(k)?, Some(s.to_string()))),
+        Some((k, s)) if !s.is_empty() => {
+            Some(Address::new(Kind::from_name(k)?, Some(s.to_string())))
+        }
         Some(_) => None,
         None => {
             let kind = Kind::from_name(text)?;
@@ -80,15 +82,21 @@ pub fn parse(text: &str) -> Result<Plan, SavedPlanError> {
             return Err(at("no body: was this written by `plan --out`?"));
         }
         let body = opt(&c["body"]);
-        if matches!(action, ActionKind::Create | ActionKind::Update | ActionKind::Upsert)
-            && !body.as_ref().is_some_and(Value::is_object)
+        if matches!(
+            action,
+            ActionKind::Create | ActionKind::Update | ActionKind::Upsert
+        ) && !body.as_ref().is_some_and(Value::is_object)
         {
             return Err(at("no object to send"));
         }
         let depends_on: Vec<usize> = match c["depends_on_steps"].as_array() {
             Some(steps) => steps
                 .iter()
-                .map(|s| s.as_u64().and_then(|s| usize::try_from(s).ok()).filter(|&s| s < n))
+                .map(|s| {
+                    s.as_u64()
+                        .and_then(|s| usize::try_from(s).ok())
+                        .filter(|&s| s < n)
+                })
                 .collect::<Option<Vec<_>>>()
                 .ok_or_else(|| at("bad depends_on_steps"))?,
             None => return Err(at("no depends_on_steps")),
@@ -148,7 +156,10 @@ pub async fn stale(client: &Client, plan: &Plan) -> Result<Vec<String>, ClientEr
                 .await?
                 .is_some()
             {
-                out.push(format!("{} exists now; the plan was to create it", a.address));
+                out.push(format!(
+                    "{} exists now; the plan was to create it",
+                    a.address
+                ));
             }
             continue;
         };
@@ -177,7 +188,10 @@ mod tests {
             parse_address("Bucket/platform"),
             Some(Address::new(Kind::Bucket, Some("platform".into())))
         );
-        assert_eq!(parse_address("ResourcePools"), Some(Address::new(Kind::ResourcePools, None)));
+        assert_eq!(
+            parse_address("ResourcePools"),
+            Some(Address::new(Kind::ResourcePools, None))
+        );
         assert_eq!(parse_address("Bucket"), None);
         assert_eq!(parse_address("Widget/x"), None);
         assert_eq!(parse_address("Bucket/"), None);
@@ -214,6 +228,9 @@ mod tests {
         assert_eq!(p.actions[1].depends_on, vec![0]);
         assert_eq!(p.actions[0].source.as_ref().unwrap().line, 2);
         assert_eq!(p.actions[0].fields[0].before, None);
-        assert_eq!(p.actions[1].fingerprint.as_deref(), Some("0123456789abcdef"));
+        assert_eq!(
+            p.actions[1].fingerprint.as_deref(),
+            Some("0123456789abcdef")
+        );
     }
 }

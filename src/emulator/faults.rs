@@ -2,7 +2,8 @@
 //!
 //! Each request first waits the latency, then draws once: with the listed probabilities it is
 //! answered with that status (429 with `Retry-After`) or its connection is reset, before the
-//! operation runs.
+//! operation runs; or (`lost`) the operation runs and its response is lost, the case that
+//! tests that a retried create never makes a second resource.
 
 use std::time::Duration;
 
@@ -11,8 +12,10 @@ use std::time::Duration;
 pub struct Faults {
     /// Injected statuses and their probabilities.
     pub statuses: Vec<(u16, f64)>,
-    /// Probability of a reset connection.
+    /// Probability of a reset connection before the operation runs.
     pub reset: f64,
+    /// Probability that the operation runs and its response is lost (connection reset).
+    pub lost: f64,
     /// Added to every request.
     pub latency: Duration,
 }
@@ -22,6 +25,8 @@ pub struct Faults {
 pub enum Fault {
     Status(u16),
     Reset,
+    /// The operation runs; the response never arrives.
+    Lost,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -55,6 +60,7 @@ impl Faults {
             };
             match name.trim() {
                 "reset" => faults.reset = probability()?,
+                "lost" => faults.lost = probability()?,
                 "latency" => {
                     faults.latency = humantime::parse_duration(value.trim())
                         .map_err(|_| FaultSpecError::Latency(part.to_string()))?
@@ -70,7 +76,8 @@ impl Faults {
                 }
             }
         }
-        let total: f64 = faults.reset + faults.statuses.iter().map(|(_, p)| p).sum::<f64>();
+        let total: f64 =
+            faults.reset + faults.lost + faults.statuses.iter().map(|(_, p)| p).sum::<f64>();
         if total > 1.0 + 1e-9 {
             return Err(FaultSpecError::Total(format!("{total}")));
         }
@@ -87,7 +94,11 @@ impl Faults {
             }
         }
         edge += self.reset;
-        (x < edge).then_some(Fault::Reset)
+        if x < edge {
+            return Some(Fault::Reset);
+        }
+        edge += self.lost;
+        (x < edge).then_some(Fault::Lost)
     }
 
     /// Draws the fault for one request.
@@ -110,11 +121,12 @@ mod tests {
 
     #[test]
     fn picks_by_cumulative_probability() {
-        let f = Faults::parse("500:0.1,429:0.1,reset:0.1").unwrap();
+        let f = Faults::parse("500:0.1,429:0.1,reset:0.1,lost:0.1").unwrap();
         assert_eq!(f.pick(0.05), Some(Fault::Status(500)));
         assert_eq!(f.pick(0.15), Some(Fault::Status(429)));
         assert_eq!(f.pick(0.25), Some(Fault::Reset));
-        assert_eq!(f.pick(0.35), None);
+        assert_eq!(f.pick(0.35), Some(Fault::Lost));
+        assert_eq!(f.pick(0.45), None);
     }
 
     #[test]

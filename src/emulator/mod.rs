@@ -341,20 +341,26 @@ async fn inject_faults(State(state): State<Arc<AppState>>, req: Request, next: N
             format!("injected failure {status}"),
             Some(14),
         ),
-        Some(Fault::Reset) => {
-            // The body fails after the headers: the server closes the connection and the
-            // client sees the exchange cut short.
-            let stream = futures_util::stream::once(async {
-                Err::<Bytes, std::io::Error>(std::io::Error::new(
-                    std::io::ErrorKind::ConnectionReset,
-                    "injected connection reset",
-                ))
-            });
-            let mut r = Response::new(Body::from_stream(stream));
-            r.extensions_mut().insert(ResetMarker);
-            r
+        Some(Fault::Reset) => reset_response(),
+        Some(Fault::Lost) => {
+            let _ = next.run(req).await;
+            reset_response()
         }
     }
+}
+
+/// A response whose body fails after the headers: the server closes the connection and the
+/// client sees the exchange cut short.
+fn reset_response() -> Response {
+    let stream = futures_util::stream::once(async {
+        Err::<Bytes, std::io::Error>(std::io::Error::new(
+            std::io::ErrorKind::ConnectionReset,
+            "injected connection reset",
+        ))
+    });
+    let mut r = Response::new(Body::from_stream(stream));
+    r.extensions_mut().insert(ResetMarker);
+    r
 }
 
 async fn read_json(body: Body) -> Result<Value, Response> {

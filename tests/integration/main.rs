@@ -1,6 +1,7 @@
 //! The integration test binary: drives the real `cfgctl` binary (and the library where a
 //! test needs its parser) against the fixture folders.
 
+mod apply;
 mod emulator;
 mod plan;
 mod schema;

@@ -12,11 +12,11 @@ use crate::support::{cfgctl_in, root, Run};
 
 /// Runs cfgctl against the tenant, in the repository root; the tenant's URL is replaced by
 /// `[TARGET]` so snapshots do not depend on the port.
-async fn run(t: &Tenant, args: &[&str]) -> Run {
+pub async fn run(t: &Tenant, args: &[&str]) -> Run {
     run_in(t, &root(), args, &[]).await
 }
 
-async fn run_in(t: &Tenant, dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
+pub async fn run_in(t: &Tenant, dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
     let url = t.emulator.url();
     let mut full: Vec<String> = vec!["--url".into(), url.clone()];
     full.extend(args.iter().map(|s| s.to_string()));
@@ -39,7 +39,7 @@ async fn run_in(t: &Tenant, dir: &Path, args: &[&str], env: &[(&str, &str)]) -> 
     }
 }
 
-async fn seeded(config: Config) -> Tenant {
+pub async fn seeded(config: Config) -> Tenant {
     let t = Tenant::start(config).await;
     for (kind, slug, object) in fixture_objects() {
         let r = t.create(kind, object).await;
@@ -49,7 +49,7 @@ async fn seeded(config: Config) -> Tenant {
 }
 
 /// A copy of fixtures/valid to change.
-fn scratch_copy() -> tempfile::TempDir {
+pub fn scratch_copy() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let src = root().join("fixtures/valid");
     for entry in walkdir::WalkDir::new(&src) {
@@ -65,7 +65,7 @@ fn scratch_copy() -> tempfile::TempDir {
     dir
 }
 
-fn write(dir: &Path, rel: &str, text: &str) {
+pub fn write(dir: &Path, rel: &str, text: &str) {
     let path: PathBuf = dir.join(rel);
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(path, text).unwrap();

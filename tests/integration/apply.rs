@@ -1,0 +1,618 @@
+//! `cfgctl apply` against the emulator: order, conflicts, safety, saved plans, a flaky target.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use cfgctl::client::{Client, ClientConfig};
+use cfgctl::emulator::faults::Faults;
+use cfgctl::emulator::Config;
+use cfgctl::registry::{Address, Kind, KINDS};
+use cfgctl::wire;
+use serde_json::{json, Value};
+
+use crate::emulator::{fixture_objects, Tenant};
+use crate::plan::{run, run_in, scratch_copy, seeded, write};
+
+/// The address a request path names (`None` slug for a collection path).
+fn slug_of(path: &str) -> Option<Address> {
+    let rest = path.strip_prefix("/api/v1/config/")?;
+    let mut parts = rest.split('/');
+    let kind = wire::kind_for_path(parts.next()?)?;
+    Some(Address::new(kind, parts.next().map(str::to_string)))
+}
+
+/// Every resource of the tenant, by address, read through the lists.
+async fn everything(t: &Tenant) -> BTreeMap<Address, Value> {
+    let mut out = BTreeMap::new();
+    for def in KINDS.iter().filter(|d| d.full_ops.list) {
+        let (items, _) = t.list_all(def.kind, &wire::ListQuery::default()).await;
+        for item in items {
+            let slug = item["slug"].as_str().unwrap().to_string();
+            assert!(
+                out.insert(Address::new(def.kind, Some(slug.clone())), item)
+                    .is_none(),
+                "duplicate {}/{slug}",
+                def.name
+            );
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn full_fixture_applied_in_order_then_plans_no_change() {
+    let t = Tenant::full().await;
+    let r = run(&t, &["apply", "fixtures/valid", "--auto-approve"]).await;
+    assert_eq!(r.code, 0, "{}", r.transcript());
+    assert!(
+        r.stdout.contains("Apply: 19 done (0 resolved conflicts), 0 failed, 0 skipped, 0 unsupported, 0 unchanged."),
+        "{}",
+        r.stdout
+    );
+    // One progress line per action without a terminal.
+    assert_eq!(
+        r.stderr
+            .lines()
+            .filter(|l| l.starts_with("created "))
+            .count(),
+        19,
+        "{}",
+        r.stderr
+    );
+    // Each create came after the creates of what it references: the server's created_at
+    // (RFC 3339 with microseconds, so ordered as text) says when each POST ran.
+    let data = everything(&t).await;
+    for (address, object) in &data {
+        for r in address.kind.def().references_in(object) {
+            let target = Address::new(r.target, Some(r.slug));
+            let (mine, theirs) = (
+                object["created_at"].as_str().unwrap(),
+                data[&target]["created_at"].as_str().unwrap(),
+            );
+            assert!(
+                theirs < mine,
+                "{address} ({mine}) was created before {target} ({theirs})"
+            );
+        }
+    }
+    assert!(
+        t.emulator
+            .stats()
+            .log
+            .iter()
+            .filter(|l| l.method == "POST")
+            .count()
+            == 19
+    );
+    let again = run(&t, &["plan", "fixtures/valid", "--detailed-exitcode"]).await;
+    assert_eq!(again.code, 0, "{}", again.transcript());
+    let twice = run(&t, &["apply", "fixtures/valid", "--auto-approve"]).await;
+    assert_eq!(twice.code, 0);
+    assert!(twice.stdout.contains("Nothing to apply."));
+}
+
+#[tokio::test]
+async fn deletes_run_referrers_first() {
+    let t = seeded(Config::default()).await;
+    // Everything in the prune scope but one team: the rest of the tenant is deleted.
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "cfgctl.yaml",
+        "prune: [\"*/*\"]\nmax_deletes: 100\n",
+    );
+    write(
+        dir.path(),
+        "team.yaml",
+        "api_version: v1/config\nkind: Team\nspec:\n  slug: payments\n  name: Payments\n  description: Checkout, billing and the payment gateway.\n  user_emails: [carol@example.com, dan@example.com, erin@example.com]\n",
+    );
+    t.emulator.reset_stats();
+    let refused = run_in(
+        &t,
+        dir.path(),
+        &["apply", ".", "--prune", "--auto-approve"],
+        &[],
+    )
+    .await;
+    assert_eq!(refused.code, 1, "{}", refused.transcript());
+    assert!(
+        refused.stderr.contains("--allow-empty-prune"),
+        "{}",
+        refused.stderr
+    );
+    assert!(
+        t.emulator.stats().log.iter().all(|l| l.method == "GET"),
+        "nothing changed"
+    );
+
+    let r = run_in(
+        &t,
+        dir.path(),
+        &[
+            "apply",
+            ".",
+            "--prune",
+            "--allow-empty-prune",
+            "--auto-approve",
+        ],
+        &[],
+    )
+    .await;
+    assert_eq!(r.code, 0, "{}", r.transcript());
+    let deleted: Vec<Address> = t
+        .emulator
+        .stats()
+        .log
+        .iter()
+        .filter(|l| l.method == "DELETE")
+        .filter_map(|l| slug_of(&l.path))
+        .collect();
+    assert_eq!(deleted.len(), 18, "{deleted:?}");
+    let position: BTreeMap<&Address, usize> =
+        deleted.iter().enumerate().map(|(i, a)| (a, i)).collect();
+    for (kind, slug, object) in fixture_objects() {
+        let me = Address::new(kind, slug);
+        if !position.contains_key(&me) {
+            continue;
+        }
+        for r in kind.def().references_in(&object) {
+            let target = Address::new(r.target, Some(r.slug));
+            if let Some(&p) = position.get(&target) {
+                assert!(
+                    position[&me] < p,
+                    "{target} deleted before its referrer {me}"
+                );
+            }
+        }
+    }
+    let left: Vec<Address> = everything(&t).await.into_keys().collect();
+    assert_eq!(
+        left,
+        vec![Address::new(Kind::Team, Some("payments".into()))]
+    );
+}
+
+#[tokio::test]
+async fn max_deletes_is_enforced() {
+    let t = seeded(Config::default()).await;
+    for i in 0..4 {
+        t.create(
+            Kind::Dashboard,
+            json!({"slug": format!("scratch-{i}"), "name": "S"}),
+        )
+        .await;
+    }
+    let dir = scratch_copy();
+    write(
+        dir.path(),
+        "cfgctl.yaml",
+        "prune: [\"Dashboard/*\"]\nmax_deletes: 3\n",
+    );
+    let d = dir.path().to_str().unwrap();
+    let r = run_in(
+        &t,
+        dir.path(),
+        &["apply", d, "--prune", "--auto-approve"],
+        &[],
+    )
+    .await;
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr.contains("refusing to apply: the plan deletes 4 resources, more than max_deletes (3) of cfgctl.yaml; nothing was changed"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(
+        t.list(Kind::Dashboard, "").await.body["dashboards"]
+            .as_array()
+            .unwrap()
+            .len(),
+        5
+    );
+    // Without --prune nothing is deleted at all.
+    let r = run_in(&t, dir.path(), &["apply", d, "--auto-approve"], &[]).await;
+    assert_eq!(r.code, 0, "{}", r.transcript());
+    assert!(r.stdout.contains("Nothing to apply."));
+}
+
+#[tokio::test]
+async fn no_terminal_needs_auto_approve() {
+    let t = Tenant::full().await;
+    let r = run(&t, &["apply", "examples/quickstart"]).await;
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr.contains(
+            "apply needs --auto-approve when standard input is not a terminal: nothing was changed"
+        ),
+        "{}",
+        r.stderr
+    );
+    assert!(t.emulator.stats().log.iter().all(|l| l.method == "GET"));
+}
+
+/// Plans against the tenant as it is, for library-level conflict tests.
+async fn plan_now(
+    t: &Tenant,
+    dir: &std::path::Path,
+) -> (Arc<Client>, cfgctl::plan::Plan, cfgctl::plan::Current) {
+    let loaded = cfgctl::manifest::load_dir(dir).unwrap();
+    assert_eq!(loaded.error_count(), 0);
+    let client = Client::new(&ClientConfig::new(t.emulator.url())).unwrap();
+    let fetched = cfgctl::state::fetch(&client).await.unwrap();
+    let plan = cfgctl::plan::plan(
+        &loaded.manifests,
+        &fetched.current,
+        &fetched.caps,
+        &loaded.settings,
+        &cfgctl::plan::PlanOptions {
+            target: t.emulator.url(),
+            prune: true,
+            only: vec![],
+        },
+    )
+    .unwrap();
+    (Arc::new(client), plan, fetched.current)
+}
+
+async fn execute(
+    client: Arc<Client>,
+    plan: &cfgctl::plan::Plan,
+    current: &cfgctl::plan::Current,
+) -> Vec<(String, cfgctl::apply::Outcome)> {
+    let outcomes = cfgctl::apply::execute(
+        client,
+        plan,
+        current,
+        cfgctl::apply::ExecOptions {
+            parallelism: 4,
+            force_delete_buckets: false,
+        },
+        |_, _| {},
+    )
+    .await;
+    plan.actions
+        .iter()
+        .map(|a| a.address.to_string())
+        .zip(outcomes)
+        .collect()
+}
+
+#[tokio::test]
+async fn conflict_rules_of_section_3() {
+    use cfgctl::apply::Outcome;
+    let t = Tenant::full().await;
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "teams.yaml",
+        "api_version: v1/config\nkind: Team\nspec: {slug: same, name: Same}\n---\napi_version: v1/config\nkind: Team\nspec: {slug: differs, name: Mine}\n---\napi_version: v1/config\nkind: Team\nspec: {slug: vanishes, name: Renamed}\n",
+    );
+    write(
+        dir.path(),
+        "labels.yaml",
+        "api_version: v1/config\nkind: DerivedLabel\nspec: {slug: mine, name: Mine, label_name: env}\n",
+    );
+    write(
+        dir.path(),
+        "cfgctl.yaml",
+        "prune: [\"Bucket/*\"]\nexclude: [\"Monitor/*\", \"DerivedLabel/theirs\"]\n",
+    );
+    t.create(Kind::Team, json!({"slug": "vanishes", "name": "Vanishes"}))
+        .await;
+    t.create(
+        Kind::DerivedLabel,
+        json!({"slug": "mine", "name": "Mine", "label_name": "old"}),
+    )
+    .await;
+    t.create(Kind::Bucket, json!({"slug": "in-use", "name": "In use"}))
+        .await;
+    t.create(Kind::Bucket, json!({"slug": "gone", "name": "Gone"}))
+        .await;
+    t.create(
+        Kind::Monitor,
+        json!({"slug": "watcher", "name": "W", "bucket_slug": "in-use"}),
+    )
+    .await;
+    let (client, plan, current) = plan_now(&t, dir.path()).await;
+
+    // Between plan and apply, someone else acts.
+    t.create(Kind::Team, json!({"slug": "same", "name": "Same"}))
+        .await;
+    t.create(Kind::Team, json!({"slug": "differs", "name": "Theirs"}))
+        .await;
+    t.delete(Kind::Team, Some("vanishes"), "").await;
+    t.create(
+        Kind::DerivedLabel,
+        json!({"slug": "theirs", "name": "Theirs", "label_name": "env"}),
+    )
+    .await;
+    t.delete(Kind::Bucket, Some("gone"), "").await;
+
+    let outcomes = execute(client, &plan, &current).await;
+    let got: BTreeMap<String, String> = outcomes
+        .into_iter()
+        .map(|(a, o)| {
+            let text = match o {
+                Outcome::Done { resolved, .. } => format!(
+                    "done{}",
+                    resolved.map(|r| format!(": {r}")).unwrap_or_default()
+                ),
+                Outcome::Failed { reason } => format!("failed: {reason}"),
+                other => format!("{other:?}"),
+            };
+            (a, text)
+        })
+        .collect();
+    let text = format!("{got:#?}").replace(dir.path().to_str().unwrap(), "[DIR]");
+    insta::assert_snapshot!(text);
+    // The state after: matches the manifests where it could.
+    assert_eq!(
+        t.read(Kind::Team, Some("differs")).await.body["team"]["name"],
+        "Mine"
+    );
+    assert_eq!(
+        t.read(Kind::Team, Some("vanishes")).await.body["team"]["name"],
+        "Renamed"
+    );
+    assert_eq!(t.read(Kind::Bucket, Some("in-use")).await.status, 200);
+}
+
+#[tokio::test]
+async fn failures_skip_dependents_and_set_the_exit_code() {
+    let t = Tenant::full().await;
+    let dir = tempfile::tempdir().unwrap();
+    // The label name is taken by an excluded resource: that create fails with 409 and the
+    // team beside it, which does not depend on it, is still created.
+    t.create(
+        Kind::DerivedLabel,
+        json!({"slug": "theirs", "name": "Theirs", "label_name": "env"}),
+    )
+    .await;
+    write(
+        dir.path(),
+        "cfgctl.yaml",
+        "exclude: [\"DerivedLabel/theirs\"]\n",
+    );
+    write(
+        dir.path(),
+        "all.yaml",
+        "api_version: v1/config\nkind: DerivedLabel\nspec: {slug: mine, name: Mine, label_name: env}\n---\napi_version: v1/config\nkind: Team\nspec: {slug: t, name: T}\n",
+    );
+    // A bucket too big for the server (413) and a monitor in it: the monitor is skipped.
+    write(
+        dir.path(),
+        "big.yaml",
+        &format!(
+            "api_version: v1/config\nkind: Bucket\nspec:\n  slug: big\n  name: Big\n  description: {}\n---\napi_version: v1/config\nkind: Monitor\nspec: {{slug: m, name: M, bucket_slug: big}}\n",
+            "x".repeat(5 * 1024 * 1024)
+        ),
+    );
+    let r = run_in(&t, dir.path(), &["apply", ".", "--auto-approve"], &[]).await;
+    assert_eq!(r.code, 1, "{}", r.transcript());
+    let summary = &r.stdout[r.stdout.find("\nApply:").unwrap()..];
+    insta::assert_snapshot!(summary);
+    assert_eq!(
+        t.read(Kind::Team, Some("t")).await.status,
+        200,
+        "independent actions still run"
+    );
+    assert_eq!(t.read(Kind::Monitor, Some("m")).await.status, 404);
+    assert!(
+        r.stderr
+            .contains("skipped create Monitor/m: Bucket/big failed"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[tokio::test]
+async fn force_delete_only_with_the_flag() {
+    let t = Tenant::full().await;
+    t.create(Kind::Bucket, json!({"slug": "old", "name": "Old"}))
+        .await;
+    t.create(
+        Kind::Monitor,
+        json!({"slug": "m", "name": "M", "bucket_slug": "old"}),
+    )
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "cfgctl.yaml", "prune: [\"Bucket/*\"]\n");
+    write(
+        dir.path(),
+        "bucket.yaml",
+        "api_version: v1/config\nkind: Bucket\nspec: {slug: keep, name: Keep}\n",
+    );
+    let r = run_in(
+        &t,
+        dir.path(),
+        &["apply", ".", "--prune", "--auto-approve"],
+        &[],
+    )
+    .await;
+    assert_eq!(r.code, 1, "{}", r.transcript());
+    assert!(
+        r.stdout
+            .contains("delete Bucket/old: 400 Bucket \"old\" is in use: referenced by Monitor/m\n"),
+        "{}",
+        r.stdout
+    );
+    let deletes: Vec<String> = t
+        .emulator
+        .stats()
+        .log
+        .iter()
+        .filter(|l| l.method == "DELETE")
+        .map(|l| format!("{}?{}", l.path, l.query))
+        .collect();
+    assert_eq!(deletes, vec!["/api/v1/config/buckets/old?"]);
+    let r = run_in(
+        &t,
+        dir.path(),
+        &[
+            "apply",
+            ".",
+            "--prune",
+            "--auto-approve",
+            "--force-delete-buckets",
+        ],
+        &[],
+    )
+    .await;
+    assert_eq!(r.code, 0, "{}", r.transcript());
+    let last = t
+        .emulator
+        .stats()
+        .log
+        .into_iter()
+        .rev()
+        .find(|l| l.method == "DELETE")
+        .unwrap();
+    assert_eq!(last.query, "force_delete=true");
+    assert_eq!(
+        t.read(Kind::Monitor, Some("m")).await.status,
+        404,
+        "cascaded"
+    );
+}
+
+#[tokio::test]
+async fn saved_plans_apply_exactly_or_refuse_when_stale() {
+    let t = Tenant::full().await;
+    t.create(Kind::Team, json!({"slug": "platform", "name": "Old name"}))
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let planfile = dir.path().join("plan.json");
+    let pf = planfile.to_str().unwrap();
+    let r = run(&t, &["plan", "fixtures/valid", "--out", pf]).await;
+    assert_eq!(r.code, 0, "{}", r.transcript());
+
+    // Stale: the team changed after the plan.
+    t.update(
+        Kind::Team,
+        Some("platform"),
+        json!({"name": "Changed by hand"}),
+    )
+    .await;
+    t.emulator.reset_stats();
+    let stale = run(&t, &["apply", pf, "--auto-approve"]).await;
+    assert_eq!(stale.code, 1, "{}", stale.transcript());
+    assert!(
+        stale
+            .stderr
+            .contains("Team/platform has changed since the plan"),
+        "{}",
+        stale.stderr
+    );
+    assert!(
+        stale.stderr.contains(
+            "the saved plan is stale (1 resource changed since it was made): nothing was changed"
+        ),
+        "{}",
+        stale.stderr
+    );
+    assert!(
+        t.emulator.stats().log.iter().all(|l| l.method == "GET"),
+        "nothing changed"
+    );
+
+    // Fresh plan, applied from the file with no manifests at hand.
+    let r = run(&t, &["plan", "fixtures/valid", "--out", pf]).await;
+    assert_eq!(r.code, 0);
+    let elsewhere = tempfile::tempdir().unwrap();
+    let applied = run_in(&t, elsewhere.path(), &["apply", pf, "--auto-approve"], &[]).await;
+    assert_eq!(applied.code, 0, "{}", applied.transcript());
+    assert!(
+        applied.stdout.contains("Apply: 19 done"),
+        "{}",
+        applied.stdout
+    );
+    let after = run(&t, &["plan", "fixtures/valid", "--detailed-exitcode"]).await;
+    assert_eq!(after.code, 0, "{}", after.transcript());
+    // A plan for another target is refused.
+    let other = Tenant::full().await;
+    let wrong = run(&other, &["apply", pf, "--auto-approve"]).await;
+    assert_eq!(wrong.code, 1);
+    assert!(
+        wrong.stderr.contains("was made for [TARGET]")
+            || wrong.stderr.contains("was made for http://"),
+        "{}",
+        wrong.stderr
+    );
+}
+
+#[tokio::test]
+async fn a_flaky_target_converges_without_duplicates() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("tenant.db");
+    let flaky = Tenant::start(Config {
+        data: Some(data.clone()),
+        // `lost` runs the operation and drops its response: a retried POST meets a 409.
+        faults: Faults::parse("500:0.2,429:0.1,reset:0.05,lost:0.05").unwrap(),
+        ..Config::default()
+    })
+    .await;
+    let mut runs = Vec::new();
+    for _ in 0..3 {
+        let r = run(
+            &flaky,
+            &[
+                "apply",
+                "fixtures/valid",
+                "--auto-approve",
+                "--max-retries",
+                "8",
+            ],
+        )
+        .await;
+        let code = r.code;
+        runs.push(r);
+        if code == 0 {
+            break;
+        }
+    }
+    let last = runs.last().unwrap();
+    assert_eq!(
+        last.code,
+        0,
+        "no convergence in {} applies: {}",
+        runs.len(),
+        last.transcript()
+    );
+    flaky.emulator.stop().await;
+    // Read back without faults: the store equals the manifests, nothing twice.
+    let clean = Tenant::start(Config {
+        data: Some(data),
+        ..Config::default()
+    })
+    .await;
+    let everything = everything(&clean).await;
+    assert_eq!(
+        everything.len(),
+        18,
+        "{:?}",
+        everything.keys().collect::<Vec<_>>()
+    );
+    let plan = run(&clean, &["plan", "fixtures/valid", "--detailed-exitcode"]).await;
+    assert_eq!(plan.code, 0, "{}", plan.transcript());
+}
+
+#[test]
+fn quickstart_apply_twice_on_the_local_tenant() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("local.db");
+    let local = format!("--local={}", db.display());
+    let first = crate::support::cfgctl(&["apply", &local, "examples/quickstart", "--auto-approve"]);
+    assert_eq!(first.code, 0, "{}", first.transcript());
+    assert!(first.stdout.contains("Apply: 5 done"), "{}", first.stdout);
+    let second =
+        crate::support::cfgctl(&["apply", &local, "examples/quickstart", "--auto-approve"]);
+    assert_eq!(second.code, 0);
+    assert!(
+        second
+            .stdout
+            .contains("No changes: the target matches the manifests (5 resources)."),
+        "{}",
+        second.stdout
+    );
+    assert!(second.stdout.contains("Nothing to apply."));
+}
