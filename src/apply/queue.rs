@@ -148,6 +148,6 @@ mod tests {
         assert_eq!(q.dequeue(), Some(0));
         q.finish(0, true);
         assert_eq!(q.dequeue(), Some(1));
-        assert_eq!(q.finish(7, true), vec![]);
+        assert_eq!(q.finish(7, true), Vec::<usize>::new());
     }
 }
