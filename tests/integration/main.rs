@@ -4,6 +4,7 @@
 mod apply;
 mod emulator;
 mod plan;
+mod property;
 mod schema;
 mod support;
 mod validate;
