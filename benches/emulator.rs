@@ -4,86 +4,36 @@
 //! Run with `cargo bench --bench emulator` (optionally `-- --resources 10000 --concurrency 16`).
 //! Prints a Markdown table for docs/performance.md. Not a test: nothing is asserted.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
-use std::sync::Arc;
+mod common;
+
 use std::time::{Duration, Instant};
 
 use cfgctl::registry::Kind;
 use cfgctl::wire::{self, ListQuery};
-use serde_json::json;
-
-struct Server {
-    child: Child,
-    url: String,
-}
-
-impl Server {
-    fn start(args: &[&str]) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_cfgctl"))
-            .args(["serve", "--listen", "127.0.0.1:0", "-q"])
-            .args(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("cfgctl serve starts");
-        let stdout = child.stdout.take().expect("stdout is piped");
-        let mut line = String::new();
-        BufReader::new(stdout)
-            .read_line(&mut line)
-            .expect("the URL is printed");
-        Server {
-            child,
-            url: line.trim().to_string(),
-        }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn arg(name: &str, default: usize) -> usize {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 async fn creates(url: &str, n: usize, concurrency: usize) -> Duration {
     let client = reqwest::Client::new();
-    let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let url = format!("{url}{}", wire::collection_path(Kind::Team));
     let started = Instant::now();
-    let mut tasks = Vec::new();
-    for _ in 0..concurrency {
+    common::concurrently(n, concurrency, move |i| {
         let client = client.clone();
-        let next = Arc::clone(&next);
-        let url = format!("{url}{}", wire::collection_path(Kind::Team));
-        tasks.push(tokio::spawn(async move {
-            loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                if i >= n {
-                    break;
-                }
-                let body = wire::create_body(
-                    Kind::Team,
-                    &json!({"slug": format!("team-{i:05}"), "name": format!("Team {i}"), "description": "benchmark"}),
-                    false,
-                );
-                let resp = client.post(&url).json(&body).send().await.expect("answered");
-                assert!(resp.status().is_success(), "create failed: {}", resp.status());
-                let _ = resp.bytes().await;
-            }
-        }));
-    }
-    for t in tasks {
-        t.await.expect("task");
-    }
+        let url = url.clone();
+        async move {
+            let body = wire::create_body(Kind::Team, &common::team(i), false);
+            let resp = client
+                .post(&url)
+                .json(&body)
+                .send()
+                .await
+                .expect("answered");
+            assert!(
+                resp.status().is_success(),
+                "create failed: {}",
+                resp.status()
+            );
+        }
+    })
+    .await;
     started.elapsed()
 }
 
@@ -116,8 +66,8 @@ async fn list_walks(url: &str, walks: usize) -> (usize, Duration) {
 }
 
 fn main() {
-    let n = arg("--resources", 10_000);
-    let concurrency = arg("--concurrency", 16);
+    let n = common::arg("--resources", 10_000);
+    let concurrency = common::arg("--concurrency", 16);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -132,7 +82,7 @@ fn main() {
         ("memory", vec![]),
         ("SQLite file (WAL)", vec!["--data", db_arg.as_str()]),
     ] {
-        let server = Server::start(&extra);
+        let server = common::serve(&extra);
         let created = runtime.block_on(creates(&server.url, n, concurrency));
         let (pages, listed) = runtime.block_on(list_walks(&server.url, 5));
         println!(

@@ -9,106 +9,39 @@
 //!
 //! Run with `cargo bench --bench plan` (optionally `-- --resources 10000 --latency-ms 20`).
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+mod common;
+
+use std::process::Command;
 use std::time::Instant;
 
 use cfgctl::registry::Kind;
 use cfgctl::wire;
-use serde_json::{json, Value};
-
-struct Server {
-    child: Child,
-    url: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn start(latency_ms: usize) -> Server {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cfgctl"));
-    cmd.args(["serve", "--listen", "127.0.0.1:0", "-q"]);
-    if latency_ms > 0 {
-        // Every request waits this long first: a stand-in for the network's round trip.
-        cmd.args(["--faults", &format!("latency:{latency_ms}ms")]);
-    }
-    let mut child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("cfgctl serve starts");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().expect("piped"))
-        .read_line(&mut line)
-        .expect("URL printed");
-    Server {
-        child,
-        url: line.trim().to_string(),
-    }
-}
-
-fn arg(name: &str, default: usize) -> usize {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-fn team(i: usize) -> Value {
-    json!({"slug": format!("team-{i:05}"), "name": format!("Team {i}"), "description": "benchmark team"})
-}
-
-async fn concurrently<F, Fut>(n: usize, concurrency: usize, f: F)
-where
-    F: Fn(usize) -> Fut + Clone + Send + 'static,
-    Fut: std::future::Future<Output = ()> + Send,
-{
-    let next = Arc::new(AtomicUsize::new(0));
-    let mut tasks = Vec::new();
-    for _ in 0..concurrency {
-        let next = Arc::clone(&next);
-        let f = f.clone();
-        tasks.push(tokio::spawn(async move {
-            loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                if i >= n {
-                    break;
-                }
-                f(i).await;
-            }
-        }));
-    }
-    for t in tasks {
-        t.await.expect("task");
-    }
-}
+use serde_json::Value;
 
 fn main() {
-    let n = arg("--resources", 10_000);
-    let latency_ms = arg("--latency-ms", 0);
+    let n = common::arg("--resources", 10_000);
+    let latency_ms = common::arg("--latency-ms", 0);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .expect("runtime");
-    let server = start(latency_ms);
+    let faults = format!("latency:{latency_ms}ms");
+    let server = if latency_ms > 0 {
+        // Every request waits this long first: a stand-in for the network's round trip.
+        common::serve(&["--faults", &faults])
+    } else {
+        common::serve(&[])
+    };
     let client = reqwest::Client::new();
     let base = server.url.clone();
     {
         let client = client.clone();
         let url = format!("{base}{}", wire::collection_path(Kind::Team));
-        rt.block_on(concurrently(n, 16, move |i| {
+        rt.block_on(common::concurrently(n, 16, move |i| {
             let client = client.clone();
             let url = url.clone();
             async move {
-                let body = wire::create_body(Kind::Team, &team(i), false);
+                let body = wire::create_body(Kind::Team, &common::team(i), false);
                 let r = client
                     .post(&url)
                     .json(&body)
@@ -119,23 +52,7 @@ fn main() {
             }
         }));
     }
-    let dir = std::env::temp_dir().join(format!("cfgctl-bench-plan-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    for chunk in 0..n.div_ceil(1000) {
-        let mut f =
-            std::fs::File::create(dir.join(format!("teams-{chunk:03}.yaml"))).expect("file");
-        for i in chunk * 1000..((chunk + 1) * 1000).min(n) {
-            let t = team(i);
-            writeln!(
-                f,
-                "---\napi_version: v1/config\nkind: Team\nspec:\n  slug: {}\n  name: {}\n  description: {}",
-                t["slug"].as_str().unwrap_or_default(),
-                t["name"].as_str().unwrap_or_default(),
-                t["description"].as_str().unwrap_or_default()
-            )
-            .expect("write");
-        }
-    }
+    let dir = common::team_manifests(n, "plan");
     let stats_url = format!("{base}/__emulator/stats");
     rt.block_on(client.delete(&stats_url).send())
         .expect("reset stats");
@@ -163,7 +80,7 @@ fn main() {
     {
         let client = client.clone();
         let base = base.clone();
-        rt.block_on(concurrently(n, 16, move |i| {
+        rt.block_on(common::concurrently(n, 16, move |i| {
             let client = client.clone();
             let url = format!(
                 "{base}{}",
