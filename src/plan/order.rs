@@ -55,8 +55,12 @@ fn edges(actions: &[Action], current: &Current, caps: &Capabilities) -> Vec<Edge
                         // exists can be referenced whatever else changes about it.
                         let creates = match actions[j].action {
                             ActionKind::Create | ActionKind::Upsert => true,
+                            // A create the target cannot do blocks what needs it, but only
+                            // when the target's lists show the resource is absent; of a kind
+                            // it cannot read, the resource may well exist.
                             ActionKind::Unsupported => {
                                 actions[j].intended == Some(ActionKind::Create)
+                                    && current.known.contains(&actions[j].address.kind)
                             }
                             _ => false,
                         };

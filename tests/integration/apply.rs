@@ -616,3 +616,27 @@ fn quickstart_apply_twice_on_the_local_tenant() {
     );
     assert!(second.stdout.contains("Nothing to apply."));
 }
+
+#[tokio::test]
+async fn unsupported_actions_are_never_attempted_and_fail_the_run() {
+    let t = Tenant::start(Config {
+        profile: cfgctl::registry::Profile::Seed,
+        ..Config::default()
+    })
+    .await;
+    let r = run(&t, &["apply", "fixtures/valid", "--auto-approve"]).await;
+    assert_eq!(r.code, 1, "{}", r.transcript());
+    let summary = &r.stdout[r.stdout.find("\nApply:").unwrap()..];
+    insta::assert_snapshot!(summary);
+    let log = t.emulator.stats().log;
+    for l in log.iter().filter(|l| l.method != "GET") {
+        assert_ne!(
+            l.status, 404,
+            "an operation outside the profile was attempted: {l:?}"
+        );
+    }
+    // The budget was upserted; the rest that the seed tenant offers was created.
+    assert!(log
+        .iter()
+        .any(|l| l.method == "PUT" && l.path.ends_with("/consumption-budgets/payments-logs")));
+}
