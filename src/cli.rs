@@ -159,8 +159,28 @@ pub enum Command {
         #[arg(long, value_enum, default_value_t = FormatArg::Text)]
         format: FormatArg,
     },
+    /// Write the target's current state as manifests, one file per resource.
+    ///
+    /// `plan OUT` right after shows no changes. Refuses a non-empty OUT without --force; with
+    /// it, the manifests of an earlier export there are replaced (other files are kept).
+    Export {
+        /// Folder to write (`<kind>/<slug>.yaml`, `resource-pools.yaml`).
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+        /// Replace an earlier export in a non-empty folder.
+        #[arg(long)]
+        force: bool,
+        /// Only resources matching KIND/SLUG-GLOB (repeatable).
+        #[arg(long, value_name = "PATTERN", value_parser = parse_pattern)]
+        only: Vec<Pattern>,
+    },
     /// Print the JSON Schema of manifests, for editors (yaml-language-server).
     Schema,
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
     /// Run a local emulator of the Config API v1 (every kind, with the server's habits).
     ///
     /// The API token is the global --token / CFGCTL_TOKEN / --token-file: when one is given,
@@ -372,6 +392,15 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             target: target_options(&cli.global)?,
         }),
         Command::Schema => commands::schema(),
+        Command::Export { out, force, only } => commands::export(commands::ExportCommand {
+            out,
+            force,
+            only,
+            target: target_options(&cli.global)?,
+        }),
+        Command::Completions { shell } => {
+            commands::completions(shell, <Cli as clap::CommandFactory>::command())
+        }
         Command::Serve {
             listen,
             data,

@@ -717,3 +717,104 @@ pub fn apply(opts: ApplyCommand) -> anyhow::Result<ExitCode> {
         })
     })
 }
+
+/// Options of `cfgctl export`.
+#[derive(Debug, Clone)]
+pub struct ExportCommand {
+    pub out: PathBuf,
+    pub force: bool,
+    pub only: Vec<crate::pattern::Pattern>,
+    pub target: TargetOptions,
+}
+
+/// The files an earlier export wrote: `*.yaml` in the kinds' folders and the singleton's file.
+fn previous_export(dir: &std::path::Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for def in &crate::registry::KINDS {
+        if def.singleton {
+            let p = dir.join(format!("{}.yaml", def.path));
+            if p.is_file() {
+                out.push(p);
+            }
+            continue;
+        }
+        if let Ok(entries) = std::fs::read_dir(dir.join(def.path)) {
+            for e in entries.flatten() {
+                let p = e.path();
+                if p.extension().and_then(|x| x.to_str()) == Some("yaml") && p.is_file() {
+                    out.push(p);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// `cfgctl export`: writes the target's state as manifests.
+pub fn export(opts: ExportCommand) -> anyhow::Result<ExitCode> {
+    let non_empty = std::fs::read_dir(&opts.out)
+        .map(|mut d| d.next().is_some())
+        .unwrap_or(false);
+    if non_empty && !opts.force {
+        anyhow::bail!(
+            "`{}` is not empty: pass --force to replace the manifests of an earlier export there",
+            opts.out.display()
+        );
+    }
+    runtime()?.block_on(async {
+        let conn = connect(&opts.target).await?;
+        let fetched = crate::state::fetch(&conn.client)
+            .await
+            .with_context(|| format!("reading the current state of {}", conn.name))?;
+        let files = crate::export::export_files(&fetched.current, &opts.only)?;
+        // With --force, files of resources that no longer exist must not linger.
+        for old in previous_export(&opts.out) {
+            std::fs::remove_file(&old).with_context(|| format!("removing {}", old.display()))?;
+        }
+        for f in &files {
+            let path = opts.out.join(&f.path);
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent)
+                    .with_context(|| format!("creating {}", parent.display()))?;
+            }
+            std::fs::write(&path, &f.text)
+                .with_context(|| format!("writing {}", path.display()))?;
+        }
+        let mut err = anstream::stderr().lock();
+        for w in &fetched.warnings {
+            let _ = writeln!(err, "warning: {w}");
+        }
+        for def in crate::registry::KINDS
+            .iter()
+            .filter(|d| !fetched.caps.can_read_state(d.kind))
+        {
+            let _ = writeln!(
+                err,
+                "note: {} not exported: the target cannot list it",
+                def.name
+            );
+        }
+        let kinds: std::collections::BTreeSet<_> =
+            fetched.current.resources.keys().map(|a| a.kind).collect();
+        writeln!(
+            anstream::stdout().lock(),
+            "exported {} ({}) from {} to {}",
+            plural(files.len(), "resource", "resources"),
+            plural(kinds.len(), "kind", "kinds"),
+            conn.name,
+            opts.out.display()
+        )
+        .context("writing to stdout")?;
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+/// `cfgctl completions SHELL`.
+pub fn completions(
+    shell: clap_complete::Shell,
+    mut cmd: clap::Command,
+) -> anyhow::Result<ExitCode> {
+    let mut out = std::io::stdout().lock();
+    clap_complete::generate(shell, &mut cmd, "cfgctl", &mut out);
+    Ok(ExitCode::SUCCESS)
+}

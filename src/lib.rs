@@ -7,6 +7,7 @@ pub mod client;
 pub mod commands;
 pub mod diagnostic;
 pub mod emulator;
+pub mod export;
 pub mod manifest;
 pub mod pattern;
 pub mod plan;

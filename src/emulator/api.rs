@@ -259,7 +259,7 @@ impl Api {
         let def = kind.def();
         if let Some(map) = object.as_object_mut() {
             for field in def.server_owned {
-                map.remove(*field);
+                map.shift_remove(*field);
             }
             if let Some(slug) = slug {
                 map.insert("slug".into(), json!(slug));
@@ -511,7 +511,7 @@ impl Api {
             if !include_json {
                 for e in def.embedded_json.iter().filter(|e| e.omitted_in_lists) {
                     if let Some(map) = object.as_object_mut() {
-                        map.remove(e.field);
+                        map.shift_remove(e.field);
                     }
                 }
             }

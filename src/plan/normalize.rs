@@ -20,7 +20,7 @@ pub fn normalize(kind: Kind, object: &Value, ignore: &[IgnoreRule]) -> Value {
     let mut v = spec::canonical(kind, object);
     if let Value::Object(map) = &mut v {
         for field in def.server_owned {
-            map.remove(*field);
+            map.shift_remove(*field);
         }
         for embedded in def.embedded_json {
             let Some(Value::String(text)) = map.get(embedded.field) else {
@@ -34,7 +34,7 @@ pub fn normalize(kind: Kind, object: &Value, ignore: &[IgnoreRule]) -> Value {
             }
             match strip_zero(&doc) {
                 Some(doc) => map.insert(embedded.field.to_string(), doc),
-                None => map.remove(embedded.field),
+                None => map.shift_remove(embedded.field),
             };
         }
     }
@@ -58,7 +58,7 @@ pub fn remove_path(doc: &mut Value, dotted: &str) {
         }
     }
     if let Value::Object(map) = node {
-        map.remove(*last);
+        map.shift_remove(*last);
     }
 }
 

@@ -230,7 +230,7 @@ pub fn order(
                 let mut body = crate::spec::canonical(address.kind, cur);
                 if let Value::Object(map) = &mut body {
                     for f in address.kind.def().server_owned {
-                        map.remove(*f);
+                        map.shift_remove(*f);
                     }
                 }
                 let before = body.pointer(&pointer).cloned();

@@ -3,6 +3,7 @@
 
 mod apply;
 mod emulator;
+mod export;
 mod plan;
 mod property;
 mod schema;

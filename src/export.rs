@@ -1,0 +1,149 @@
+//! `cfgctl export`: the current state as manifests that `plan` reads back with no changes.
+//!
+//! Pure: [`export_files`] turns the state into file paths and texts; the command writes them.
+//! Each resource is its API object in the canonical form (no server-owned fields, no zero
+//! values, fields in the API's order), in the vendor envelope, at
+//! `<kind path>/<slug>.yaml` (`resource-pools.yaml` for the singleton). Embedded dashboard
+//! JSON is written as YAML, without the members the server rewrites, so reviews diff it line
+//! by line. Same state, same bytes.
+
+use std::path::PathBuf;
+
+use serde_json::{json, Map, Value};
+
+use crate::pattern::Pattern;
+use crate::plan::normalize::remove_path;
+use crate::plan::Current;
+use crate::registry::{Address, Kind};
+
+/// One file to write, relative to the export folder.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExportedFile {
+    pub path: PathBuf,
+    pub text: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("cannot write {address} as YAML: {reason}")]
+pub struct ExportError {
+    pub address: Address,
+    pub reason: String,
+}
+
+/// A slug as a file name: letters, digits, `-`, `_` and `.` kept, the rest %-encoded.
+fn file_name(slug: &str) -> String {
+    let mut out = String::new();
+    for c in slug.chars() {
+        if c.is_ascii_alphanumeric() || matches!(c, '-' | '_') || (c == '.' && !out.is_empty()) {
+            out.push(c);
+        } else {
+            let mut buf = [0u8; 4];
+            for b in c.encode_utf8(&mut buf).bytes() {
+                out.push_str(&format!("%{b:02X}"));
+            }
+        }
+    }
+    out
+}
+
+/// Where a resource's manifest goes.
+pub fn path_for(address: &Address) -> PathBuf {
+    let def = address.kind.def();
+    match &address.slug {
+        Some(slug) => PathBuf::from(def.path).join(format!("{}.yaml", file_name(slug))),
+        None => PathBuf::from(format!("{}.yaml", def.path)),
+    }
+}
+
+/// The spec of a manifest for a server object.
+pub fn manifest_spec(kind: Kind, object: &Value) -> Value {
+    let def = kind.def();
+    let mut spec = crate::spec::canonical(kind, object);
+    if let Value::Object(map) = &mut spec {
+        for f in def.server_owned {
+            map.shift_remove(*f);
+        }
+        for e in def.embedded_json {
+            let Some(Value::String(text)) = map.get(e.field) else {
+                continue;
+            };
+            let Ok(mut doc) = serde_json::from_str::<Value>(text) else {
+                continue;
+            };
+            for path in e.volatile {
+                remove_path(&mut doc, path);
+            }
+            map.insert(e.field.to_string(), doc);
+        }
+    }
+    spec
+}
+
+/// The files of an export of `current`, sorted by path.
+pub fn export_files(current: &Current, only: &[Pattern]) -> Result<Vec<ExportedFile>, ExportError> {
+    let mut files = Vec::new();
+    for (address, object) in &current.resources {
+        if !only.is_empty() && !only.iter().any(|p| p.matches(address)) {
+            continue;
+        }
+        let mut envelope = Map::new();
+        envelope.insert("api_version".into(), json!(crate::spec::API_VERSION));
+        envelope.insert("kind".into(), json!(address.kind.name()));
+        envelope.insert("spec".into(), manifest_spec(address.kind, object));
+        let text = serde_saphyr::to_string(&Value::Object(envelope)).map_err(|e| ExportError {
+            address: address.clone(),
+            reason: e.to_string(),
+        })?;
+        files.push(ExportedFile {
+            path: path_for(address),
+            text,
+        });
+    }
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_per_kind() {
+        assert_eq!(
+            path_for(&Address::new(Kind::ClassicDashboard, Some("nodes".into()))),
+            PathBuf::from("classic-dashboards/nodes.yaml")
+        );
+        assert_eq!(
+            path_for(&Address::new(Kind::ResourcePools, None)),
+            PathBuf::from("resource-pools.yaml")
+        );
+        assert_eq!(file_name("a/b c"), "a%2Fb%20c");
+        assert_eq!(file_name(".hidden"), "%2Ehidden");
+    }
+
+    #[test]
+    fn specs_drop_what_the_server_owns_and_rewrites() {
+        let served = json!({
+            "slug": "d", "name": "D", "created_at": "x", "updated_at": "y",
+            "dashboard_json": "{\"id\":7,\"title\":\"T\",\"version\":3}",
+            "bucket_slug": "b"
+        });
+        let spec = manifest_spec(Kind::ClassicDashboard, &served);
+        assert_eq!(
+            spec,
+            json!({"slug": "d", "name": "D", "bucket_slug": "b", "dashboard_json": {"title": "T"}})
+        );
+    }
+
+    #[test]
+    fn yaml_round_trips_tricky_scalars() {
+        let mut current = Current::default();
+        let obj = json!({"slug": "b", "name": "yes", "description": "1.0\nnull: ~", "labels": {"on": "off", "n": "123"}});
+        current
+            .resources
+            .insert(Address::new(Kind::Bucket, Some("b".into())), obj.clone());
+        let files = export_files(&current, &[]).unwrap();
+        let docs = crate::yaml::parse_documents(&files[0].text).unwrap();
+        assert_eq!(docs[0].value["spec"], obj);
+    }
+}

@@ -1,0 +1,140 @@
+//! `cfgctl export`: a zero-diff round trip, byte-identical twice, safe with existing folders;
+//! and `cfgctl completions`.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use cfgctl::emulator::Config;
+use cfgctl::registry::Kind;
+
+use crate::plan::{run, run_in, seeded};
+
+fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    walkdir::WalkDir::new(dir)
+        .sort_by_file_name()
+        .into_iter()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_type().is_file())
+        .map(|e| {
+            (
+                e.path().strip_prefix(dir).unwrap().display().to_string(),
+                std::fs::read(e.path()).unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn export_then_plan_shows_no_change_and_twice_is_identical() {
+    // Every kind, dashboards rewritten by the server (ids, versions, metadata), one updated
+    // so its version moved on.
+    let t = seeded(Config::default()).await;
+    let r = run(&t, &["apply", "fixtures/valid", "--auto-approve"]).await;
+    assert_eq!(r.code, 0, "{}", r.transcript());
+    let changed = crate::plan::scratch_copy();
+    let path = changed.path().join("dashboards/payments-overview.yaml");
+    let text = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace("duration: \"6h\"", "duration: \"12h\"");
+    std::fs::write(&path, text).unwrap();
+    let d = changed.path().to_str().unwrap().to_string();
+    let r = run(&t, &["apply", &d, "--auto-approve"]).await;
+    assert_eq!(r.code, 0, "{}", r.transcript());
+    assert!(r.stdout.contains("1 done"), "{}", r.stdout);
+
+    let out = tempfile::tempdir().unwrap();
+    let first = out.path().join("first");
+    let second = out.path().join("second");
+    let r = run(&t, &["export", "--out", first.to_str().unwrap()]).await;
+    assert_eq!(r.code, 0, "{}", r.transcript());
+    assert_eq!(
+        r.stdout,
+        format!(
+            "exported 19 resources (13 kinds) from [TARGET] to {}\n",
+            first.display()
+        )
+    );
+    let files = tree(&first);
+    assert_eq!(files.len(), 19);
+    assert!(files.contains_key("resource-pools.yaml"));
+    assert!(files.contains_key("classic-dashboards/platform-nodes.yaml"));
+    let dash = String::from_utf8(files["dashboards/payments-overview.yaml"].clone()).unwrap();
+    assert!(
+        dash.contains("dashboard_json:\n    kind: Dashboard"),
+        "documents are YAML: {dash}"
+    );
+    assert!(
+        !dash.contains("created_at") && !dash.contains(" version:"),
+        "no server-owned members: {dash}"
+    );
+
+    let plan = run_in(&t, &first, &["plan", ".", "--detailed-exitcode"], &[]).await;
+    assert_eq!(plan.code, 0, "{}", plan.transcript());
+    assert!(plan
+        .stdout
+        .contains("No changes: the target matches the manifests (19 resources)."));
+
+    let r = run(&t, &["export", "--out", second.to_str().unwrap()]).await;
+    assert_eq!(r.code, 0);
+    assert_eq!(
+        tree(&first),
+        tree(&second),
+        "two exports of one state differ"
+    );
+    insta::assert_snapshot!(
+        "exported_bucket",
+        String::from_utf8(files["buckets/platform.yaml"].clone()).unwrap()
+    );
+}
+
+#[tokio::test]
+async fn export_refuses_a_non_empty_folder_and_force_replaces_only_its_own_files() {
+    let t = seeded(Config::default()).await;
+    let out = tempfile::tempdir().unwrap();
+    std::fs::write(out.path().join("README.md"), "# our config\n").unwrap();
+    let o = out.path().to_str().unwrap();
+    let r = run(&t, &["export", "--out", o]).await;
+    assert_eq!(r.code, 1);
+    assert_eq!(
+        r.stderr,
+        format!("error: `{o}` is not empty: pass --force to replace the manifests of an earlier export there\n")
+    );
+    assert_eq!(tree(out.path()).len(), 1, "nothing written");
+    let r = run(&t, &["export", "--out", o, "--force"]).await;
+    assert_eq!(r.code, 0, "{}", r.transcript());
+    // A team deleted on the target disappears from the next export; README stays.
+    t.delete(Kind::Monitor, Some("payments-gateway-latency"), "")
+        .await;
+    let r = run(
+        &t,
+        &["export", "--out", o, "--force", "--only", "Monitor/*"],
+    )
+    .await;
+    assert_eq!(r.code, 0, "{}", r.transcript());
+    let files = tree(out.path());
+    assert!(files.contains_key("README.md"));
+    let monitors: Vec<&String> = files
+        .keys()
+        .filter(|k| k.starts_with("monitors/"))
+        .collect();
+    assert_eq!(monitors.len(), 3, "{monitors:?}");
+    assert!(
+        !files.contains_key("teams/platform.yaml"),
+        "--only exports only the matches"
+    );
+}
+
+#[test]
+fn completions_for_each_shell() {
+    for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
+        let r = crate::support::cfgctl(&["completions", shell]);
+        assert_eq!(r.code, 0, "{shell}");
+        assert!(r.stdout.contains("cfgctl"), "{shell}");
+        assert!(
+            r.stdout.contains("export") && r.stdout.contains("auto-approve"),
+            "{shell}"
+        );
+    }
+    let r = crate::support::cfgctl(&["completions", "tcsh"]);
+    assert_eq!(r.code, 1);
+}
