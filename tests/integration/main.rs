@@ -2,6 +2,7 @@
 //! test needs its parser) against the fixture folders.
 
 mod apply;
+mod ci_examples;
 mod emulator;
 mod export;
 mod plan;

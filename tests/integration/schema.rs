@@ -51,7 +51,7 @@ fn schema_accepts_every_valid_manifest() {
     let v = validator();
     let docs = documents("fixtures/valid");
     assert_eq!(docs.len(), 19);
-    for (file, doc) in docs.iter().chain(documents("examples").iter()) {
+    for (file, doc) in docs.iter().chain(documents("examples/quickstart").iter()) {
         let errors: Vec<String> = v.iter_errors(doc).map(|e| e.to_string()).collect();
         assert!(errors.is_empty(), "{file}: {errors:?}");
     }
