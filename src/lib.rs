@@ -6,6 +6,7 @@ pub mod cli;
 pub mod client;
 pub mod commands;
 pub mod diagnostic;
+pub mod docs;
 pub mod emulator;
 pub mod export;
 pub mod manifest;

@@ -3,6 +3,7 @@
 
 mod apply;
 mod ci_examples;
+mod docs;
 mod emulator;
 mod export;
 mod plan;

@@ -1,0 +1,255 @@
+//! The manifest reference (`docs/manifests.md`), generated from the registry and the
+//! embedded swagger so it cannot drift from what cfgctl checks. A test keeps the committed file
+//! equal to [`reference_markdown`].
+
+use std::fmt::Write as _;
+
+use serde_json::Value;
+
+use crate::registry::{Op, KINDS};
+use crate::spec;
+
+fn ops(o: crate::registry::Ops) -> String {
+    let names: Vec<&str> = Op::ALL
+        .iter()
+        .filter(|op| o.has(**op))
+        .map(|op| op.as_str())
+        .collect();
+    if names.is_empty() {
+        "none".into()
+    } else {
+        names.join(", ")
+    }
+}
+
+fn resolve(node: &'static Value) -> &'static Value {
+    let mut n = node;
+    for _ in 0..16 {
+        match n
+            .get("$ref")
+            .and_then(Value::as_str)
+            .and_then(|r| r.strip_prefix("#/definitions/"))
+            .and_then(|name| spec::swagger()["definitions"].get(name))
+        {
+            Some(t) => n = t,
+            None => break,
+        }
+    }
+    n
+}
+
+fn type_of(node: &'static Value) -> String {
+    let n = resolve(node);
+    let ty = n.get("type").and_then(Value::as_str).unwrap_or("object");
+    let format = n.get("format").and_then(Value::as_str);
+    match (ty, format) {
+        ("string", Some("int64" | "uint64")) => "integer (int64, number or string)".into(),
+        ("string", Some("date-time")) => "timestamp".into(),
+        ("array", _) => format!(
+            "list of {}",
+            n.get("items").map(type_of).unwrap_or_default()
+        ),
+        ("object", _) if n.get("additionalProperties").is_some() => "map of string".into(),
+        ("integer", _) => "integer".into(),
+        ("number", _) => "number".into(),
+        (t, _) if n.get("enum").is_some() => format!("{t} (enum)"),
+        (t, _) => t.to_string(),
+    }
+}
+
+fn first_sentence(text: &str) -> String {
+    let one = text.split('\n').collect::<Vec<_>>().join(" ");
+    one.replace('|', "\\|")
+}
+
+fn fields(
+    node: &'static Value,
+    prefix: &str,
+    depth: usize,
+    out: &mut String,
+    seen: &mut Vec<&'static str>,
+) {
+    let n = resolve(node);
+    let Some(props) = n.get("properties").and_then(Value::as_object) else {
+        return;
+    };
+    for (name, prop) in props {
+        let path = if prefix.is_empty() {
+            name.clone()
+        } else {
+            format!("{prefix}.{name}")
+        };
+        let target = resolve(prop);
+        let read_only = prop.get("readOnly").and_then(Value::as_bool) == Some(true);
+        let mut notes = Vec::new();
+        if read_only {
+            notes.push("read-only: set by the server".to_string());
+        }
+        if let Some(values) = target.get("enum").and_then(Value::as_array) {
+            let vs: Vec<String> = values
+                .iter()
+                .filter_map(|v| v.as_str())
+                .map(|v| format!("`{v}`"))
+                .collect();
+            notes.push(format!(
+                "one of {} (the first is the default, omitted by the API)",
+                vs.join(", ")
+            ));
+        }
+        if let Some(d) = prop
+            .get("description")
+            .or_else(|| target.get("description"))
+            .and_then(Value::as_str)
+        {
+            notes.push(first_sentence(d));
+        }
+        let _ = writeln!(
+            out,
+            "| `{path}` | {} | {} |",
+            type_of(prop),
+            notes.join(". ")
+        );
+        let item = if target.get("type").and_then(Value::as_str) == Some("array") {
+            target.get("items").map(resolve)
+        } else {
+            Some(target)
+        };
+        let Some(item) = item else { continue };
+        let name_of_ref = prop
+            .get("$ref")
+            .or_else(|| prop.get("items").and_then(|i| i.get("$ref")))
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        if depth < 6 && item.get("properties").is_some() && !seen.contains(&name_of_ref) {
+            let static_name: &'static str = spec::swagger()["definitions"]
+                .as_object()
+                .and_then(|d| d.keys().find(|k| name_of_ref.ends_with(k.as_str())))
+                .map(|k| k.as_str())
+                .unwrap_or("");
+            seen.push(static_name);
+            let child = if target.get("type").and_then(Value::as_str) == Some("array") {
+                format!("{path}[]")
+            } else {
+                path.clone()
+            };
+            fields(item, &child, depth + 1, out, seen);
+            seen.pop();
+        }
+    }
+}
+
+/// The manifest reference, one section per kind.
+pub fn reference_markdown() -> String {
+    let mut out = String::new();
+    out.push_str("# Manifest reference\n\n");
+    out.push_str("<!-- Generated from the kind registry and the embedded swagger file; do not edit.\n     Regenerate with: CFGCTL_UPDATE_DOCS=1 cargo test --test integration docs -->\n\n");
+    out.push_str("Every manifest is `api_version: v1/config`, `kind: KIND` and `spec:` holding the API object\nwith the API's own field names. Unknown fields, wrong types, unknown enum values and read-only\nfields are errors that `cfgctl validate` reports with file, line and column.\n\n");
+    out.push_str("Kinds: ");
+    let links: Vec<String> = KINDS
+        .iter()
+        .map(|d| format!("[{}](#{})", d.name, d.name.to_lowercase()))
+        .collect();
+    out.push_str(&links.join(", "));
+    out.push_str("\n\n");
+    for def in &KINDS {
+        let _ = writeln!(out, "## {}\n", def.name);
+        let _ = writeln!(
+            out,
+            "- API path: `/api/v1/config/{}`; wrapper key `{}`",
+            def.path, def.singular
+        );
+        if def.singleton {
+            let _ = writeln!(
+                out,
+                "- One per tenant: no `slug`; its address is `{}`",
+                def.name
+            );
+        } else {
+            let _ = writeln!(
+                out,
+                "- Identity: `spec.slug` (required); address `{}/<slug>`; `spec.name` is required",
+                def.name
+            );
+        }
+        let _ = writeln!(
+            out,
+            "- Operations: full API: {}; seed tenant: {}",
+            ops(def.full_ops),
+            ops(def.seed_ops)
+        );
+        if !def.references.is_empty() {
+            let refs: Vec<String> = def
+                .references
+                .iter()
+                .map(|r| {
+                    let mut s = format!("`{}` → {}", r.path, r.target);
+                    if r.optional {
+                        s.push_str(" (optional: may be set by a later update to break a cycle)");
+                    }
+                    if let Some((f, v)) = r.unless {
+                        s.push_str(&format!(" (not when `{f}` is `{v}`)"));
+                    }
+                    s
+                })
+                .collect();
+            let _ = writeln!(out, "- References: {}", refs.join("; "));
+        }
+        for rule in def.required {
+            let _ = writeln!(out, "- Required: {}", rule.describe());
+        }
+        for f in def.unique_fields {
+            let _ = writeln!(out, "- `{f}` is unique across all {}s", def.name);
+        }
+        for e in def.embedded_json {
+            let vol: Vec<String> = e.volatile.iter().map(|v| format!("`{v}`")).collect();
+            let _ = writeln!(
+                out,
+                "- `{}` holds a JSON document: write it as a JSON string or as YAML. Compared as JSON, without {} (the server rewrites them)",
+                e.field,
+                vol.join(", ")
+            );
+        }
+        if !def.list_filters.is_empty() {
+            let fs: Vec<String> = def
+                .list_filters
+                .iter()
+                .map(|f| format!("`{}`", f.param))
+                .collect();
+            let _ = writeln!(
+                out,
+                "- List filters besides `slugs` and `names`: {}",
+                fs.join(", ")
+            );
+        }
+        if def.force_delete {
+            let _ = writeln!(
+                out,
+                "- Delete takes `force_delete` (only sent with `apply --force-delete-buckets`)"
+            );
+        }
+        out.push_str("\n| field | type | notes |\n|---|---|---|\n");
+        if let Some(d) = spec::definition(def.kind) {
+            let mut seen = vec![def.definition];
+            fields(d, "", 0, &mut out, &mut seen);
+        }
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_and_nested_fields_are_documented() {
+        let md = reference_markdown();
+        for def in &KINDS {
+            assert!(md.contains(&format!("## {}\n", def.name)));
+        }
+        assert!(md
+            .contains("| `thresholds[].volume.fixed_value` | integer (int64, number or string) |"));
+        assert!(md.contains("`priorities[].filters[].dataset_slug` → Dataset"));
+        assert!(md.contains("| `created_at` | timestamp | read-only: set by the server"));
+    }
+}
