@@ -43,7 +43,8 @@ pub struct GlobalArgs {
     /// Read the API token from this file.
     #[arg(long, global = true, env = "CFGCTL_TOKEN_FILE", value_name = "PATH")]
     pub token_file: Option<PathBuf>,
-    /// Use the embedded local tenant (an in-process emulator over the store at PATH).
+    /// Use the embedded local tenant: an in-process emulator over the store at PATH
+    /// (default .cfgctl/local.db).
     #[arg(long, global = true, value_name = "PATH", num_args = 0..=1, require_equals = true, default_missing_value = ".cfgctl/local.db")]
     pub local: Option<PathBuf>,
     /// Maximum number of API calls in flight.
