@@ -321,7 +321,14 @@ pub fn main() -> ExitCode {
     match run(cli) {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("error: {err:#}");
+            // A reader that went away (`cfgctl plan | head`) is not worth a message.
+            let broken_pipe = err.chain().any(|e| {
+                e.downcast_ref::<std::io::Error>()
+                    .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            });
+            if !broken_pipe {
+                eprintln!("error: {err:#}");
+            }
             ExitCode::from(1)
         }
     }

@@ -274,35 +274,46 @@ fn print_diagnostics(diagnostics: &[crate::diagnostic::Diagnostic]) {
     }
 }
 
+/// Reads the target and plans the manifests against it; plan errors are printed located.
+async fn plan_against(
+    conn: &Connection,
+    loaded: &manifest::Loaded,
+    prune: bool,
+    only: &[crate::pattern::Pattern],
+) -> anyhow::Result<(crate::plan::Plan, crate::plan::Current)> {
+    let fetched = crate::state::fetch(&conn.client)
+        .await
+        .with_context(|| format!("reading the current state of {}", conn.name))?;
+    let opts = crate::plan::PlanOptions {
+        target: conn.name.clone(),
+        prune,
+        only: only.to_vec(),
+    };
+    let mut plan = match crate::plan::plan(
+        &loaded.manifests,
+        &fetched.current,
+        &fetched.caps,
+        &loaded.settings,
+        &opts,
+    ) {
+        Ok(p) => p,
+        Err(e) => {
+            print_diagnostics(&e.0);
+            return Err(e.into());
+        }
+    };
+    let mut warnings = fetched.warnings;
+    warnings.append(&mut plan.warnings);
+    plan.warnings = warnings;
+    Ok((plan, fetched.current))
+}
+
 /// `cfgctl plan` / `cfgctl drift`.
 pub fn plan(opts: PlanCommand) -> anyhow::Result<ExitCode> {
     let loaded = load_valid(&opts.dir)?;
     runtime()?.block_on(async {
         let conn = connect(&opts.target).await?;
-        let fetched = crate::state::fetch(&conn.client)
-            .await
-            .with_context(|| format!("reading the current state of {}", conn.name))?;
-        let plan_opts = crate::plan::PlanOptions {
-            target: conn.name.clone(),
-            prune: opts.prune,
-            only: opts.only.clone(),
-        };
-        let mut plan = match crate::plan::plan(
-            &loaded.manifests,
-            &fetched.current,
-            &fetched.caps,
-            &loaded.settings,
-            &plan_opts,
-        ) {
-            Ok(p) => p,
-            Err(e) => {
-                print_diagnostics(&e.0);
-                return Err(e.into());
-            }
-        };
-        let mut warnings = fetched.warnings;
-        warnings.append(&mut plan.warnings);
-        plan.warnings = warnings;
+        let (mut plan, _current) = plan_against(&conn, &loaded, opts.prune, &opts.only).await?;
         if opts.server_validate {
             let rejected = server_validate(&conn.client, &mut plan, &loaded.manifests).await?;
             if !rejected.is_empty() {
@@ -504,33 +515,7 @@ pub fn apply(opts: ApplyCommand) -> anyhow::Result<ExitCode> {
                 }
                 (plan, crate::plan::Current::default())
             }
-            Some(loaded) => {
-                let fetched = crate::state::fetch(&conn.client)
-                    .await
-                    .with_context(|| format!("reading the current state of {}", conn.name))?;
-                let plan_opts = crate::plan::PlanOptions {
-                    target: conn.name.clone(),
-                    prune: opts.prune,
-                    only: opts.only.clone(),
-                };
-                let mut plan = match crate::plan::plan(
-                    &loaded.manifests,
-                    &fetched.current,
-                    &fetched.caps,
-                    &loaded.settings,
-                    &plan_opts,
-                ) {
-                    Ok(p) => p,
-                    Err(e) => {
-                        print_diagnostics(&e.0);
-                        return Err(e.into());
-                    }
-                };
-                let mut warnings = fetched.warnings;
-                warnings.append(&mut plan.warnings);
-                plan.warnings = warnings;
-                (plan, fetched.current)
-            }
+            Some(loaded) => plan_against(&conn, loaded, opts.prune, &opts.only).await?,
         };
         let rendered = crate::render::text(
             &plan,
