@@ -45,7 +45,22 @@ pub fn validate(opts: &ValidateOptions) -> anyhow::Result<ExitCode> {
     let mut out = anstream::stdout().lock();
     let error_style = Style::new().bold().fg_color(Some(AnsiColor::Red.into()));
     let warning_style = Style::new().bold().fg_color(Some(AnsiColor::Yellow.into()));
+    // On a terminal, each problem comes with its source line; logs and CI get one line each.
+    let on_terminal = std::io::IsTerminal::is_terminal(&std::io::stdout());
+    let mut sources: std::collections::BTreeMap<PathBuf, Option<String>> = Default::default();
     for d in &loaded.diagnostics {
+        if on_terminal && !opts.github_annotations {
+            let source = sources
+                .entry(d.file.clone())
+                .or_insert_with(|| std::fs::read_to_string(&d.file).ok());
+            if let Some(text) = source
+                .as_deref()
+                .and_then(|src| crate::diagnostic::render_snippet(d, src, true))
+            {
+                writeln!(out, "{text}\n").context("writing to stdout")?;
+                continue;
+            }
+        }
         let style = match d.severity {
             Severity::Error => error_style,
             Severity::Warning => warning_style,

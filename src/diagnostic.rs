@@ -213,6 +213,57 @@ fn edit_distance(a: &str, b: &str) -> usize {
     prev[b.len()]
 }
 
+/// The byte range of the token at a 1-based line and (character) column of a text.
+fn token_span(source: &str, pos: Pos) -> Option<std::ops::Range<usize>> {
+    let line_start: usize = source
+        .split_inclusive('\n')
+        .take(pos.line.saturating_sub(1) as usize)
+        .map(str::len)
+        .sum();
+    let line = source.get(line_start..)?.lines().next()?;
+    let col_offset: usize = line
+        .chars()
+        .take(pos.column.saturating_sub(1) as usize)
+        .map(char::len_utf8)
+        .sum();
+    let rest = line.get(col_offset..)?;
+    let len = rest
+        .find(|c: char| c.is_whitespace() || c == ':' || c == ',')
+        .unwrap_or(rest.len())
+        .max(1)
+        .min(rest.len().max(1));
+    let start = line_start + col_offset;
+    Some(start..(start + len).min(source.len()))
+}
+
+/// The diagnostic with the source line under it and the token marked (for terminals); `None`
+/// when the position is not in the text.
+pub fn render_snippet(d: &Diagnostic, source: &str, color: bool) -> Option<String> {
+    use annotate_snippets::{AnnotationKind, Level, Renderer, Snippet};
+    let span = token_span(source, d.pos)?;
+    if span.start >= source.len() {
+        return None;
+    }
+    let level = match d.severity {
+        Severity::Error => Level::ERROR,
+        Severity::Warning => Level::WARNING,
+    };
+    let message = d.problem.to_string();
+    let path = d.file.display().to_string();
+    let report = &[level.primary_title(message.as_str()).element(
+        Snippet::source(source)
+            .line_start(1)
+            .path(path.as_str())
+            .annotation(AnnotationKind::Primary.span(span)),
+    )];
+    let renderer = if color {
+        Renderer::styled()
+    } else {
+        Renderer::plain()
+    };
+    Some(renderer.render(report))
+}
+
 /// Sorts diagnostics into the order they are printed.
 pub fn sort(diagnostics: &mut [Diagnostic]) {
     diagnostics.sort_by_key(Diagnostic::sort_key);
@@ -258,5 +309,17 @@ mod tests {
             .collect();
         assert_eq!(closest("labls", &known).as_deref(), Some("labels"));
         assert_eq!(closest("zzz", &known), None);
+    }
+
+    #[test]
+    fn snippets_mark_the_token() {
+        let source = "api_version: v1/config\nkind: Bucket\nspec:\n  slug: b\n  colour: red\n";
+        let d = Diagnostic::error("b.yaml", Pos::new(5, 3), Problem::YamlSyntax("x".into()));
+        let text = render_snippet(&d, source, false).unwrap();
+        assert!(text.contains("--> b.yaml:5:3"), "{text}");
+        assert!(text.contains("  colour: red"), "{text}");
+        assert!(text.contains("^^^^^^"), "{text}");
+        assert_eq!(token_span("ab\ncdé f\n", Pos::new(2, 3)), Some(5..7));
+        assert_eq!(token_span("a\n", Pos::new(9, 1)), None);
     }
 }
