@@ -67,7 +67,7 @@ fn fields(
     prefix: &str,
     depth: usize,
     out: &mut String,
-    seen: &mut Vec<&'static str>,
+    seen: &mut Vec<String>,
 ) {
     let n = resolve(node);
     let Some(props) = n.get("properties").and_then(Value::as_object) else {
@@ -115,18 +115,15 @@ fn fields(
             Some(target)
         };
         let Some(item) = item else { continue };
-        let name_of_ref = prop
+        // The definition this field expands into; a definition already being expanded above
+        // (a recursive type) is not expanded again.
+        let reference = prop
             .get("$ref")
             .or_else(|| prop.get("items").and_then(|i| i.get("$ref")))
             .and_then(Value::as_str)
             .unwrap_or("");
-        if depth < 6 && item.get("properties").is_some() && !seen.contains(&name_of_ref) {
-            let static_name: &'static str = spec::swagger()["definitions"]
-                .as_object()
-                .and_then(|d| d.keys().find(|k| name_of_ref.ends_with(k.as_str())))
-                .map(|k| k.as_str())
-                .unwrap_or("");
-            seen.push(static_name);
+        if depth < 6 && item.get("properties").is_some() && !seen.iter().any(|s| s == reference) {
+            seen.push(reference.to_string());
             let child = if target.get("type").and_then(Value::as_str) == Some("array") {
                 format!("{path}[]")
             } else {
@@ -229,7 +226,7 @@ pub fn reference_markdown() -> String {
         }
         out.push_str("\n| field | type | notes |\n|---|---|---|\n");
         if let Some(d) = spec::definition(def.kind) {
-            let mut seen = vec![def.definition];
+            let mut seen = vec![format!("#/definitions/{}", def.definition)];
             fields(d, "", 0, &mut out, &mut seen);
         }
         out.push('\n');

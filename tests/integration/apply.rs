@@ -14,7 +14,7 @@ use crate::emulator::{fixture_objects, Tenant};
 use crate::plan::{run, run_in, scratch_copy, seeded, write};
 
 /// The address a request path names (`None` slug for a collection path).
-fn slug_of(path: &str) -> Option<Address> {
+fn address_of(path: &str) -> Option<Address> {
     let rest = path.strip_prefix("/api/v1/config/")?;
     let mut parts = rest.split('/');
     let kind = wire::kind_for_path(parts.next()?)?;
@@ -145,7 +145,7 @@ async fn deletes_run_referrers_first() {
         .log
         .iter()
         .filter(|l| l.method == "DELETE")
-        .filter_map(|l| slug_of(&l.path))
+        .filter_map(|l| address_of(&l.path))
         .collect();
     assert_eq!(deleted.len(), 18, "{deleted:?}");
     let position: BTreeMap<&Address, usize> =
