@@ -407,7 +407,10 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             target: target_options(&cli.global)?,
         }),
         Command::Completions { shell } => {
-            commands::completions(shell, <Cli as clap::CommandFactory>::command())
+            // Completions are about the command line itself: they stay here, with clap.
+            let mut cmd = <Cli as clap::CommandFactory>::command();
+            clap_complete::generate(shell, &mut cmd, "cfgctl", &mut std::io::stdout().lock());
+            Ok(ExitCode::SUCCESS)
         }
         Command::Serve {
             listen,

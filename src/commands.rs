@@ -808,13 +808,3 @@ pub fn export(opts: ExportCommand) -> anyhow::Result<ExitCode> {
         Ok(ExitCode::SUCCESS)
     })
 }
-
-/// `cfgctl completions SHELL`.
-pub fn completions(
-    shell: clap_complete::Shell,
-    mut cmd: clap::Command,
-) -> anyhow::Result<ExitCode> {
-    let mut out = std::io::stdout().lock();
-    clap_complete::generate(shell, &mut cmd, "cfgctl", &mut out);
-    Ok(ExitCode::SUCCESS)
-}
