@@ -69,25 +69,8 @@ fn main() {
     drop(server);
 
     let server = common::serve(&serve_args);
-    let url = format!("{}{}", server.url, wire::collection_path(Kind::Team));
     let started = Instant::now();
-    {
-        let client = client.clone();
-        rt.block_on(common::concurrently(n, p, move |i| {
-            let client = client.clone();
-            let url = url.clone();
-            async move {
-                let body = wire::create_body(Kind::Team, &common::team(i), false);
-                let r = client
-                    .post(&url)
-                    .json(&body)
-                    .send()
-                    .await
-                    .expect("answered");
-                assert!(r.status().is_success());
-            }
-        }));
-    }
+    rt.block_on(common::create_teams(&server.url, n, p));
     let raw_time = started.elapsed();
     drop(server);
     let _ = std::fs::remove_dir_all(&dir);

@@ -12,28 +12,8 @@ use cfgctl::registry::Kind;
 use cfgctl::wire::{self, ListQuery};
 
 async fn creates(url: &str, n: usize, concurrency: usize) -> Duration {
-    let client = reqwest::Client::new();
-    let url = format!("{url}{}", wire::collection_path(Kind::Team));
     let started = Instant::now();
-    common::concurrently(n, concurrency, move |i| {
-        let client = client.clone();
-        let url = url.clone();
-        async move {
-            let body = wire::create_body(Kind::Team, &common::team(i), false);
-            let resp = client
-                .post(&url)
-                .json(&body)
-                .send()
-                .await
-                .expect("answered");
-            assert!(
-                resp.status().is_success(),
-                "create failed: {}",
-                resp.status()
-            );
-        }
-    })
-    .await;
+    common::create_teams(url, n, concurrency).await;
     started.elapsed()
 }
 

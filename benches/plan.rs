@@ -34,24 +34,7 @@ fn main() {
     };
     let client = reqwest::Client::new();
     let base = server.url.clone();
-    {
-        let client = client.clone();
-        let url = format!("{base}{}", wire::collection_path(Kind::Team));
-        rt.block_on(common::concurrently(n, 16, move |i| {
-            let client = client.clone();
-            let url = url.clone();
-            async move {
-                let body = wire::create_body(Kind::Team, &common::team(i), false);
-                let r = client
-                    .post(&url)
-                    .json(&body)
-                    .send()
-                    .await
-                    .expect("answered");
-                assert!(r.status().is_success());
-            }
-        }));
-    }
+    rt.block_on(common::create_teams(&base, n, 16));
     let dir = common::team_manifests(n, "plan");
     let stats_url = format!("{base}/__emulator/stats");
     rt.block_on(client.delete(&stats_url).send())

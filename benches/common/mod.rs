@@ -99,3 +99,26 @@ pub fn team_manifests(n: usize, tag: &str) -> std::path::PathBuf {
 pub fn team(i: usize) -> serde_json::Value {
     serde_json::json!({"slug": format!("team-{i:05}"), "name": format!("Team {i}"), "description": "benchmark team"})
 }
+
+/// POSTs Teams `0..n` to the server with `concurrency` clients; panics on a failed create.
+pub async fn create_teams(base_url: &str, n: usize, concurrency: usize) {
+    use cfgctl::registry::Kind;
+    use cfgctl::wire;
+    let client = reqwest::Client::new();
+    let url = format!("{base_url}{}", wire::collection_path(Kind::Team));
+    concurrently(n, concurrency, move |i| {
+        let client = client.clone();
+        let url = url.clone();
+        async move {
+            let body = wire::create_body(Kind::Team, &team(i), false);
+            let r = client
+                .post(&url)
+                .json(&body)
+                .send()
+                .await
+                .expect("answered");
+            assert!(r.status().is_success(), "create failed: {}", r.status());
+        }
+    })
+    .await;
+}

@@ -330,29 +330,15 @@ fn topological(actions: Vec<Action>, edges: &[Edge]) -> Vec<Action> {
     for (pos, &i) in sequence.iter().enumerate() {
         position[i] = pos;
     }
-    let mut slots: Vec<Option<Action>> = actions.into_iter().map(Some).collect();
-    sequence
-        .iter()
-        .map(|&i| {
-            let mut a = slots[i].take().unwrap_or_else(unreachable_action);
+    // The caller has removed every cycle, so `sequence` holds each index once.
+    let mut placed: Vec<(usize, Action)> = actions
+        .into_iter()
+        .enumerate()
+        .map(|(i, mut a)| {
             a.depends_on = preds[i].iter().map(|&p| position[p]).collect();
-            a
+            (position[i], a)
         })
-        .collect()
-}
-
-// `sequence` visits every index exactly once (the graph is acyclic here), so a slot is
-// never taken twice; this keeps the code free of `unwrap`.
-fn unreachable_action() -> Action {
-    Action {
-        address: Address::new(crate::registry::Kind::Team, None),
-        action: ActionKind::Unsupported,
-        source: None,
-        fields: vec![],
-        depends_on: vec![],
-        reason: Some("internal ordering error".into()),
-        body: None,
-        intended: None,
-        fingerprint: None,
-    }
+        .collect();
+    placed.sort_by_key(|(pos, _)| *pos);
+    placed.into_iter().map(|(_, a)| a).collect()
 }
