@@ -490,7 +490,7 @@ fn ask_confirmation(plan: &crate::plan::Plan) -> anyhow::Result<bool> {
 /// `cfgctl apply`: plan (or read a saved plan), confirm, execute, report.
 pub fn apply(opts: ApplyCommand) -> anyhow::Result<ExitCode> {
     use crate::apply::Outcome;
-    use crate::plan::{ActionKind, Guard};
+    use crate::plan::ActionKind;
     use std::io::IsTerminal;
 
     let from_file = opts.source.is_file();
@@ -544,12 +544,9 @@ pub fn apply(opts: ApplyCommand) -> anyhow::Result<ExitCode> {
             .lock()
             .write_all(rendered.as_bytes())
             .context("writing to stdout")?;
-        let refused: Vec<String> = plan
-            .guard_violations
-            .iter()
-            .filter(|g| !(matches!(g, Guard::EmptyPrune { .. }) && opts.allow_empty_prune))
-            .map(|g| g.to_string())
-            .collect();
+        // The very same check for a plan made now and a saved one.
+        let refused =
+            crate::plan::refusals(&plan, opts.allow_empty_prune, opts.force_delete_buckets);
         if !refused.is_empty() {
             anyhow::bail!("refusing to apply: {}; nothing was changed", refused.join("; "));
         }

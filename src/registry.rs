@@ -629,6 +629,23 @@ impl Address {
     }
 }
 
+/// The slug of an API object of a kind (`None` for the singleton or an object without one).
+pub fn object_slug(kind: Kind, object: &serde_json::Value) -> Option<String> {
+    if kind.def().singleton {
+        return None;
+    }
+    object
+        .get("slug")
+        .and_then(serde_json::Value::as_str)
+        .map(str::to_string)
+}
+
+/// Whether a slug can be one path segment of a URL: not empty, not `.` or `..` (which a URL
+/// resolver would fold into the parent path).
+pub fn is_usable_slug(slug: &str) -> bool {
+    !matches!(slug, "" | "." | "..")
+}
+
 impl fmt::Display for Address {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.slug {

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use anstyle::{AnsiColor, Style};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::plan::normalize::FieldChange;
 use crate::plan::{Action, ActionKind, Plan};
@@ -131,6 +131,30 @@ fn push_value(out: &mut Vec<String>, sign: char, path: &str, v: &Value) {
     }
 }
 
+/// Under a delete that can cascade: what `--force-delete-buckets` would take with it.
+fn cascade_lines(a: &Action) -> Vec<String> {
+    if a.cascade.is_empty() {
+        return vec![];
+    }
+    let mut out = vec![format!(
+        "# with --force-delete-buckets the delete also takes {}:",
+        plural(a.cascade.len(), "resource", "resources")
+    )];
+    for m in &a.cascade {
+        let refused = if m.status.may_be_taken() {
+            ""
+        } else {
+            "; apply refuses this"
+        };
+        out.push(format!(
+            "#   {} ({}{refused})",
+            m.address,
+            m.status.describe()
+        ));
+    }
+    out
+}
+
 fn location(a: &Action) -> String {
     a.source
         .as_ref()
@@ -202,6 +226,9 @@ pub fn text(plan: &Plan, opts: TextOptions) -> String {
                 }
             }
         }
+        for line in cascade_lines(a) {
+            let _ = writeln!(out, "      {line}");
+        }
         for f in &a.fields {
             for line in field_lines(a, f) {
                 let sign = line.chars().next().unwrap_or(' ');
@@ -265,64 +292,20 @@ pub fn text(plan: &Plan, opts: TextOptions) -> String {
     out
 }
 
-fn field_json(f: &FieldChange) -> Value {
-    json!({
-        "path": f.path,
-        "before": f.before.clone().unwrap_or(Value::Null),
-        "after": f.after.clone().unwrap_or(Value::Null),
-    })
-}
-
-fn action_json(plan: &Plan, a: &Action, saved: bool) -> Value {
-    let depends: Vec<String> = a
-        .depends_on
-        .iter()
-        .map(|&i| plan.actions[i].address.to_string())
-        .collect();
-    let mut v = json!({
-        "address": a.address.to_string(),
-        "kind": a.address.kind.name(),
-        "slug": a.address.slug,
-        "action": a.action.as_str(),
-        "source": a.source.as_ref().map(|s| json!({"file": s.file.display().to_string(), "line": s.line})),
-        "fields": a.fields.iter().map(field_json).collect::<Vec<_>>(),
-        "depends_on": depends,
-        "reason": a.reason,
-    });
-    if saved {
-        if let Value::Object(map) = &mut v {
-            map.insert("depends_on_steps".into(), json!(a.depends_on));
-            map.insert("intended".into(), json!(a.intended.map(ActionKind::as_str)));
-            map.insert("body".into(), a.body.clone().unwrap_or(Value::Null));
-            map.insert("fingerprint".into(), json!(a.fingerprint));
-        }
-    }
-    v
-}
-
 /// The JSON plan of PRODUCT.md §4. `saved` adds what `apply PLANFILE` needs: the objects to
-/// send, the fingerprints of the current objects, step-level dependencies.
+/// send, the fingerprints of the current objects, step-level dependencies and the guards.
+/// One typed format ([`crate::plan::file::PlanFile`]) for both.
 pub fn json_plan(plan: &Plan, saved: bool) -> Value {
-    let s = plan.summary();
-    let mut warnings = plan.warnings.clone();
-    warnings.extend(plan.guard_violations.iter().map(|g| g.to_string()));
-    json!({
-        "format_version": 1,
-        "target": plan.target,
-        "summary": {
-            "create": s.create, "update": s.update, "delete": s.delete,
-            "upsert": s.upsert, "unchanged": s.unchanged, "unsupported": s.unsupported
-        },
-        "changes": plan.actions.iter().map(|a| action_json(plan, a, saved)).collect::<Vec<_>>(),
-        "unmanaged": plan.unmanaged.iter().map(|u| u.address.to_string()).collect::<Vec<_>>(),
-        "warnings": warnings,
-    })
+    serde_json::to_value(crate::plan::file::PlanFile::from_plan(plan, saved)).unwrap_or(Value::Null)
 }
 
 fn markdown_details(a: &Action) -> String {
     let mut body = String::new();
     if let Some(r) = &a.reason {
         let _ = writeln!(body, "# {r}");
+    }
+    for line in cascade_lines(a) {
+        let _ = writeln!(body, "{line}");
     }
     for f in &a.fields {
         for line in field_lines(a, f) {
@@ -437,6 +420,7 @@ mod tests {
     use super::*;
     use crate::plan::{Source, Unmanaged};
     use crate::registry::{Address, Kind};
+    use serde_json::json;
 
     fn action(i: usize, desc_len: usize) -> Action {
         Action {
@@ -456,6 +440,7 @@ mod tests {
             body: None,
             intended: None,
             fingerprint: None,
+            cascade: vec![],
         }
     }
 
@@ -470,6 +455,7 @@ mod tests {
             }],
             warnings: vec![],
             guard_violations: vec![],
+            guard: Default::default(),
         }
     }
 
@@ -523,9 +509,10 @@ mod tests {
             json!({"path": "description", "before": null, "after": "xxx"})
         );
         assert_eq!(v["unmanaged"], json!(["Dashboard/scratch"]));
-        assert!(v["changes"][0].get("body").is_none());
-        assert!(json_plan(&plan_of(1, 3), true)["changes"][0]
-            .get("body")
-            .is_some());
+        assert!(v["changes"][0].get("step").is_none());
+        assert!(v.get("guards").is_none());
+        let saved = json_plan(&plan_of(1, 3), true);
+        assert!(saved["changes"][0]["step"].get("body").is_some());
+        assert_eq!(saved["guards"]["max_deletes"], 25);
     }
 }

@@ -37,7 +37,9 @@ pub async fn capabilities(client: &Client) -> Result<(Capabilities, Option<Strin
     }
 }
 
-fn list_filters(kind: Kind) -> ListQuery {
+/// The filters of a full read of a kind's list (`include_dashboard_json` where lists omit
+/// documents).
+pub fn list_filters(kind: Kind) -> ListQuery {
     let mut q = ListQuery::default();
     if kind.def().embedded_json.iter().any(|e| e.omitted_in_lists) {
         q.filters

@@ -81,23 +81,6 @@ fn server_text(e: &ClientError) -> String {
     }
 }
 
-/// The resources of the current state that reference `address`.
-pub fn referrers(current: &Current, address: &Address) -> Vec<Address> {
-    current
-        .resources
-        .iter()
-        .filter(|(a, obj)| {
-            *a != address
-                && a.kind
-                    .def()
-                    .references_in(obj)
-                    .iter()
-                    .any(|r| r.target == address.kind && Some(&r.slug) == address.slug.as_ref())
-        })
-        .map(|(a, _)| a.clone())
-        .collect()
-}
-
 async fn run_action(
     client: &Client,
     action: &Action,
@@ -204,7 +187,7 @@ pub async fn execute(
             let client = Arc::clone(&client);
             let action = action.clone();
             let refs = if action.action == ActionKind::Delete {
-                referrers(current, &action.address)
+                current.referrers(&action.address)
             } else {
                 vec![]
             };

@@ -1,180 +1,117 @@
-//! Saved plans: the file `plan --out` writes, read back for `apply PLANFILE`, and the stale
-//! check that refuses a plan whose resources changed since it was made.
+//! Saved plans on the way back in: `apply PLANFILE` reads the file through the one typed
+//! format of [`crate::plan::file`], and refuses a stale plan, changing nothing, when any
+//! resource it touches changed since it was made.
+//!
+//! The staleness check reads the touched kinds through their lists, filtered by `slugs` in
+//! batches: a plan of thousands of actions costs a few list pages, never one GET per resource.
 
-use std::path::PathBuf;
+use std::collections::BTreeMap;
 
 use serde_json::Value;
 
 use crate::client::{Client, ClientError};
-use crate::plan::normalize::{fingerprint, FieldChange};
-use crate::plan::{Action, ActionKind, Plan, Source};
+use crate::plan::normalize::fingerprint;
+use crate::plan::{ActionKind, Plan};
 use crate::registry::{Address, Kind};
 
-#[derive(Debug, thiserror::Error)]
-pub enum SavedPlanError {
-    #[error("not a saved plan: {0}")]
-    Invalid(String),
-    #[error("saved plan format_version {0} is not supported (this cfgctl reads 1)")]
-    Version(String),
-}
+pub use crate::plan::file::{parse_address, SavedPlanError};
 
-fn invalid(what: impl Into<String>) -> SavedPlanError {
-    SavedPlanError::Invalid(what.into())
-}
-
-/// `Kind/slug` (or the singleton's kind) back to an address.
-pub fn parse_address(text: &str) -> Option<Address> {
-    match text.split_once('/') {
-        Some((k, s)) if !s.is_empty() => {
-            Some(Address::new(Kind::from_name(k)?, Some(s.to_string())))
-        }
-        Some(_) => None,
-        None => {
-            let kind = Kind::from_name(text)?;
-            kind.def().singleton.then(|| Address::new(kind, None))
-        }
-    }
-}
-
-fn action_kind(text: &str) -> Option<ActionKind> {
-    Some(match text {
-        "create" => ActionKind::Create,
-        "update" => ActionKind::Update,
-        "delete" => ActionKind::Delete,
-        "upsert" => ActionKind::Upsert,
-        "unsupported" => ActionKind::Unsupported,
-        _ => return None,
-    })
-}
-
-fn opt(v: &Value) -> Option<Value> {
-    (!v.is_null()).then(|| v.clone())
-}
-
-/// Reads a saved plan (the JSON of `plan --out`).
+/// Reads a saved plan (the file `plan --out` writes).
 pub fn parse(text: &str) -> Result<Plan, SavedPlanError> {
-    let doc: Value = serde_json::from_str(text).map_err(|e| invalid(format!("not JSON ({e})")))?;
-    match doc.get("format_version") {
-        Some(v) if v == 1 => {}
-        Some(v) => return Err(SavedPlanError::Version(v.to_string())),
-        None => return Err(invalid("no format_version")),
-    }
-    let target = doc["target"]
-        .as_str()
-        .ok_or_else(|| invalid("no target"))?
-        .to_string();
-    let changes = doc["changes"]
-        .as_array()
-        .ok_or_else(|| invalid("no changes list"))?;
-    let n = changes.len();
-    let mut actions = Vec::with_capacity(n);
-    for (i, c) in changes.iter().enumerate() {
-        let at = |what: &str| invalid(format!("changes[{i}]: {what}"));
-        let address = c["address"]
-            .as_str()
-            .and_then(parse_address)
-            .ok_or_else(|| at("bad address"))?;
-        let action = c["action"]
-            .as_str()
-            .and_then(action_kind)
-            .ok_or_else(|| at("bad action"))?;
-        if c.get("body").is_none() {
-            return Err(at("no body: was this written by `plan --out`?"));
-        }
-        let body = opt(&c["body"]);
-        if matches!(
-            action,
-            ActionKind::Create | ActionKind::Update | ActionKind::Upsert
-        ) && !body.as_ref().is_some_and(Value::is_object)
-        {
-            return Err(at("no object to send"));
-        }
-        let depends_on: Vec<usize> = match c["depends_on_steps"].as_array() {
-            Some(steps) => steps
-                .iter()
-                .map(|s| {
-                    s.as_u64()
-                        .and_then(|s| usize::try_from(s).ok())
-                        .filter(|&s| s < n)
-                })
-                .collect::<Option<Vec<_>>>()
-                .ok_or_else(|| at("bad depends_on_steps"))?,
-            None => return Err(at("no depends_on_steps")),
-        };
-        let source = c["source"].as_object().and_then(|s| {
-            Some(Source {
-                file: PathBuf::from(s.get("file")?.as_str()?),
-                line: u32::try_from(s.get("line")?.as_u64()?).ok()?,
-            })
-        });
-        let fields = c["fields"]
-            .as_array()
-            .map(|fs| {
-                fs.iter()
-                    .map(|f| FieldChange {
-                        path: f["path"].as_str().unwrap_or_default().to_string(),
-                        before: opt(&f["before"]),
-                        after: opt(&f["after"]),
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        actions.push(Action {
-            address,
-            action,
-            source,
-            fields,
-            depends_on,
-            reason: c["reason"].as_str().map(str::to_string),
-            body,
-            intended: c["intended"].as_str().and_then(action_kind),
-            fingerprint: c["fingerprint"].as_str().map(str::to_string),
-        });
-    }
-    let summary_unchanged = doc["summary"]["unchanged"].as_u64().unwrap_or(0);
-    Ok(Plan {
-        target,
-        actions,
-        unchanged: usize::try_from(summary_unchanged).unwrap_or(0),
-        unmanaged: vec![],
-        warnings: vec![],
-        guard_violations: vec![],
-    })
+    crate::plan::file::read_saved(text)
 }
 
-/// Re-reads exactly the resources the plan touches; what changed since the plan was made.
-pub async fn stale(client: &Client, plan: &Plan) -> Result<Vec<String>, ClientError> {
-    let mut out = Vec::new();
-    for a in &plan.actions {
-        let expects_absent = a.action == ActionKind::Create;
-        let Some(expected) = a.fingerprint.as_ref() else {
-            if !expects_absent {
-                continue;
+/// At most this many bytes of slugs go into one list request's `slugs` filter, so that no
+/// URL grows past what servers and proxies accept.
+const SLUGS_PER_REQUEST_BYTES: usize = 2000;
+
+/// Splits slugs into batches whose total length stays under the limit (at least one each).
+fn batches(slugs: &[String]) -> Vec<Vec<String>> {
+    let mut out: Vec<Vec<String>> = Vec::new();
+    let mut size = 0;
+    for s in slugs {
+        match out.last_mut() {
+            Some(batch) if size + s.len() <= SLUGS_PER_REQUEST_BYTES => {
+                size += s.len();
+                batch.push(s.clone());
             }
-            if client
-                .read(a.address.kind, a.address.slug.as_deref())
-                .await?
-                .is_some()
-            {
-                out.push(format!(
-                    "{} exists now; the plan was to create it",
-                    a.address
-                ));
+            _ => {
+                size = s.len();
+                out.push(vec![s.clone()]);
             }
-            continue;
-        };
-        match client
-            .read(a.address.kind, a.address.slug.as_deref())
-            .await?
-        {
-            None => out.push(format!("{} has been deleted since the plan", a.address)),
-            Some(obj) if &fingerprint(a.address.kind, &obj) != expected => {
-                out.push(format!("{} has changed since the plan", a.address))
-            }
-            Some(_) => {}
         }
     }
-    out.dedup();
+    out
+}
+
+/// The current objects of the given resources of one kind, by slug (absent = not there).
+async fn read_kind(
+    client: &Client,
+    kind: Kind,
+    slugs: &[String],
+) -> Result<BTreeMap<String, Value>, ClientError> {
+    let mut found = BTreeMap::new();
+    for batch in batches(slugs) {
+        let mut query = crate::state::list_filters(kind);
+        query.filters.insert("slugs".into(), batch);
+        let (items, _pages) = client.list_all(kind, &query).await?;
+        for item in items {
+            if let Some(slug) = crate::registry::object_slug(kind, &item) {
+                found.insert(slug, item);
+            }
+        }
+    }
+    Ok(found)
+}
+
+/// What changed since the plan was made, among the resources it touches; empty when the plan
+/// is still fresh.
+pub async fn stale(client: &Client, plan: &Plan) -> Result<Vec<String>, ClientError> {
+    // What each touched resource must look like now: absent (a create), or this fingerprint.
+    let mut expected: BTreeMap<Address, Option<&str>> = BTreeMap::new();
+    for a in &plan.actions {
+        let expect = match a.action {
+            ActionKind::Create => None,
+            ActionKind::Update | ActionKind::Delete => match a.fingerprint.as_deref() {
+                Some(fp) => Some(fp),
+                // The follow-up update of a resource the plan creates: the create is checked.
+                None => continue,
+            },
+            // Kinds the target cannot read, and actions never attempted.
+            ActionKind::Upsert | ActionKind::Unsupported => continue,
+        };
+        expected.entry(a.address.clone()).or_insert(expect);
+    }
+    let mut by_kind: BTreeMap<Kind, Vec<String>> = BTreeMap::new();
+    let mut singletons = Vec::new();
+    for address in expected.keys() {
+        match &address.slug {
+            Some(slug) => by_kind.entry(address.kind).or_default().push(slug.clone()),
+            None => singletons.push(address.kind),
+        }
+    }
+    let mut now: BTreeMap<Address, Value> = BTreeMap::new();
+    for (kind, slugs) in &by_kind {
+        for (slug, obj) in read_kind(client, *kind, slugs).await? {
+            now.insert(Address::new(*kind, Some(slug)), obj);
+        }
+    }
+    for kind in singletons {
+        if let Some(obj) = client.read(kind, None).await? {
+            now.insert(Address::new(kind, None), obj);
+        }
+    }
+    let mut out = Vec::new();
+    for (address, expect) in &expected {
+        match (expect, now.get(address)) {
+            (None, Some(_)) => out.push(format!("{address} exists now; the plan was to create it")),
+            (Some(_), None) => out.push(format!("{address} has been deleted since the plan")),
+            (Some(fp), Some(obj)) if fingerprint(address.kind, obj) != *fp => {
+                out.push(format!("{address} has changed since the plan"))
+            }
+            _ => {}
+        }
+    }
     Ok(out)
 }
 
@@ -183,54 +120,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn addresses_round_trip() {
-        assert_eq!(
-            parse_address("Bucket/platform"),
-            Some(Address::new(Kind::Bucket, Some("platform".into())))
-        );
-        assert_eq!(
-            parse_address("ResourcePools"),
-            Some(Address::new(Kind::ResourcePools, None))
-        );
-        assert_eq!(parse_address("Bucket"), None);
-        assert_eq!(parse_address("Widget/x"), None);
-        assert_eq!(parse_address("Bucket/"), None);
-    }
-
-    #[test]
-    fn refuses_what_is_not_a_saved_plan() {
-        assert!(matches!(parse("[]"), Err(SavedPlanError::Invalid(_))));
-        assert!(matches!(
-            parse("{\"format_version\": 2}"),
-            Err(SavedPlanError::Version(_))
-        ));
-        let shown_not_saved = r#"{"format_version": 1, "target": "t", "changes": [
-            {"address": "Team/t", "action": "create", "fields": [], "depends_on": []}]}"#;
-        let err = parse(shown_not_saved).unwrap_err().to_string();
-        assert!(err.contains("was this written by `plan --out`?"), "{err}");
-    }
-
-    #[test]
-    fn reads_what_plan_out_writes() {
-        let text = r#"{"format_version": 1, "target": "local:x", "summary": {"unchanged": 4},
-          "changes": [
-            {"address": "Team/t", "action": "create", "source": {"file": "t.yaml", "line": 2},
-             "fields": [{"path": "name", "before": null, "after": "T"}], "depends_on": [],
-             "depends_on_steps": [], "reason": null, "intended": null,
-             "body": {"slug": "t", "name": "T"}, "fingerprint": null},
-            {"address": "Bucket/b", "action": "delete", "source": null, "fields": [],
-             "depends_on": ["Team/t"], "depends_on_steps": [0], "reason": null, "intended": null,
-             "body": null, "fingerprint": "0123456789abcdef"}
-          ]}"#;
-        let p = parse(text).unwrap();
-        assert_eq!(p.target, "local:x");
-        assert_eq!(p.unchanged, 4);
-        assert_eq!(p.actions[1].depends_on, vec![0]);
-        assert_eq!(p.actions[0].source.as_ref().unwrap().line, 2);
-        assert_eq!(p.actions[0].fields[0].before, None);
-        assert_eq!(
-            p.actions[1].fingerprint.as_deref(),
-            Some("0123456789abcdef")
-        );
+    fn batches_keep_urls_short_and_lose_nothing() {
+        let slugs: Vec<String> = (0..1000).map(|i| format!("slug-number-{i:04}")).collect();
+        let b = batches(&slugs);
+        assert!(b.len() > 1);
+        assert!(b
+            .iter()
+            .all(|x| x.iter().map(String::len).sum::<usize>() <= SLUGS_PER_REQUEST_BYTES));
+        assert_eq!(b.concat(), slugs);
+        let huge = vec!["x".repeat(5000)];
+        assert_eq!(batches(&huge), vec![huge.clone()]);
+        assert!(batches(&[]).is_empty());
     }
 }

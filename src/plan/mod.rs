@@ -4,6 +4,7 @@
 //! Architecture invariant: [`plan`] is pure and synchronous. It does no I/O, reads no clock
 //! and no randomness; the same inputs give the same plan, byte for byte.
 
+pub mod file;
 pub mod normalize;
 mod order;
 
@@ -68,8 +69,29 @@ pub struct Current {
     pub known: BTreeSet<Kind>,
 }
 
+impl Current {
+    /// The resources of the current state that reference `address` (sorted).
+    pub fn referrers(&self, address: &Address) -> Vec<Address> {
+        self.resources
+            .iter()
+            .filter(|(a, obj)| {
+                *a != address
+                    && a.kind
+                        .def()
+                        .references_in(obj)
+                        .iter()
+                        .any(|r| r.target == address.kind && Some(&r.slug) == address.slug.as_ref())
+            })
+            .map(|(a, _)| a.clone())
+            .collect()
+    }
+}
+
 /// What an action does.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
 pub enum ActionKind {
     Create,
     Update,
@@ -124,6 +146,47 @@ pub struct Action {
     pub intended: Option<ActionKind>,
     /// Fingerprint of the current object (absent for creates and upserts).
     pub fingerprint: Option<String>,
+    /// For a delete of a kind whose delete can cascade (`force_delete`): the resources the
+    /// cascade would take with it, as the current state shows them, minus those this plan
+    /// deletes itself first.
+    pub cascade: Vec<CascadeMember>,
+}
+
+/// A resource that a cascading delete would take with it, and what it is to this repository.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CascadeMember {
+    pub address: Address,
+    pub status: CascadeStatus,
+}
+
+/// What a resource taken by a cascade is to this repository.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CascadeStatus {
+    /// A manifest declares it.
+    Managed,
+    /// It matches an `exclude` pattern: never touched.
+    Excluded,
+    /// Not declared, inside the prune scope (it could be deleted with `--prune`).
+    UnmanagedInPruneScope,
+    /// Not declared, outside the prune scope: not the repository's to delete.
+    Unmanaged,
+}
+
+impl CascadeStatus {
+    /// A cascade may only take what the repository could delete itself.
+    pub fn may_be_taken(self) -> bool {
+        self == CascadeStatus::UnmanagedInPruneScope
+    }
+
+    pub fn describe(self) -> &'static str {
+        match self {
+            CascadeStatus::Managed => "declared by a manifest",
+            CascadeStatus::Excluded => "excluded in cfgctl.yaml",
+            CascadeStatus::UnmanagedInPruneScope => "unmanaged, in the prune scope",
+            CascadeStatus::Unmanaged => "unmanaged, outside the prune scope",
+        }
+    }
 }
 
 impl Action {
@@ -152,6 +215,46 @@ pub struct Plan {
     pub warnings: Vec<String>,
     /// Deletes would break `max_deletes` or the empty-prune guard (apply refuses).
     pub guard_violations: Vec<Guard>,
+    /// What the delete guards are checked against (saved with the plan, so that `apply FILE`
+    /// runs the very same check as `apply DIR`).
+    pub guard: GuardContext,
+}
+
+/// The settings and facts the delete guards need.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GuardContext {
+    pub max_deletes: u32,
+    pub prune: Vec<Pattern>,
+    pub exclude: Vec<Pattern>,
+    /// Kinds that at least one manifest declares (a kind not here must not be emptied).
+    pub declared: BTreeSet<Kind>,
+}
+
+impl Default for GuardContext {
+    fn default() -> Self {
+        GuardContext {
+            max_deletes: crate::settings::DEFAULT_MAX_DELETES,
+            prune: Vec::new(),
+            exclude: Vec::new(),
+            declared: BTreeSet::new(),
+        }
+    }
+}
+
+impl GuardContext {
+    pub fn new(settings: &Settings, desired: &[Manifest]) -> GuardContext {
+        GuardContext {
+            max_deletes: settings.max_deletes,
+            prune: settings.prune.clone(),
+            exclude: settings.exclude.clone(),
+            declared: desired.iter().map(|m| m.kind).collect(),
+        }
+    }
+
+    /// May the repository delete this resource at all (inside `prune`, not excluded)?
+    pub fn may_delete(&self, address: &Address) -> bool {
+        matches_any(&self.prune, address) && !matches_any(&self.exclude, address)
+    }
 }
 
 /// A safety rule on deletes that the plan breaks.
@@ -254,6 +357,7 @@ fn unsupported(
         body: None,
         intended: Some(intended),
         fingerprint,
+        cascade: vec![],
     }
 }
 
@@ -331,6 +435,7 @@ pub fn plan(
                             body,
                             intended: None,
                             fingerprint: fp,
+                            cascade: vec![],
                         });
                     } else {
                         let mut a = unsupported(
@@ -354,6 +459,7 @@ pub fn plan(
                     body,
                     intended: None,
                     fingerprint: None,
+                    cascade: vec![],
                 }),
                 None => actions.push(unsupported(
                     address.clone(),
@@ -376,6 +482,7 @@ pub fn plan(
                 body,
                 intended: None,
                 fingerprint: None,
+                cascade: vec![],
             });
         } else {
             actions.push(unsupported(
@@ -411,6 +518,7 @@ pub fn plan(
                     body: None,
                     intended: None,
                     fingerprint: fp,
+                    cascade: vec![],
                 });
             } else {
                 actions.push(unsupported(
@@ -432,7 +540,9 @@ pub fn plan(
         }
     }
 
-    let guard_violations = prune_guards(&actions, desired, settings);
+    let guard = GuardContext::new(settings, desired);
+    add_cascades(&mut actions, current, &by_address, &guard);
+    let guard_violations = guards(&actions, &guard);
     let actions = order::order(actions, desired, current, caps).map_err(PlanError)?;
     Ok(Plan {
         target: opts.target.clone(),
@@ -441,32 +551,99 @@ pub fn plan(
         unmanaged,
         warnings,
         guard_violations,
+        guard,
     })
 }
 
+/// Under each delete of a kind whose delete can cascade: what the cascade would take, from
+/// the current state's references, minus what the plan deletes itself (those go first).
+fn add_cascades(
+    actions: &mut [Action],
+    current: &Current,
+    declared: &BTreeMap<Address, &Manifest>,
+    guard: &GuardContext,
+) {
+    let deleted: BTreeSet<Address> = actions
+        .iter()
+        .filter(|a| a.action == ActionKind::Delete)
+        .map(|a| a.address.clone())
+        .collect();
+    for a in actions.iter_mut() {
+        if a.action != ActionKind::Delete || !a.address.kind.def().force_delete {
+            continue;
+        }
+        a.cascade = current
+            .referrers(&a.address)
+            .into_iter()
+            .filter(|r| !deleted.contains(r))
+            .map(|address| {
+                let status = if matches_any(&guard.exclude, &address) {
+                    CascadeStatus::Excluded
+                } else if declared.contains_key(&address) {
+                    CascadeStatus::Managed
+                } else if matches_any(&guard.prune, &address) {
+                    CascadeStatus::UnmanagedInPruneScope
+                } else {
+                    CascadeStatus::Unmanaged
+                };
+                CascadeMember { address, status }
+            })
+            .collect();
+    }
+}
+
 /// The safety rules on deletes: `max_deletes`, and no kind emptied because it has no
-/// manifests at all.
-fn prune_guards(actions: &[Action], desired: &[Manifest], settings: &Settings) -> Vec<Guard> {
+/// manifests at all. The one guard function: the planner reports what it returns, and
+/// `apply` (from a directory or from a saved plan) refuses on it.
+pub fn guards(actions: &[Action], ctx: &GuardContext) -> Vec<Guard> {
     let mut out = Vec::new();
     let deletes: Vec<&Address> = actions
         .iter()
         .filter(|a| a.action == ActionKind::Delete)
         .map(|a| &a.address)
         .collect();
-    if deletes.len() > settings.max_deletes as usize {
+    if deletes.len() > ctx.max_deletes as usize {
         out.push(Guard::MaxDeletes {
             deletes: deletes.len(),
-            max: settings.max_deletes,
+            max: ctx.max_deletes,
         });
     }
-    let declared: BTreeSet<Kind> = desired.iter().map(|m| m.kind).collect();
     let mut by_kind: BTreeMap<Kind, usize> = BTreeMap::new();
     for a in &deletes {
         *by_kind.entry(a.kind).or_default() += 1;
     }
     for (kind, n) in by_kind {
-        if !declared.contains(&kind) {
+        if !ctx.declared.contains(&kind) {
             out.push(Guard::EmptyPrune { kind, count: n });
+        }
+    }
+    out
+}
+
+/// What `apply` refuses, from a directory or a saved plan alike: the delete guards (the
+/// empty-prune one unless `allow_empty_prune`), and with `force_delete` a cascade that would
+/// take a resource the repository may not delete. Each entry is one reason, in words.
+pub fn refusals(plan: &Plan, allow_empty_prune: bool, force_delete: bool) -> Vec<String> {
+    let mut out: Vec<String> = guards(&plan.actions, &plan.guard)
+        .into_iter()
+        .filter(|g| !(matches!(g, Guard::EmptyPrune { .. }) && allow_empty_prune))
+        .map(|g| g.to_string())
+        .collect();
+    if force_delete {
+        for a in &plan.actions {
+            let refused: Vec<String> = a
+                .cascade
+                .iter()
+                .filter(|m| !m.status.may_be_taken())
+                .map(|m| format!("{} ({})", m.address, m.status.describe()))
+                .collect();
+            if !refused.is_empty() {
+                out.push(format!(
+                    "--force-delete-buckets would make the delete of {} take {} with it",
+                    a.address,
+                    refused.join(", ")
+                ));
+            }
         }
     }
     out

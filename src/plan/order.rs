@@ -204,6 +204,7 @@ pub fn order(
                     body: full,
                     intended: None,
                     fingerprint: None,
+                    cascade: vec![],
                 };
                 let u = actions.len();
                 actions.push(follow_up);
@@ -253,6 +254,7 @@ pub fn order(
                     body: Some(body),
                     intended: None,
                     fingerprint: actions[referrer].fingerprint.clone(),
+                    cascade: vec![],
                 };
                 let u = actions.len();
                 actions.push(drop);

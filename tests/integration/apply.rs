@@ -405,6 +405,16 @@ async fn failures_skip_dependents_and_set_the_exit_code() {
     );
 }
 
+/// How many requests of a method the emulator has seen.
+fn requests(t: &Tenant, method: &str) -> usize {
+    t.emulator
+        .stats()
+        .log
+        .iter()
+        .filter(|l| l.method == method)
+        .count()
+}
+
 #[tokio::test]
 async fn force_delete_only_with_the_flag() {
     let t = Tenant::full().await;
@@ -445,19 +455,54 @@ async fn force_delete_only_with_the_flag() {
         .map(|l| format!("{}?{}", l.path, l.query))
         .collect();
     assert_eq!(deletes, vec!["/api/v1/config/buckets/old?"]);
-    let r = run_in(
-        &t,
+    // The cascade would take an unmanaged monitor outside the prune scope: refused, and the
+    // plan shows what the cascade takes.
+    let args = [
+        "apply",
+        ".",
+        "--prune",
+        "--auto-approve",
+        "--force-delete-buckets",
+    ];
+    let r = run_in(&t, dir.path(), &args, &[]).await;
+    assert_eq!(r.code, 1, "{}", r.transcript());
+    assert!(
+        r.stdout.contains(
+            "# with --force-delete-buckets the delete also takes 1 resource:\n      #   Monitor/m (unmanaged, outside the prune scope; apply refuses this)"
+        ),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stderr.contains("--force-delete-buckets would make the delete of Bucket/old take Monitor/m (unmanaged, outside the prune scope) with it; nothing was changed"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(requests(&t, "DELETE"), 1, "nothing more was deleted");
+    // Excluded: refused as well.
+    write(
         dir.path(),
-        &[
-            "apply",
-            ".",
-            "--prune",
-            "--auto-approve",
-            "--force-delete-buckets",
-        ],
-        &[],
-    )
-    .await;
+        "cfgctl.yaml",
+        "prune: [\"Bucket/*\", \"Monitor/*\"]\nexclude: [\"Monitor/m\"]\n",
+    );
+    let r = run_in(&t, dir.path(), &args, &[]).await;
+    assert_eq!(r.code, 1, "{}", r.transcript());
+    assert!(
+        r.stderr
+            .contains("take Monitor/m (excluded in cfgctl.yaml) with it"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(requests(&t, "DELETE"), 1, "nothing more was deleted");
+    // Inside the prune scope, the cascade may take it.
+    write(
+        dir.path(),
+        "cfgctl.yaml",
+        "prune: [\"Bucket/*\", \"Monitor/*\"]\n",
+    );
+    let mut only = args.to_vec();
+    only.extend(["--only", "Bucket/*"]);
+    let r = run_in(&t, dir.path(), &only, &[]).await;
     assert_eq!(r.code, 0, "{}", r.transcript());
     let last = t
         .emulator
@@ -639,4 +684,158 @@ async fn unsupported_actions_are_never_attempted_and_fail_the_run() {
     assert!(log
         .iter()
         .any(|l| l.method == "PUT" && l.path.ends_with("/consumption-budgets/payments-logs")));
+}
+
+/// Issue 9.1: a saved plan goes through the very same delete guards as `apply DIR`.
+#[tokio::test]
+async fn a_saved_plan_cannot_skip_the_delete_guards() {
+    let t = Tenant::full().await;
+    for i in 0..30 {
+        t.create(
+            Kind::Team,
+            json!({"slug": format!("team-{i:02}"), "name": format!("Team {i}")}),
+        )
+        .await;
+    }
+    t.create(Kind::Bucket, json!({"slug": "b", "name": "B"}))
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "cfgctl.yaml",
+        "prune: [\"Team/*\", \"Bucket/*\"]\nmax_deletes: 5\n",
+    );
+    write(
+        dir.path(),
+        "team.yaml",
+        "api_version: v1/config\nkind: Team\nspec: {slug: team-00, name: Team 0}\n",
+    );
+    let r = run_in(
+        &t,
+        dir.path(),
+        &["plan", ".", "--prune", "--out", "p.json"],
+        &[],
+    )
+    .await;
+    assert_eq!(r.code, 0, "{}", r.transcript());
+    assert!(
+        r.stdout.contains("more than max_deletes (5)"),
+        "{}",
+        r.stdout
+    );
+    t.emulator.reset_stats();
+    let r = run_in(&t, dir.path(), &["apply", "p.json", "--auto-approve"], &[]).await;
+    assert_eq!(r.code, 1, "{}", r.transcript());
+    assert!(
+        r.stderr.contains("refusing to apply: the plan deletes 30 resources, more than max_deletes (5) of cfgctl.yaml; the prune scope deletes all 1 Bucket resource(s) while no manifest declares any Bucket"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        t.emulator.stats().log.iter().all(|l| l.method == "GET"),
+        "nothing changed"
+    );
+    // The staleness check read the touched kinds through their lists, not one GET each.
+    let reads: Vec<String> = t
+        .emulator
+        .stats()
+        .log
+        .iter()
+        .map(|l| l.path.clone())
+        .filter(|p| !p.ends_with("swagger.json"))
+        .collect();
+    assert_eq!(
+        reads,
+        vec!["/api/v1/config/buckets", "/api/v1/config/teams"],
+        "one list request per touched kind"
+    );
+
+    // Raising max_deletes in the file by hand is no way past the empty-prune guard, and
+    // `--allow-empty-prune` does not lift max_deletes.
+    let text = std::fs::read_to_string(dir.path().join("p.json")).unwrap();
+    let mut doc: Value = serde_json::from_str(&text).unwrap();
+    doc["guards"]["max_deletes"] = json!(100);
+    std::fs::write(dir.path().join("p.json"), doc.to_string()).unwrap();
+    let r = run_in(&t, dir.path(), &["apply", "p.json", "--auto-approve"], &[]).await;
+    assert_eq!(r.code, 1, "{}", r.transcript());
+    assert!(
+        r.stderr.contains("no manifest declares any Bucket"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(requests(&t, "DELETE"), 0);
+
+    // A delete whose fingerprint was removed is refused as a whole file.
+    doc["changes"][0]["step"]["fingerprint"] = Value::Null;
+    std::fs::write(dir.path().join("p.json"), doc.to_string()).unwrap();
+    let r = run_in(&t, dir.path(), &["apply", "p.json", "--auto-approve"], &[]).await;
+    assert_eq!(r.code, 1, "{}", r.transcript());
+    assert!(
+        r.stderr
+            .contains("without the fingerprint of what it deletes"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(requests(&t, "DELETE"), 0);
+    assert_eq!(t.read(Kind::Bucket, Some("b")).await.status, 200);
+    assert_eq!(t.read(Kind::Team, Some("team-29")).await.status, 200);
+}
+
+/// Issue 9.6: a saved-plan delete of something outside the plan's prune scope, or with a
+/// null fingerprint, is refused: an unmanaged bucket cannot be deleted that way.
+#[tokio::test]
+async fn a_hand_made_delete_in_a_saved_plan_is_refused() {
+    let t = Tenant::full().await;
+    t.create(Kind::Team, json!({"slug": "t", "name": "T"}))
+        .await;
+    t.create(Kind::Bucket, json!({"slug": "unmanaged", "name": "U"}))
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "team.yaml",
+        "api_version: v1/config\nkind: Team\nspec: {slug: t, name: Renamed}\n",
+    );
+    let r = run_in(&t, dir.path(), &["plan", ".", "--out", "p.json"], &[]).await;
+    assert_eq!(r.code, 0, "{}", r.transcript());
+    let text = std::fs::read_to_string(dir.path().join("p.json")).unwrap();
+    let mut doc: Value = serde_json::from_str(&text).unwrap();
+    let mut delete = doc["changes"][0].clone();
+    delete["address"] = json!("Bucket/unmanaged");
+    delete["kind"] = json!("Bucket");
+    delete["slug"] = json!("unmanaged");
+    delete["action"] = json!("delete");
+    delete["fields"] = json!([]);
+    delete["step"]["body"] = Value::Null;
+    delete["step"]["fingerprint"] = Value::Null;
+    doc["changes"].as_array_mut().unwrap().push(delete.clone());
+    std::fs::write(dir.path().join("p.json"), doc.to_string()).unwrap();
+    let r = run_in(&t, dir.path(), &["apply", "p.json", "--auto-approve"], &[]).await;
+    assert_eq!(r.code, 1, "{}", r.transcript());
+    assert!(
+        r.stderr
+            .contains("changes[1] (Bucket/unmanaged): a delete without the fingerprint"),
+        "{}",
+        r.stderr
+    );
+    // With a made-up fingerprint: outside the saved prune scope.
+    let last = doc["changes"].as_array().unwrap().len() - 1;
+    doc["changes"][last]["step"]["fingerprint"] = json!("0000000000000000");
+    std::fs::write(dir.path().join("p.json"), doc.to_string()).unwrap();
+    let r = run_in(&t, dir.path(), &["apply", "p.json", "--auto-approve"], &[]).await;
+    assert_eq!(r.code, 1, "{}", r.transcript());
+    assert!(
+        r.stderr.contains("outside the saved prune scope"),
+        "{}",
+        r.stderr
+    );
+    // An unknown field anywhere refuses the whole file.
+    doc["changes"].as_array_mut().unwrap().pop();
+    doc["changes"][0]["step"]["force"] = json!(true);
+    std::fs::write(dir.path().join("p.json"), doc.to_string()).unwrap();
+    let r = run_in(&t, dir.path(), &["apply", "p.json", "--auto-approve"], &[]).await;
+    assert_eq!(r.code, 1, "{}", r.transcript());
+    assert!(r.stderr.contains("unknown field `force`"), "{}", r.stderr);
+    assert_eq!(requests(&t, "DELETE") + requests(&t, "PUT"), 0);
+    assert_eq!(t.read(Kind::Bucket, Some("unmanaged")).await.status, 200);
 }

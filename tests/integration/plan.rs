@@ -480,16 +480,21 @@ async fn saved_plan_has_objects_and_fingerprints() {
     assert_eq!(changes.len(), 2);
     let update = changes.iter().find(|c| c["action"] == "update").unwrap();
     let create = changes.iter().find(|c| c["action"] == "create").unwrap();
-    assert_eq!(update["fingerprint"].as_str().unwrap().len(), 16);
+    assert_eq!(update["step"]["fingerprint"].as_str().unwrap().len(), 16);
     assert_eq!(
-        update["body"]["description"],
+        update["step"]["body"]["description"],
         "Everything the platform team runs"
     );
-    assert!(create["fingerprint"].is_null());
-    assert_eq!(create["body"], json!({"slug": "extra", "name": "Extra"}));
+    assert!(create["step"]["fingerprint"].is_null());
+    assert_eq!(
+        create["step"]["body"],
+        json!({"slug": "extra", "name": "Extra"})
+    );
+    assert_eq!(saved["guards"]["max_deletes"], 10);
     // The stdout JSON is the §4 shape, without the saved-plan extras.
     let shown: Value = serde_json::from_str(&r.stdout).unwrap();
-    assert!(shown["changes"][0].get("body").is_none());
+    assert!(shown["changes"][0].get("step").is_none());
+    assert!(shown.get("guards").is_none());
 }
 
 #[test]
