@@ -141,7 +141,8 @@ pub enum Command {
         /// Allow a prune that deletes every resource of a kind no manifest declares.
         #[arg(long)]
         allow_empty_prune: bool,
-        /// Send force_delete=true on bucket deletes (cascades to what references the bucket).
+        /// Send force_delete=true on bucket deletes (cascades to what references the bucket;
+        /// refused when the cascade would take an excluded, managed or out-of-scope resource).
         #[arg(long)]
         force_delete_buckets: bool,
         /// Only resources matching KIND/SLUG-GLOB (repeatable).
@@ -163,7 +164,9 @@ pub enum Command {
     /// Write the target's current state as manifests, one file per resource.
     ///
     /// `plan OUT` right after shows no changes. Refuses a non-empty OUT without --force; with
-    /// it, the manifests of an earlier export there are replaced (other files are kept).
+    /// it, only the files an earlier export wrote (listed in OUT/.cfgctl-export.json) are
+    /// replaced or removed: other files are kept, an export that would overwrite one is
+    /// refused, nothing is written through a symlink, and a failed export changes nothing.
     Export {
         /// Folder to write (`<kind>/<slug>.yaml`, `resource-pools.yaml`).
         #[arg(long, value_name = "DIR")]

@@ -724,39 +724,17 @@ pub struct ExportCommand {
     pub target: TargetOptions,
 }
 
-/// The files an earlier export wrote: `*.yaml` in the kinds' folders and the singleton's file.
-fn previous_export(dir: &std::path::Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for def in &crate::registry::KINDS {
-        if def.singleton {
-            let p = dir.join(format!("{}.yaml", def.path));
-            if p.is_file() {
-                out.push(p);
-            }
-            continue;
-        }
-        if let Ok(entries) = std::fs::read_dir(dir.join(def.path)) {
-            for e in entries.flatten() {
-                let p = e.path();
-                if p.extension().and_then(|x| x.to_str()) == Some("yaml") && p.is_file() {
-                    out.push(p);
-                }
-            }
-        }
-    }
-    out
-}
-
 /// `cfgctl export`: writes the target's state as manifests.
 pub fn export(opts: ExportCommand) -> anyhow::Result<ExitCode> {
+    // Refuse a non-empty folder before reading the target at all.
     let non_empty = std::fs::read_dir(&opts.out)
         .map(|mut d| d.next().is_some())
         .unwrap_or(false);
     if non_empty && !opts.force {
-        anyhow::bail!(
-            "`{}` is not empty: pass --force to replace the manifests of an earlier export there",
-            opts.out.display()
-        );
+        return Err(crate::export::write::WriteError::NotEmpty {
+            dir: opts.out.clone(),
+        }
+        .into());
     }
     runtime()?.block_on(async {
         let conn = connect(&opts.target).await?;
@@ -764,19 +742,7 @@ pub fn export(opts: ExportCommand) -> anyhow::Result<ExitCode> {
             .await
             .with_context(|| format!("reading the current state of {}", conn.name))?;
         let files = crate::export::export_files(&fetched.current, &opts.only)?;
-        // With --force, files of resources that no longer exist must not linger.
-        for old in previous_export(&opts.out) {
-            std::fs::remove_file(&old).with_context(|| format!("removing {}", old.display()))?;
-        }
-        for f in &files {
-            let path = opts.out.join(&f.path);
-            if let Some(parent) = path.parent() {
-                std::fs::create_dir_all(parent)
-                    .with_context(|| format!("creating {}", parent.display()))?;
-            }
-            std::fs::write(&path, &f.text)
-                .with_context(|| format!("writing {}", path.display()))?;
-        }
+        crate::export::write::write_export(&opts.out, &files, opts.force)?;
         let mut err = anstream::stderr().lock();
         for w in &fetched.warnings {
             let _ = writeln!(err, "warning: {w}");

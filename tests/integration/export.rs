@@ -14,7 +14,8 @@ fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
         .sort_by_file_name()
         .into_iter()
         .map(|e| e.unwrap())
-        .filter(|e| e.file_type().is_file())
+        // The export's own index is not one of the manifests.
+        .filter(|e| e.file_type().is_file() && e.file_name() != ".cfgctl-export.json")
         .map(|e| {
             (
                 e.path().strip_prefix(dir).unwrap().display().to_string(),
@@ -137,4 +138,87 @@ fn completions_for_each_shell() {
     }
     let r = crate::support::cfgctl(&["completions", "tcsh"]);
     assert_eq!(r.code, 1);
+}
+
+/// Issue 9.2 and 9.11: `--force` never deletes or overwrites a file no export wrote, never
+/// writes through a symlink, and a slug too long for a file name still exports.
+#[tokio::test]
+async fn export_force_keeps_other_files_and_refuses_symlinks() {
+    let t = seeded(Config::default()).await;
+    let out = tempfile::tempdir().unwrap();
+    let o = out.path().to_str().unwrap();
+    let r = run(&t, &["export", "--out", o]).await;
+    assert_eq!(r.code, 0, "{}", r.transcript());
+    let notes = "# hand-written notes, not a manifest\n";
+    std::fs::write(out.path().join("teams/notes.yaml"), notes).unwrap();
+    let extra = "api_version: v1/config\nkind: Team\nspec: {slug: extra, name: Extra}\n";
+    std::fs::write(out.path().join("teams/extra.yaml"), extra).unwrap();
+    // A resource deleted on the target: its exported file goes, the others stay.
+    t.delete(Kind::Monitor, Some("payments-gateway-latency"), "")
+        .await;
+    let r = run(&t, &["export", "--out", o, "--force"]).await;
+    assert_eq!(r.code, 0, "{}", r.transcript());
+    let files = tree(out.path());
+    assert_eq!(files["teams/notes.yaml"], notes.as_bytes());
+    assert_eq!(files["teams/extra.yaml"], extra.as_bytes());
+    assert!(!files.contains_key("monitors/payments-gateway-latency.yaml"));
+
+    // A hand-written file where the export wants to write: refused, nothing changed.
+    t.create(
+        Kind::Team,
+        serde_json::json!({"slug": "notes", "name": "Notes"}),
+    )
+    .await;
+    let before = tree(out.path());
+    let r = run(&t, &["export", "--out", o, "--force"]).await;
+    assert_eq!(r.code, 1, "{}", r.transcript());
+    assert!(
+        r.stderr
+            .contains("notes.yaml exists and no earlier export wrote it"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(tree(out.path()), before, "nothing changed");
+    t.delete(Kind::Team, Some("notes"), "").await;
+
+    // A folder symlink inside the output folder is never written through.
+    #[cfg(unix)]
+    {
+        let elsewhere = tempfile::tempdir().unwrap();
+        std::fs::rename(out.path().join("buckets"), elsewhere.path().join("moved")).unwrap();
+        std::os::unix::fs::symlink(elsewhere.path(), out.path().join("buckets")).unwrap();
+        let r = run(&t, &["export", "--out", o, "--force"]).await;
+        assert_eq!(r.code, 1, "{}", r.transcript());
+        assert!(
+            r.stderr
+                .contains("is a symlink: export never writes through one"),
+            "{}",
+            r.stderr
+        );
+        let leaked: Vec<_> = std::fs::read_dir(elsewhere.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(leaked, vec!["moved"], "nothing written through the symlink");
+    }
+
+    // A slug longer than any file name: exported under a shortened name, read back equal.
+    let long_slug = "s".repeat(400);
+    t.create(
+        Kind::Team,
+        serde_json::json!({"slug": long_slug, "name": "Long"}),
+    )
+    .await;
+    let fresh = tempfile::tempdir().unwrap();
+    let f = fresh.path().to_str().unwrap();
+    let r = run(&t, &["export", "--out", f, "--only", "Team/*"]).await;
+    assert_eq!(r.code, 0, "{}", r.transcript());
+    let r = run_in(
+        &t,
+        fresh.path(),
+        &["plan", ".", "--only", "Team/*", "--detailed-exitcode"],
+        &[],
+    )
+    .await;
+    assert_eq!(r.code, 0, "{}", r.transcript());
 }

@@ -7,6 +7,8 @@
 //! JSON is written as YAML, without the members the server rewrites, so reviews diff it line
 //! by line. Same state, same bytes.
 
+pub mod write;
+
 use std::path::PathBuf;
 
 use serde_json::{json, Map, Value};
@@ -30,8 +32,27 @@ pub struct ExportError {
     pub reason: String,
 }
 
-/// A slug as a file name: letters, digits, `-`, `_` and `.` kept, the rest %-encoded.
+/// Longest file name (bytes, before `.yaml`) an export writes: file systems allow 255.
+const MAX_NAME: usize = 200;
+
+/// A slug as a file name: letters, digits, `-`, `_` and `.` kept, the rest %-encoded; a name
+/// too long for a file system is cut and made unique by a hash of the whole slug (the slug
+/// itself lives in the file, so `plan` reads it back unchanged).
 fn file_name(slug: &str) -> String {
+    let full = encoded_name(slug);
+    if full.len() <= MAX_NAME {
+        return full;
+    }
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in slug.bytes() {
+        hash ^= u64::from(b);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    // The encoded name is ASCII: any byte is a character boundary.
+    format!("{}~{hash:016x}", &full[..MAX_NAME - 17])
+}
+
+fn encoded_name(slug: &str) -> String {
     let mut out = String::new();
     for c in slug.chars() {
         if c.is_ascii_alphanumeric() || matches!(c, '-' | '_') || (c == '.' && !out.is_empty()) {
@@ -119,6 +140,9 @@ mod tests {
         );
         assert_eq!(file_name("a/b c"), "a%2Fb%20c");
         assert_eq!(file_name(".hidden"), "%2Ehidden");
+        let long = file_name(&"é".repeat(300));
+        assert_eq!(long.len(), MAX_NAME);
+        assert_ne!(long, file_name(&"é".repeat(301)));
     }
 
     #[test]
