@@ -110,9 +110,18 @@ fn convert(schema: &Value) -> Value {
             }
         }
         Some("string") if matches!(format, Some("int64" | "uint64")) => {
-            // proto3 JSON writes 64-bit integers as strings and accepts numbers.
+            // proto3 JSON writes 64-bit integers as strings and accepts numbers; either way
+            // the value must fit the format (a string of at most 19 digits, a number in range).
             out.insert("type".into(), json!(["string", "integer"]));
-            out.insert("pattern".into(), json!("^-?[0-9]+$"));
+            out.insert("pattern".into(), json!("^-?[0-9]{1,19}$"));
+            insert_range(&mut out, format);
+        }
+        Some("integer") => {
+            out.insert("type".into(), json!("integer"));
+            insert_range(&mut out, format);
+            if let Some(e) = obj.get("enum") {
+                out.insert("enum".into(), e.clone());
+            }
         }
         Some(t) => {
             out.insert("type".into(), json!(t));
@@ -123,6 +132,48 @@ fn convert(schema: &Value) -> Value {
         None => {}
     }
     Value::Object(out)
+}
+
+/// The range of an integer format of the swagger file (proto3's int32, uint32, int64, uint64).
+pub fn format_range(format: &str) -> Option<(i128, i128)> {
+    Some(match format {
+        "int32" => (i128::from(i32::MIN), i128::from(i32::MAX)),
+        "uint32" => (0, i128::from(u32::MAX)),
+        "int64" => (i128::from(i64::MIN), i128::from(i64::MAX)),
+        "uint64" => (0, i128::from(u64::MAX)),
+        _ => return None,
+    })
+}
+
+fn insert_range(out: &mut Map<String, Value>, format: Option<&str>) {
+    let Some((min, max)) = format.and_then(format_range) else {
+        return;
+    };
+    // Every bound fits an i64 or a u64, so serde_json holds it exactly.
+    let number = |n: i128| {
+        i64::try_from(n)
+            .map(Value::from)
+            .or_else(|_| u64::try_from(n).map(Value::from))
+            .unwrap_or(Value::Null)
+    };
+    out.insert("minimum".into(), number(min));
+    out.insert("maximum".into(), number(max));
+}
+
+/// The integer format whose bound `limit` is, for messages.
+fn format_of_limit(limit: &Value) -> &'static str {
+    for f in ["int32", "uint32", "int64", "uint64"] {
+        if let Some((min, max)) = format_range(f) {
+            let as_i128 = limit
+                .as_i64()
+                .map(i128::from)
+                .or_else(|| limit.as_u64().map(i128::from));
+            if as_i128 == Some(min) || as_i128 == Some(max) {
+                return f;
+            }
+        }
+    }
+    "integer"
 }
 
 fn converted_definitions(mode: Mode) -> Map<String, Value> {
@@ -329,6 +380,15 @@ fn describe(
                 type_name(instance)
             ))
         }
+        K::Maximum { limit } | K::Minimum { limit } => one(format!(
+            "`{field}`: {instance} is out of range for an {} (at {} {limit})",
+            format_of_limit(limit),
+            if matches!(error, K::Maximum { .. }) {
+                "most"
+            } else {
+                "least"
+            }
+        )),
         other => one(format!("`{field}`: {}", other_message(other, instance))),
     }
 }

@@ -121,7 +121,13 @@ pub struct SyntaxError {
 /// Parses every document of a YAML stream. Empty documents (only comments, or `---` with
 /// nothing after it) are dropped.
 pub fn parse_documents(text: &str) -> Result<Vec<Document>, SyntaxError> {
-    let options = serde_saphyr::options! { with_snippet: false, strict_booleans: true };
+    let text = strip_bom(text);
+    // Repeated keys reach `convert`, which refuses them naming both places.
+    let options = serde_saphyr::options! {
+        with_snippet: false,
+        strict_booleans: true,
+        duplicate_keys: serde_saphyr::DuplicateKeyPolicy::PassThrough,
+    };
     let nodes: Vec<Spanned<Node>> =
         serde_saphyr::from_multiple_with_options(text, options).map_err(|e| syntax_error(&e))?;
     let mut docs = Vec::with_capacity(nodes.len());
@@ -145,7 +151,19 @@ pub fn parse_documents(text: &str) -> Result<Vec<Document>, SyntaxError> {
 /// field; JSON that it cannot read (tab indentation, say) is read by serde_json with
 /// positions for the document only.
 pub fn parse_json(text: &str) -> Result<Document, SyntaxError> {
-    match serde_json::from_str::<Value>(text) {
+    let text = strip_bom(text);
+    match serde_json::from_str::<Strict>(text) {
+        // The YAML reader names both places of a repeated key, where it can read the text.
+        Err(e) if json_message(&e).starts_with("duplicate key") => match parse_documents(text) {
+            Err(y) if y.message.starts_with("duplicate key") => Err(y),
+            _ => Err(SyntaxError {
+                pos: Pos::new(
+                    u32::try_from(e.line()).unwrap_or(u32::MAX).max(1),
+                    u32::try_from(e.column()).unwrap_or(u32::MAX).max(1),
+                ),
+                message: json_message(&e),
+            }),
+        },
         Err(e) => Err(SyntaxError {
             pos: Pos::new(
                 u32::try_from(e.line()).unwrap_or(u32::MAX).max(1),
@@ -153,11 +171,12 @@ pub fn parse_json(text: &str) -> Result<Document, SyntaxError> {
             ),
             message: json_message(&e),
         }),
-        Ok(value) => {
-            if let Ok(mut docs) = parse_documents(text) {
-                if docs.len() == 1 && docs[0].value == value {
+        Ok(Strict(value)) => {
+            match parse_documents(text) {
+                Ok(mut docs) if docs.len() == 1 && docs[0].value == value => {
                     return Ok(docs.remove(0));
                 }
+                _ => {}
             }
             let start = first_non_blank(text);
             let mut spans = Spans::default();
@@ -174,6 +193,74 @@ pub fn parse_json(text: &str) -> Result<Document, SyntaxError> {
                 spans,
             })
         }
+    }
+}
+
+/// A byte order mark at the start of a file is not content (editors on Windows write one).
+pub fn strip_bom(text: &str) -> &str {
+    text.strip_prefix('\u{feff}').unwrap_or(text)
+}
+
+/// A JSON value read by serde_json that refuses a key repeated in one object (serde_json
+/// itself keeps the last one silently).
+struct Strict(Value);
+
+impl<'de> Deserialize<'de> for Strict {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(StrictVisitor).map(Strict)
+    }
+}
+
+struct StrictVisitor;
+
+impl<'de> Visitor<'de> for StrictVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Value, E> {
+        Number::from_f64(v)
+            .map(Value::Number)
+            .ok_or_else(|| E::custom(format!("{v} is not a number the API accepts")))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_string()))
+    }
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(Strict(item)) = seq.next_element::<Strict>()? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut out = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if out.contains_key(&key) {
+                return Err(de::Error::custom(format!(
+                    "duplicate key `{key}` (an earlier member of this object has the same key)"
+                )));
+            }
+            let Strict(value) = map.next_value::<Strict>()?;
+            out.insert(key, value);
+        }
+        Ok(Value::Object(out))
     }
 }
 
@@ -356,14 +443,19 @@ fn convert(
                         })
                     }
                 };
-                let child = format!("{pointer}/{}", escape_pointer(&name));
-                let value = convert(v, Some(key_pos), child, spans)?;
-                if out.insert(name.clone(), value).is_some() {
+                if let Some(first) = spans.get(&format!("{pointer}/{}", escape_pointer(&name))) {
+                    let first = first.key.unwrap_or(first.value);
                     return Err(SyntaxError {
                         pos: key_pos,
-                        message: format!("duplicate key `{name}`"),
+                        message: format!(
+                            "duplicate key `{name}`: it is already at line {}, column {}",
+                            first.line, first.column
+                        ),
                     });
                 }
+                let child = format!("{pointer}/{}", escape_pointer(&name));
+                let value = convert(v, Some(key_pos), child, spans)?;
+                out.insert(name, value);
             }
             Value::Object(out)
         }

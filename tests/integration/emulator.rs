@@ -1125,3 +1125,27 @@ fn serve_help_documents_every_flag() {
         run.stderr
     );
 }
+
+/// Issue 9.8: numbers are checked against their swagger format, by the emulator too.
+#[tokio::test]
+async fn numbers_outside_their_format_are_refused() {
+    let t = Tenant::full().await;
+    t.create(Kind::Bucket, json!({"slug": "b", "name": "B"}))
+        .await;
+    let monitor = |interval: Value| json!({"name": "M", "bucket_slug": "b", "prometheus_query": "up", "interval_secs": interval});
+    let over = t
+        .create(Kind::Monitor, monitor(json!(2_147_483_648_u64)))
+        .await;
+    assert_eq!(over.status, 400, "{}", over.message());
+    assert!(
+        over.message().contains(
+            "`interval_secs`: 2147483648 is out of range for an int32 (at most 2147483647)"
+        ),
+        "{}",
+        over.message()
+    );
+    let float = t.create(Kind::Monitor, monitor(json!(1e38))).await;
+    assert_eq!(float.status, 400, "{}", float.message());
+    let max = t.create(Kind::Monitor, monitor(json!(2_147_483_647))).await;
+    assert_eq!(max.status, 200, "{}", max.message());
+}

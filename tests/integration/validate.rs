@@ -44,6 +44,8 @@ invalid_class! {
     duplicate_address => "duplicate",
     invalid_dashboard_json => "invalid-dashboard-json",
     invalid_settings => "invalid-settings",
+    duplicate_keys => "duplicate-keys",
+    number_formats => "number-formats",
 }
 
 #[test]
@@ -230,4 +232,26 @@ fn usage_errors_exit_1_not_2() {
     let help = cfgctl(&["--help"]);
     assert_eq!(help.code, 0);
     assert!(help.stdout.contains("validate"));
+}
+
+/// A UTF-8 byte order mark (Windows editors write one) is not content, in YAML or JSON.
+#[test]
+fn a_byte_order_mark_is_not_content() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("team.json"),
+        "\u{feff}{\"api_version\": \"v1/config\", \"kind\": \"Team\", \"spec\": {\"slug\": \"a\", \"name\": \"A\"}}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("team.yaml"),
+        "\u{feff}api_version: v1/config\nkind: Team\nspec: {slug: b, name: B}\n",
+    )
+    .unwrap();
+    let run = cfgctl_in(dir.path(), &["validate", "."], &[]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert_eq!(
+        run.stdout,
+        "valid: 2 manifests in 2 files, 0 errors, 0 warnings\n"
+    );
 }
