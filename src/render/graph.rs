@@ -170,7 +170,7 @@ pub fn markdown_section(plan: &Plan, room: usize) -> Option<String> {
         return None;
     }
     let section = format!(
-        "**Order of the changes** (an arrow points to a change that waits for the one before it):\n\n```mermaid\n{diagram}```\n\n"
+        "**Order of the changes** (an arrow goes from a change to one that waits for it):\n\n```mermaid\n{diagram}```\n\n"
     );
     (section.len() <= room).then_some(section)
 }
@@ -290,7 +290,14 @@ mod tests {
         assert!(markdown_section(&big, 60_000).is_none());
         let long_slugs = plan(
             (0..3)
-                .map(|i| action(Kind::Team, &format!("{i}{}", "x".repeat(5000)), ActionKind::Create, &[]))
+                .map(|i| {
+                    action(
+                        Kind::Team,
+                        &format!("{i}{}", "x".repeat(5000)),
+                        ActionKind::Create,
+                        &[],
+                    )
+                })
                 .collect(),
         );
         assert!(markdown_section(&long_slugs, 60_000).is_none());

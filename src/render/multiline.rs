@@ -32,8 +32,17 @@ pub(crate) fn inert_line(line: &str) -> String {
     out
 }
 
+/// `+ path: |` and the text's lines, indented. The indicator is YAML's: `|` for a text that
+/// ends with one line break, `|-` for none, `|+` for more.
 fn block(out: &mut Vec<String>, sign: char, path: &str, text: &str) {
-    out.push(format!("{sign} {path}: |"));
+    let indicator = if !text.ends_with('\n') {
+        "|-"
+    } else if text.ends_with("\n\n") {
+        "|+"
+    } else {
+        "|"
+    };
+    out.push(format!("{sign} {path}: {indicator}"));
     for line in text.strip_suffix('\n').unwrap_or(text).split('\n') {
         out.push(format!("    {}", inert_line(line)));
     }
@@ -129,6 +138,14 @@ mod tests {
     }
 
     #[test]
+    fn the_block_indicator_says_how_the_text_ends() {
+        let first = |text: &str| field_lines(&change(None, Some(json!(text)))).unwrap()[0].clone();
+        assert_eq!(first("a\n"), "+ prometheus_query: |");
+        assert_eq!(first("a\nb"), "+ prometheus_query: |-");
+        assert_eq!(first("a\n\n"), "+ prometheus_query: |+");
+    }
+
+    #[test]
     fn a_change_inside_is_shown_line_by_line() {
         let lines = field_lines(&change(
             Some(json!("sum(rate(a[5m]))\n/\nsum(rate(b[5m]))")),
@@ -159,14 +176,14 @@ mod tests {
 
     #[test]
     fn control_characters_are_escaped_not_printed() {
-        let lines = field_lines(&change(
-            None,
-            Some(json!("a\u{1b}[2Jb\r\nc\u{202e}d\te")),
-        ))
-        .unwrap();
+        let lines =
+            field_lines(&change(None, Some(json!("a\u{1b}[2Jb\r\nc\u{202e}d\te")))).unwrap();
+        assert_eq!(lines[0], "+ prometheus_query: |-");
         assert_eq!(lines[1], "    a\\u{1b}[2Jb\\u{d}");
         assert_eq!(lines[2], "    c\\u{202e}d\te");
-        assert!(lines.iter().all(|l| !l.contains('\u{1b}') && !l.contains('\r')));
+        assert!(lines
+            .iter()
+            .all(|l| !l.contains('\u{1b}') && !l.contains('\r')));
     }
 
     #[test]
@@ -174,7 +191,12 @@ mod tests {
         let lines = field_lines(&change(Some(json!("a\nb")), Some(json!(3)))).unwrap();
         assert_eq!(
             lines,
-            ["- prometheus_query: |", "    a", "    b", "+ prometheus_query: 3"]
+            [
+                "- prometheus_query: |-",
+                "    a",
+                "    b",
+                "+ prometheus_query: 3"
+            ]
         );
     }
 }
