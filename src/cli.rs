@@ -14,7 +14,7 @@ use crate::registry::Profile;
 
 /// GitOps for the Configuration Management API v1: validate, plan and apply YAML manifests.
 #[derive(Debug, Parser)]
-#[command(name = "cfgctl", version, about, long_about = None, propagate_version = true)]
+#[command(name = "cfgctl", version = crate::VERSION, about, long_about = None, propagate_version = true)]
 #[command(
     after_help = "Exit codes: 0 success, 1 error (invalid input, unreachable target, failed action), 2 changes present (plan --detailed-exitcode, drift)."
 )]
@@ -179,7 +179,29 @@ pub enum Command {
         only: Vec<Pattern>,
     },
     /// Print the JSON Schema of manifests, for editors (yaml-language-server).
-    Schema,
+    Schema {
+        /// Write the schema to FILE instead of stdout.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
+    /// Print the dependency graph of the plan's actions (Graphviz DOT or Mermaid).
+    ///
+    /// Plans like `plan` (it needs a target), then prints one node per change and an arrow
+    /// to each change that waits for it: `cfgctl graph config | dot -Tsvg > plan.svg`.
+    Graph {
+        /// Directory of manifests.
+        #[arg(default_value = ".")]
+        dir: PathBuf,
+        /// dot for Graphviz, mermaid for Markdown (GitHub renders it).
+        #[arg(long, value_enum, default_value_t = GraphFormatArg::Dot)]
+        format: GraphFormatArg,
+        /// Delete resources inside the `prune` patterns of cfgctl.yaml that no manifest declares.
+        #[arg(long)]
+        prune: bool,
+        /// Only resources matching KIND/SLUG-GLOB (repeatable).
+        #[arg(long, value_name = "PATTERN", value_parser = parse_pattern)]
+        only: Vec<Pattern>,
+    },
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions {
         #[arg(value_enum)]
@@ -222,6 +244,21 @@ impl From<FormatArg> for commands::Format {
             FormatArg::Text => commands::Format::Text,
             FormatArg::Json => commands::Format::Json,
             FormatArg::Markdown => commands::Format::Markdown,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum GraphFormatArg {
+    Dot,
+    Mermaid,
+}
+
+impl From<GraphFormatArg> for crate::render::graph::GraphFormat {
+    fn from(f: GraphFormatArg) -> crate::render::graph::GraphFormat {
+        match f {
+            GraphFormatArg::Dot => crate::render::graph::GraphFormat::Dot,
+            GraphFormatArg::Mermaid => crate::render::graph::GraphFormat::Mermaid,
         }
     }
 }
@@ -402,7 +439,19 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             verbose: cli.global.verbose > 0,
             target: target_options(&cli.global)?,
         }),
-        Command::Schema => commands::schema(),
+        Command::Schema { out } => commands::schema(out.as_deref()),
+        Command::Graph {
+            dir,
+            format,
+            prune,
+            only,
+        } => commands::graph(commands::GraphCommand {
+            dir,
+            format: format.into(),
+            prune,
+            only,
+            target: target_options(&cli.global)?,
+        }),
         Command::Export { out, force, only } => commands::export(commands::ExportCommand {
             out,
             force,

@@ -103,13 +103,44 @@ pub fn validate(opts: &ValidateOptions) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// `cfgctl schema`: the editor JSON Schema on stdout.
-pub fn schema() -> anyhow::Result<ExitCode> {
+/// `cfgctl schema`: the editor JSON Schema on stdout, or in `out`.
+pub fn schema(out: Option<&std::path::Path>) -> anyhow::Result<ExitCode> {
     let text = serde_json::to_string_pretty(&crate::spec::manifest_schema())
         .context("serialising the schema")?;
-    let mut out = std::io::stdout().lock();
-    writeln!(out, "{text}").context("writing to stdout")?;
+    match out {
+        Some(path) => std::fs::write(path, text + "\n")
+            .with_context(|| format!("writing the schema to {}", path.display()))?,
+        None => {
+            let mut out = std::io::stdout().lock();
+            writeln!(out, "{text}").context("writing to stdout")?;
+        }
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Options of `cfgctl graph`.
+#[derive(Debug, Clone)]
+pub struct GraphCommand {
+    pub dir: PathBuf,
+    pub format: crate::render::graph::GraphFormat,
+    pub prune: bool,
+    pub only: Vec<crate::pattern::Pattern>,
+    pub target: TargetOptions,
+}
+
+/// `cfgctl graph`: the plan's action graph as DOT or Mermaid on stdout.
+pub fn graph(opts: GraphCommand) -> anyhow::Result<ExitCode> {
+    let loaded = load_valid(&opts.dir)?;
+    runtime()?.block_on(async {
+        let conn = connect(&opts.target).await?;
+        let (plan, _current) = plan_against(&conn, &loaded, opts.prune, &opts.only).await?;
+        let text = crate::render::graph::render(&plan, opts.format);
+        anstream::stdout()
+            .lock()
+            .write_all(text.as_bytes())
+            .context("writing to stdout")?;
+        Ok(ExitCode::SUCCESS)
+    })
 }
 
 /// Options of `cfgctl serve`.

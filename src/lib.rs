@@ -19,3 +19,11 @@ pub mod spec;
 pub mod state;
 pub mod wire;
 pub mod yaml;
+
+/// `cfgctl --version`: the package version and the commit it was built from (`build.rs`).
+pub const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("CFGCTL_COMMIT"),
+    ")"
+);

@@ -11,6 +11,9 @@ use serde_json::Value;
 use crate::plan::normalize::FieldChange;
 use crate::plan::{Action, ActionKind, Plan};
 
+pub mod graph;
+mod multiline;
+
 /// GitHub's comment limit is 65,536 characters; stay well under it.
 pub const MARKDOWN_BUDGET: usize = 60_000;
 
@@ -101,6 +104,9 @@ fn field_lines(action: &Action, f: &FieldChange) -> Vec<String> {
             }
         }
         return out;
+    }
+    if let Some(lines) = multiline::field_lines(f) {
+        return lines;
     }
     match (&f.before, &f.after) {
         (None, Some(a)) => push_value(&mut out, '+', &f.path, a),
@@ -393,6 +399,12 @@ pub fn markdown(plan: &Plan, budget: usize, drift: bool) -> String {
     }
     const NOTE_RESERVE: usize = 300;
     let mut out = head;
+    if !drift {
+        let room = (budget / 5).min(budget.saturating_sub(out.len() + tail.len() + NOTE_RESERVE));
+        if let Some(diagram) = graph::markdown_section(plan, room) {
+            out.push_str(&diagram);
+        }
+    }
     let mut shown = 0;
     for a in &plan.actions {
         let d = markdown_details(a);

@@ -1,0 +1,202 @@
+//! Multi-line strings in plans (PromQL, templates, descriptions): shown as indented blocks,
+//! a change inside one as a line-by-line unified diff, the way embedded documents are.
+//! Each shown line is inert: control characters other than tab are escaped.
+
+use std::fmt::Write as _;
+
+use serde_json::Value;
+
+use crate::plan::normalize::FieldChange;
+
+/// A string with a line break in it.
+fn multiline(v: Option<&Value>) -> Option<&str> {
+    match v {
+        Some(Value::String(s)) if s.contains('\n') => Some(s),
+        _ => None,
+    }
+}
+
+/// One line of a string, made safe to print: control characters (but tab) and the Unicode
+/// bidirectional controls become `\u{..}` escapes, so a value cannot move the cursor, clear
+/// the screen or reorder what is shown around it.
+pub(crate) fn inert_line(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    for c in line.chars() {
+        let bidi = matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+        if (c.is_control() && c != '\t') || bidi {
+            let _ = write!(out, "\\u{{{:x}}}", c as u32);
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// `+ path: |` and the text's lines, indented. The indicator is YAML's: `|` for a text that
+/// ends with one line break, `|-` for none, `|+` for more.
+fn block(out: &mut Vec<String>, sign: char, path: &str, text: &str) {
+    let indicator = if !text.ends_with('\n') {
+        "|-"
+    } else if text.ends_with("\n\n") {
+        "|+"
+    } else {
+        "|"
+    };
+    out.push(format!("{sign} {path}: {indicator}"));
+    for line in text.strip_suffix('\n').unwrap_or(text).split('\n') {
+        out.push(format!("    {}", inert_line(line)));
+    }
+}
+
+/// A unified diff of two texts, line by line, headed `current` / `desired`.
+pub(crate) fn text_diff(before: &str, after: &str) -> String {
+    // When neither ends with a newline, add one to both: the diff then has no
+    // "no newline at end of file" notes that say nothing about the change.
+    let (b, a) = if !before.ends_with('\n') && !after.ends_with('\n') {
+        (format!("{before}\n"), format!("{after}\n"))
+    } else {
+        (before.to_string(), after.to_string())
+    };
+    similar::TextDiff::from_lines(&b, &a)
+        .unified_diff()
+        .context_radius(3)
+        .header("current", "desired")
+        .to_string()
+}
+
+/// The lines of a field change when either side is a multi-line string; `None` otherwise
+/// (the caller's one-line form applies).
+pub(crate) fn field_lines(f: &FieldChange) -> Option<Vec<String>> {
+    let (before, after) = (multiline(f.before.as_ref()), multiline(f.after.as_ref()));
+    if before.is_none() && after.is_none() {
+        return None;
+    }
+    let mut out = Vec::new();
+    match (&f.before, &f.after) {
+        (None, Some(_)) => block(&mut out, '+', &f.path, after?),
+        (Some(_), None) => block(&mut out, '-', &f.path, before?),
+        (Some(Value::String(b)), Some(Value::String(a))) => {
+            out.push(format!("~ {}:", f.path));
+            for line in text_diff(b, a).lines() {
+                out.push(format!("    {}", inert_line(line)));
+            }
+        }
+        // A multi-line string replaced by a number, a list...: the old block, then the new
+        // value as JSON.
+        (Some(b), Some(a)) => {
+            match before {
+                Some(text) => block(&mut out, '-', &f.path, text),
+                None => out.push(format!("- {}: {}", f.path, b)),
+            }
+            match after {
+                Some(text) => block(&mut out, '+', &f.path, text),
+                None => out.push(format!("+ {}: {}", f.path, a)),
+            }
+        }
+        (None, None) => return None,
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn change(before: Option<Value>, after: Option<Value>) -> FieldChange {
+        FieldChange {
+            path: "prometheus_query".into(),
+            before,
+            after,
+        }
+    }
+
+    #[test]
+    fn one_line_strings_are_left_to_the_caller() {
+        assert_eq!(
+            field_lines(&change(Some(json!("a")), Some(json!("b")))),
+            None
+        );
+        assert_eq!(field_lines(&change(None, Some(json!(5)))), None);
+    }
+
+    #[test]
+    fn an_added_multiline_string_is_an_indented_block() {
+        let lines = field_lines(&change(
+            None,
+            Some(json!("sum(rate(a[5m]))\n  / sum(rate(b[5m]))\n")),
+        ))
+        .unwrap();
+        assert_eq!(
+            lines,
+            [
+                "+ prometheus_query: |",
+                "    sum(rate(a[5m]))",
+                "      / sum(rate(b[5m]))"
+            ]
+        );
+    }
+
+    #[test]
+    fn the_block_indicator_says_how_the_text_ends() {
+        let first = |text: &str| field_lines(&change(None, Some(json!(text)))).unwrap()[0].clone();
+        assert_eq!(first("a\n"), "+ prometheus_query: |");
+        assert_eq!(first("a\nb"), "+ prometheus_query: |-");
+        assert_eq!(first("a\n\n"), "+ prometheus_query: |+");
+    }
+
+    #[test]
+    fn a_change_inside_is_shown_line_by_line() {
+        let lines = field_lines(&change(
+            Some(json!("sum(rate(a[5m]))\n/\nsum(rate(b[5m]))")),
+            Some(json!("sum(rate(a[1m]))\n/\nsum(rate(b[5m]))")),
+        ))
+        .unwrap();
+        assert_eq!(
+            lines,
+            [
+                "~ prometheus_query:",
+                "    --- current",
+                "    +++ desired",
+                "    @@ -1,3 +1,3 @@",
+                "    -sum(rate(a[5m]))",
+                "    +sum(rate(a[1m]))",
+                "     /",
+                "     sum(rate(b[5m]))",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_one_line_string_becoming_multiline_is_diffed_too() {
+        let lines = field_lines(&change(Some(json!("up")), Some(json!("up\n== 1")))).unwrap();
+        assert!(lines.contains(&"     up".to_string()), "{lines:?}");
+        assert!(lines.contains(&"    +== 1".to_string()), "{lines:?}");
+    }
+
+    #[test]
+    fn control_characters_are_escaped_not_printed() {
+        let lines =
+            field_lines(&change(None, Some(json!("a\u{1b}[2Jb\r\nc\u{202e}d\te")))).unwrap();
+        assert_eq!(lines[0], "+ prometheus_query: |-");
+        assert_eq!(lines[1], "    a\\u{1b}[2Jb\\u{d}");
+        assert_eq!(lines[2], "    c\\u{202e}d\te");
+        assert!(lines
+            .iter()
+            .all(|l| !l.contains('\u{1b}') && !l.contains('\r')));
+    }
+
+    #[test]
+    fn a_type_change_shows_both_sides() {
+        let lines = field_lines(&change(Some(json!("a\nb")), Some(json!(3)))).unwrap();
+        assert_eq!(
+            lines,
+            [
+                "- prometheus_query: |-",
+                "    a",
+                "    b",
+                "+ prometheus_query: 3"
+            ]
+        );
+    }
+}
