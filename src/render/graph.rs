@@ -192,6 +192,7 @@ mod tests {
             body: None,
             intended: None,
             fingerprint: None,
+            cascade: vec![],
         }
     }
 
@@ -203,6 +204,7 @@ mod tests {
             unmanaged: vec![],
             warnings: vec![],
             guard_violations: vec![],
+            guard: Default::default(),
         }
     }
 
