@@ -673,6 +673,49 @@ mod tests {
     }
 
     #[test]
+    fn documented_defaults_filled_and_sets_sorted_like_a_tenant() {
+        let mut api = api();
+        create(&mut api, Kind::Bucket, json!({"slug": "b", "name": "B"})).unwrap();
+        let m = create(
+            &mut api,
+            Kind::Monitor,
+            json!({"slug": "m", "name": "M", "bucket_slug": "b",
+                "signal_grouping": {"label_names": ["zone", "app"]}}),
+        )
+        .unwrap();
+        assert_eq!(m["monitor"]["interval_secs"], 60);
+        assert_eq!(
+            m["monitor"]["signal_grouping"]["label_names"],
+            json!(["app", "zone"])
+        );
+        let explicit = create(
+            &mut api,
+            Kind::Monitor,
+            json!({"slug": "n", "name": "N", "bucket_slug": "b", "interval_secs": 15}),
+        )
+        .unwrap();
+        assert_eq!(explicit["monitor"]["interval_secs"], 15);
+        let t = create(
+            &mut api,
+            Kind::Team,
+            json!({"slug": "t", "name": "T", "user_emails": ["b@x", "a@x"]}),
+        )
+        .unwrap();
+        assert_eq!(t["team"]["user_emails"], json!(["a@x", "b@x"]));
+        // Off: answered without the defaults.
+        let mut bare = self::api();
+        bare.server_defaults = false;
+        create(&mut bare, Kind::Bucket, json!({"slug": "b", "name": "B"})).unwrap();
+        let m = create(
+            &mut bare,
+            Kind::Monitor,
+            json!({"slug": "m", "name": "M", "bucket_slug": "b"}),
+        )
+        .unwrap();
+        assert!(m["monitor"].get("interval_secs").is_none(), "{m}");
+    }
+
+    #[test]
     fn tokens_round_trip() {
         let t = encode_token("a-b", "slugs=x");
         assert_eq!(decode_token(&t), Some(("a-b".into(), "slugs=x".into())));
