@@ -246,7 +246,11 @@ fn literal(name: &str, schema: &Value, text: &str) -> Option<Value> {
 
 /// Calls `f` with the parent object of the path's last segment, for every place the path
 /// reaches (`[]` fans out over an array's elements).
-fn at_parents(value: &mut Value, segments: &[&str], f: &mut dyn FnMut(&mut Map<String, Value>, &str)) {
+fn at_parents(
+    value: &mut Value,
+    segments: &[&str],
+    f: &mut dyn FnMut(&mut Map<String, Value>, &str),
+) {
     let Some((first, rest)) = segments.split_first() else {
         return;
     };
@@ -316,7 +320,7 @@ impl KindSemantics {
     /// Whether a path with indices (`series_conditions.overrides[2].label_matchers`) is a set.
     pub fn is_set(&self, indexed_path: &str) -> bool {
         let pattern = without_indices(indexed_path);
-        self.sets.iter().any(|s| *s == pattern)
+        self.sets.contains(&pattern)
     }
 }
 
@@ -474,7 +478,10 @@ mod tests {
         // A value that does not fit the type is not a default.
         assert_eq!(documented_default("n", &int, "Default: `soon`"), None);
         let e = json!({"type": "string", "enum": ["A", "B"]});
-        assert_eq!(documented_default("e", &e, "Default: `B`"), Some(json!("B")));
+        assert_eq!(
+            documented_default("e", &e, "Default: `B`"),
+            Some(json!("B"))
+        );
         assert_eq!(documented_default("e", &e, "Default: `C`"), None);
     }
 

@@ -133,9 +133,9 @@ impl Description {
     fn checker(&self, kind: Kind) -> Option<&jsonschema::Validator> {
         self.checkers[kind as usize]
             .get_or_init(|| {
-                let defs = self.check_definitions.get_or_init(|| {
-                    convert_definitions(self.definitions(), Mode::Check)
-                });
+                let defs = self
+                    .check_definitions
+                    .get_or_init(|| convert_definitions(self.definitions(), Mode::Check));
                 jsonschema::options()
                     .with_draft(jsonschema::Draft::Draft7)
                     .build(&spec_schema(kind, defs.clone()))
@@ -157,7 +157,13 @@ impl Description {
         let mut problems: Vec<SchemaProblem> = Vec::new();
         for error in validator.iter_errors(spec) {
             let pointer = error.instance_path().as_str().to_string();
-            problems.extend(describe(self, kind, &pointer, error.kind(), error.instance()));
+            problems.extend(describe(
+                self,
+                kind,
+                &pointer,
+                error.kind(),
+                error.instance(),
+            ));
         }
         problems.sort_by(|a, b| a.pointer.cmp(&b.pointer).then(a.message.cmp(&b.message)));
         problems.dedup();
@@ -618,7 +624,9 @@ fn canonical_value(desc: &Description, schema: &Value, value: &Value) -> Option<
 /// [`canonical`] for any definition of the swagger file (a response body, say).
 pub fn canonical_definition(name: &str, value: &Value) -> Value {
     match definitions().get(name) {
-        Some(def) => canonical_value(Description::embedded(), def, value).unwrap_or_else(|| json!({})),
+        Some(def) => {
+            canonical_value(Description::embedded(), def, value).unwrap_or_else(|| json!({}))
+        }
         None => value.clone(),
     }
 }
@@ -762,7 +770,10 @@ mod tests {
         // Its canonical form follows its own definitions (the field is an enum there: its
         // first value is the default and omitted).
         let hot = json!({"slug": "b", "name": "B", "retention_tier": "HOT"});
-        assert_eq!(newer.canonical(Kind::Bucket, &hot), json!({"slug": "b", "name": "B"}));
+        assert_eq!(
+            newer.canonical(Kind::Bucket, &hot),
+            json!({"slug": "b", "name": "B"})
+        );
     }
 
     #[test]

@@ -32,6 +32,10 @@ fn items<'a>(desc: &'a Description, schema: &'a Value) -> Option<&'a Value> {
     desc.resolve(schema).get("items")
 }
 
+/// Called with the path of an object, the object, and the name of a member the description
+/// lacks.
+type Found<'a> = dyn FnMut(&str, &mut Map<String, Value>, &str) + 'a;
+
 /// Walks a value beside its schema; `f` gets each undescribed member's parent and name.
 fn visit(
     desc: &Description,
@@ -39,7 +43,7 @@ fn visit(
     value: &mut Value,
     path: &str,
     depth: usize,
-    f: &mut dyn FnMut(&str, &mut Map<String, Value>, &str),
+    f: &mut Found,
 ) {
     if depth > 32 {
         return;

@@ -70,9 +70,21 @@ async fn defaults_left_out_converge_and_an_explicit_value_is_an_update() {
     write(dir.path(), "c.yaml", &budget("  default_priority: 3\n"));
     let r = plan(&t, dir.path()).await;
     assert_eq!(r.code, 2, "{}", r.transcript());
-    assert!(r.stdout.contains("~ interval_secs: 60 -> 120"), "{}", r.stdout);
-    assert!(r.stdout.contains("~ default_priority: 10 -> 3"), "{}", r.stdout);
-    assert!(r.stdout.contains("Plan: 0 to create, 2 to update"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("~ interval_secs: 60 -> 120"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("~ default_priority: 10 -> 3"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("Plan: 0 to create, 2 to update"),
+        "{}",
+        r.stdout
+    );
     apply(&t, dir.path()).await;
     assert_eq!(object(&t, Kind::Monitor, "m").await["interval_secs"], 120);
     assert_clean(&t, dir.path()).await;
@@ -82,8 +94,16 @@ async fn defaults_left_out_converge_and_an_explicit_value_is_an_update() {
     write(dir.path(), "c.yaml", &budget(""));
     let r = plan(&t, dir.path()).await;
     assert_eq!(r.code, 2, "{}", r.transcript());
-    assert!(r.stdout.contains("~ interval_secs: 120 -> 60"), "{}", r.stdout);
-    assert!(r.stdout.contains("~ default_priority: 3 -> 10"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("~ interval_secs: 120 -> 60"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("~ default_priority: 3 -> 10"),
+        "{}",
+        r.stdout
+    );
     apply(&t, dir.path()).await;
     assert_eq!(object(&t, Kind::Monitor, "m").await["interval_secs"], 60);
     assert_eq!(
@@ -119,7 +139,11 @@ async fn a_server_without_defaults_is_no_diff_either() {
 async fn sets_in_the_servers_order_converge_and_show_members() {
     let t = Tenant::full().await;
     let dir = tempfile::tempdir().unwrap();
-    write(dir.path(), "t.yaml", &team("[zoe@x.io, adam@x.io, mia@x.io]"));
+    write(
+        dir.path(),
+        "t.yaml",
+        &team("[zoe@x.io, adam@x.io, mia@x.io]"),
+    );
     write(dir.path(), "b.yaml", BUCKET);
     write(
         dir.path(),
@@ -138,7 +162,11 @@ async fn sets_in_the_servers_order_converge_and_show_members() {
     );
     assert_clean(&t, dir.path()).await;
 
-    write(dir.path(), "t.yaml", &team("[zoe@x.io, bob@x.io, adam@x.io]"));
+    write(
+        dir.path(),
+        "t.yaml",
+        &team("[zoe@x.io, bob@x.io, adam@x.io]"),
+    );
     let r = plan(&t, dir.path()).await;
     assert_eq!(r.code, 2, "{}", r.transcript());
     insta::assert_snapshot!(r.stdout);
@@ -267,4 +295,84 @@ async fn serve_refuses_a_swagger_file_that_cannot_describe_the_kinds() {
         "{}",
         run.stderr
     );
+}
+
+/// Kills the `cfgctl serve` child when the test ends, whatever happens.
+struct Child(std::process::Child);
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[tokio::test]
+async fn serve_flags_reach_the_emulator() {
+    use std::io::BufRead;
+    let scratch = tempfile::tempdir().unwrap();
+    let swagger = newer_swagger(scratch.path());
+    let mut child = Child(
+        std::process::Command::new(env!("CARGO_BIN_EXE_cfgctl"))
+            .args([
+                "serve",
+                "--listen",
+                "127.0.0.1:0",
+                "--server-defaults",
+                "off",
+            ])
+            .arg("--swagger")
+            .arg(&swagger)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let stdout = child.0.stdout.take().unwrap();
+    let url = tokio::task::spawn_blocking(move || {
+        let mut line = String::new();
+        std::io::BufReader::new(stdout)
+            .read_line(&mut line)
+            .unwrap();
+        line.trim().to_string()
+    })
+    .await
+    .unwrap();
+    assert!(url.starts_with("http://127.0.0.1:"), "{url}");
+    let http = reqwest::Client::new();
+    let post = |path: &str, body: Value| {
+        http.post(format!("{url}/api/v1/config/{path}"))
+            .json(&body)
+            .send()
+    };
+    let r = post(
+        "buckets",
+        json!({"bucket": {"slug": "b", "name": "B", "retention_tier": "COLD"}}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(r.status(), 200);
+    let r: Value = post(
+        "monitors",
+        json!({"monitor": {"slug": "m", "name": "M", "bucket_slug": "b"}}),
+    )
+    .await
+    .unwrap()
+    .json()
+    .await
+    .unwrap();
+    assert_eq!(r["monitor"]["slug"], "m", "{r}");
+    assert!(r["monitor"].get("interval_secs").is_none(), "{r}");
+    // The served description is the newer one.
+    let doc: Value = http
+        .get(format!("{url}/api/v1/config/swagger.json"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(doc["definitions"]["configv1Bucket"]["properties"]
+        .get("retention_tier")
+        .is_some());
 }
