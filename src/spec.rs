@@ -43,6 +43,8 @@ pub enum DescriptionError {
         kind: Kind,
         definition: &'static str,
     },
+    #[error("the definition of {kind} does not make a valid schema (a `$ref` to nothing?)")]
+    BadSchema { kind: Kind },
 }
 
 impl Description {
@@ -54,7 +56,8 @@ impl Description {
         }
     }
 
-    /// Reads a swagger 2.0 document that describes every kind of the registry.
+    /// Reads a swagger 2.0 document that describes every kind of the registry, and compiles
+    /// every kind's checker (a schema that cannot check is refused here, not on a write).
     pub fn from_json(text: &str) -> Result<Description, DescriptionError> {
         let desc = Description::from_value(serde_json::from_str(text)?)?;
         for def in &KINDS {
@@ -63,6 +66,9 @@ impl Description {
                     kind: def.kind,
                     definition: def.definition,
                 });
+            }
+            if desc.checker(def.kind).is_none() {
+                return Err(DescriptionError::BadSchema { kind: def.kind });
             }
         }
         Ok(desc)
@@ -793,6 +799,14 @@ mod tests {
             .shift_remove("configv1Team");
         let e = Description::from_json(&doc.to_string()).unwrap_err();
         assert_eq!(e.to_string(), "no definition `configv1Team` for Team");
+        let mut doc = swagger().clone();
+        doc["definitions"]["configv1Bucket"]["properties"]["tier"] =
+            json!({"$ref": "#/definitions/Nowhere"});
+        let e = Description::from_json(&doc.to_string()).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "the definition of Bucket does not make a valid schema (a `$ref` to nothing?)"
+        );
     }
 
     #[test]
