@@ -228,7 +228,21 @@ pub enum Command {
         /// Inject failures, e.g. 500:0.05,503:0.05,429:0.02,reset:0.01,latency:20ms (lost:P runs the operation, then drops the response)
         #[arg(long, value_name = "SPEC", value_parser = parse_faults)]
         faults: Option<Faults>,
+        /// Fill the documented defaults a write leaves out (interval_secs: 60, ...), as a real
+        /// tenant does; `off` answers without them.
+        #[arg(long, value_enum, default_value_t = OnOff::On, value_name = "on|off")]
+        server_defaults: OnOff,
+        /// Serve this API description (swagger 2.0 JSON, say a newer one) instead of the
+        /// embedded one; objects are validated against it.
+        #[arg(long, value_name = "FILE")]
+        swagger: Option<PathBuf>,
     },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum OnOff {
+    On,
+    Off,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -470,6 +484,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             profile,
             page_size,
             faults,
+            server_defaults,
+            swagger,
         } => commands::serve(commands::ServeOptions {
             listen,
             config: crate::emulator::Config {
@@ -478,6 +494,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 profile: profile.into(),
                 page_size,
                 faults: faults.unwrap_or_default(),
+                server_defaults: server_defaults == OnOff::On,
+                swagger,
             },
         }),
     }

@@ -180,6 +180,12 @@ pub fn serve(opts: ServeOptions) -> anyhow::Result<ExitCode> {
             profile,
             store = %store,
             token = opts.config.token.is_some(),
+            server_defaults = opts.config.server_defaults,
+            swagger = %opts
+                .config
+                .swagger
+                .as_ref()
+                .map_or("embedded".to_string(), |p| p.display().to_string()),
             "listening"
         );
         tokio::signal::ctrl_c()

@@ -14,6 +14,7 @@ pub mod pattern;
 pub mod plan;
 pub mod registry;
 pub mod render;
+pub mod semantics;
 pub mod settings;
 pub mod spec;
 pub mod state;

@@ -176,6 +176,18 @@ pub struct EmbeddedJson {
 #[derive(Clone, Copy, Debug)]
 pub struct RequiredOneOf(pub &'static [&'static str]);
 
+/// A fact about a field that the registry states because the swagger's prose does not (in a
+/// form `semantics` reads). Paths are dotted, `[]` marks every element of an array.
+#[derive(Clone, Copy, Debug)]
+pub enum FieldNote {
+    /// The field's documented default, as a JSON literal (`60`, `"COLD"`, `true`).
+    Default(&'static str, &'static str),
+    /// The array is a set (compared without order).
+    Set(&'static str),
+    /// The array is ordered, though its description reads like a set.
+    Ordered(&'static str),
+}
+
 /// One row of the registry.
 #[derive(Debug)]
 pub struct KindDef {
@@ -199,6 +211,9 @@ pub struct KindDef {
     pub references: &'static [Reference],
     /// Fields set by the server, never by a manifest.
     pub server_owned: &'static [&'static str],
+    /// Defaults and sets the swagger's descriptions do not state in a form cfgctl derives
+    /// (see `semantics`); most kinds need none.
+    pub field_notes: &'static [FieldNote],
     /// List filters beyond `slugs` and `names`, which every list has.
     pub list_filters: &'static [ListFilter],
     pub embedded_json: &'static [EmbeddedJson],
@@ -262,6 +277,7 @@ pub static KINDS: [KindDef; 13] = [
             reference("notification_policy_slug", Kind::NotificationPolicy, true),
         ],
         server_owned: SERVER_OWNED,
+        field_notes: &[],
         list_filters: &[],
         embedded_json: &[],
         required: &[],
@@ -285,6 +301,7 @@ pub static KINDS: [KindDef; 13] = [
             COLLECTION_REF,
         ],
         server_owned: SERVER_OWNED,
+        field_notes: &[],
         list_filters: &[
             filter("bucket_slugs", "bucket_slug"),
             filter("collection_slugs", "collection_slug"),
@@ -318,6 +335,7 @@ pub static KINDS: [KindDef; 13] = [
             reference("notification_policy_slug", Kind::NotificationPolicy, true),
         ],
         server_owned: SERVER_OWNED,
+        field_notes: &[],
         list_filters: &[
             filter("team_slugs", "team_slug"),
             filter("notification_policy_slugs", "notification_policy_slug"),
@@ -343,6 +361,7 @@ pub static KINDS: [KindDef; 13] = [
             reference("priorities[].filters[].dataset_slug", Kind::Dataset, false),
         ],
         server_owned: SERVER_OWNED,
+        field_notes: &[],
         list_filters: &[
             filter("partition_slug_paths", "partition_slug_path"),
             filter("resources", "resource"),
@@ -368,6 +387,7 @@ pub static KINDS: [KindDef; 13] = [
             COLLECTION_REF,
         ],
         server_owned: SERVER_OWNED,
+        field_notes: &[],
         list_filters: &[
             filter("collection_slugs", "collection_slug"),
             INCLUDE_DASHBOARD_JSON,
@@ -398,6 +418,7 @@ pub static KINDS: [KindDef; 13] = [
         seed_ops: Ops::CRUDL,
         references: &[],
         server_owned: SERVER_OWNED,
+        field_notes: &[],
         list_filters: &[ListFilter {
             param: "type",
             field: "configuration.type",
@@ -421,6 +442,7 @@ pub static KINDS: [KindDef; 13] = [
         seed_ops: Ops::CRUDL,
         references: &[],
         server_owned: SERVER_OWNED,
+        field_notes: &[],
         list_filters: &[],
         embedded_json: &[],
         required: &[],
@@ -440,6 +462,7 @@ pub static KINDS: [KindDef; 13] = [
         seed_ops: Ops::CRUDL,
         references: &[],
         server_owned: SERVER_OWNED,
+        field_notes: &[],
         list_filters: &[],
         embedded_json: &[],
         required: &[],
@@ -459,6 +482,7 @@ pub static KINDS: [KindDef; 13] = [
         seed_ops: Ops::LIST_CREATE_READ,
         references: &[],
         server_owned: SERVER_OWNED,
+        field_notes: &[],
         list_filters: &[],
         embedded_json: &[],
         required: &[],
@@ -483,6 +507,7 @@ pub static KINDS: [KindDef; 13] = [
             reference("notification_policy_slug", Kind::NotificationPolicy, false),
         ],
         server_owned: SERVER_OWNED,
+        field_notes: &[],
         list_filters: &[
             filter("bucket_slugs", "bucket_slug"),
             filter("collection_slugs", "collection_slug"),
@@ -515,6 +540,7 @@ pub static KINDS: [KindDef; 13] = [
             reference("team_slug", Kind::Team, false),
         ],
         server_owned: SERVER_OWNED,
+        field_notes: &[],
         list_filters: &[
             filter("bucket_slugs", "bucket_slug"),
             filter("team_slugs", "team_slug"),
@@ -537,6 +563,7 @@ pub static KINDS: [KindDef; 13] = [
         seed_ops: Ops::READ,
         references: &[],
         server_owned: SERVER_OWNED,
+        field_notes: &[],
         list_filters: &[],
         embedded_json: &[],
         required: &[],
@@ -556,6 +583,7 @@ pub static KINDS: [KindDef; 13] = [
         seed_ops: Ops::NONE,
         references: &[],
         server_owned: SERVER_OWNED,
+        field_notes: &[],
         list_filters: &[],
         embedded_json: &[],
         required: &[],

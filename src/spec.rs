@@ -22,27 +22,197 @@ pub const API_VERSION: &str = "v1/config";
 
 const DRAFT7: &str = "http://json-schema.org/draft-07/schema#";
 
+/// An API description: the embedded one (the default everywhere), or one read at run time
+/// (`cfgctl serve --swagger FILE` serves another, say newer, API). Its checkers compile on
+/// first use, per kind.
+pub struct Description {
+    doc: Value,
+    checkers: [OnceLock<Option<jsonschema::Validator>>; KINDS.len()],
+    check_definitions: OnceLock<Map<String, Value>>,
+}
+
+/// Why a swagger file cannot serve as the API description.
+#[derive(Debug, thiserror::Error)]
+pub enum DescriptionError {
+    #[error("not JSON: {0}")]
+    Json(#[from] serde_json::Error),
+    #[error("not a swagger 2.0 document with `definitions`")]
+    NoDefinitions,
+    #[error("no definition `{definition}` for {kind}")]
+    MissingKind {
+        kind: Kind,
+        definition: &'static str,
+    },
+    #[error("the definition of {kind} does not make a valid schema (a `$ref` to nothing?)")]
+    BadSchema { kind: Kind },
+}
+
+impl Description {
+    fn new(doc: Value) -> Description {
+        Description {
+            doc,
+            checkers: [const { OnceLock::new() }; KINDS.len()],
+            check_definitions: OnceLock::new(),
+        }
+    }
+
+    /// Reads a swagger 2.0 document that describes every kind of the registry, and compiles
+    /// every kind's checker (a schema that cannot check is refused here, not on a write).
+    pub fn from_json(text: &str) -> Result<Description, DescriptionError> {
+        let desc = Description::from_value(serde_json::from_str(text)?)?;
+        for def in &KINDS {
+            if !desc.definitions().contains_key(def.definition) {
+                return Err(DescriptionError::MissingKind {
+                    kind: def.kind,
+                    definition: def.definition,
+                });
+            }
+            if desc.checker(def.kind).is_none() {
+                return Err(DescriptionError::BadSchema { kind: def.kind });
+            }
+        }
+        Ok(desc)
+    }
+
+    /// A swagger 2.0 document with definitions (some kinds may be missing: a target's).
+    pub fn from_value(doc: Value) -> Result<Description, DescriptionError> {
+        if !doc.get("definitions").is_some_and(Value::is_object) {
+            return Err(DescriptionError::NoDefinitions);
+        }
+        Ok(Description::new(doc))
+    }
+
+    /// The description compiled into this cfgctl.
+    pub fn embedded() -> &'static Description {
+        Description::shared_embedded()
+    }
+
+    /// The embedded description, shared (its checkers compile once per process).
+    pub fn shared_embedded() -> &'static std::sync::Arc<Description> {
+        static EMBEDDED: OnceLock<std::sync::Arc<Description>> = OnceLock::new();
+        EMBEDDED.get_or_init(|| {
+            // The file is part of the binary and checked by a unit test; a parse failure here
+            // is a build defect, not an input error.
+            std::sync::Arc::new(Description::new(
+                serde_json::from_str(SWAGGER_JSON).unwrap_or(Value::Null),
+            ))
+        })
+    }
+
+    /// The whole swagger document.
+    pub fn doc(&self) -> &Value {
+        &self.doc
+    }
+
+    /// Its definitions by name.
+    pub fn definitions(&self) -> &Map<String, Value> {
+        static EMPTY: OnceLock<Map<String, Value>> = OnceLock::new();
+        self.doc
+            .get("definitions")
+            .and_then(Value::as_object)
+            .unwrap_or_else(|| EMPTY.get_or_init(Map::new))
+    }
+
+    /// The swagger definition of a kind's object.
+    pub fn definition(&self, kind: Kind) -> Option<&Value> {
+        self.definitions().get(kind.def().definition)
+    }
+
+    /// Follows `$ref`s to the schema they name.
+    pub fn resolve<'a>(&'a self, mut node: &'a Value) -> &'a Value {
+        for _ in 0..16 {
+            match node
+                .get("$ref")
+                .and_then(Value::as_str)
+                .and_then(|r| r.strip_prefix("#/definitions/"))
+                .and_then(|name| self.definitions().get(name))
+            {
+                Some(target) => node = target,
+                None => break,
+            }
+        }
+        node
+    }
+
+    /// The compiled checker of a kind, built on first use (a run that loads only some kinds
+    /// compiles only theirs).
+    fn checker(&self, kind: Kind) -> Option<&jsonschema::Validator> {
+        self.checkers[kind as usize]
+            .get_or_init(|| {
+                let defs = self
+                    .check_definitions
+                    .get_or_init(|| convert_definitions(self.definitions(), Mode::Check));
+                jsonschema::options()
+                    .with_draft(jsonschema::Draft::Draft7)
+                    .build(&spec_schema(kind, defs.clone()))
+                    .ok()
+            })
+            .as_ref()
+    }
+
+    /// Checks a spec against its kind's definition; every problem with its JSON pointer,
+    /// sorted by pointer.
+    pub fn check_spec(&self, kind: Kind, spec: &Value) -> Vec<SchemaProblem> {
+        let Some(validator) = self.checker(kind) else {
+            return vec![SchemaProblem {
+                pointer: String::new(),
+                at_key: false,
+                message: format!("no schema for {kind} in the API description"),
+            }];
+        };
+        let mut problems: Vec<SchemaProblem> = Vec::new();
+        for error in validator.iter_errors(spec) {
+            let pointer = error.instance_path().as_str().to_string();
+            problems.extend(describe(
+                self,
+                kind,
+                &pointer,
+                error.kind(),
+                error.instance(),
+            ));
+        }
+        problems.sort_by(|a, b| a.pointer.cmp(&b.pointer).then(a.message.cmp(&b.message)));
+        problems.dedup();
+        // An int64 given as a string of non-digits fails both the type and the pattern; one
+        // message per node is enough.
+        problems.dedup_by(|b, a| a.pointer == b.pointer && !a.at_key && !b.at_key);
+        problems
+    }
+
+    /// [`canonical`] in this description.
+    pub fn canonical(&self, kind: Kind, object: &Value) -> Value {
+        match self.definition(kind) {
+            Some(def) => canonical_value(self, def, object).unwrap_or_else(|| json!({})),
+            None => object.clone(),
+        }
+    }
+
+    /// This document restricted to the operations of a profile.
+    pub fn for_profile(&self, profile: Profile) -> Value {
+        restrict(self.doc.clone(), profile)
+    }
+}
+
+impl std::fmt::Debug for Description {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Description")
+            .field("definitions", &self.definitions().len())
+            .finish_non_exhaustive()
+    }
+}
+
 /// The parsed swagger document.
 pub fn swagger() -> &'static Value {
-    static SWAGGER: OnceLock<Value> = OnceLock::new();
-    SWAGGER.get_or_init(|| {
-        // The file is part of the binary and checked by a unit test; a parse failure here is
-        // a build defect, not an input error.
-        serde_json::from_str(SWAGGER_JSON).unwrap_or(Value::Null)
-    })
+    Description::embedded().doc()
 }
 
 fn definitions() -> &'static Map<String, Value> {
-    static EMPTY: OnceLock<Map<String, Value>> = OnceLock::new();
-    swagger()
-        .get("definitions")
-        .and_then(Value::as_object)
-        .unwrap_or_else(|| EMPTY.get_or_init(Map::new))
+    Description::embedded().definitions()
 }
 
 /// The swagger definition of a kind's object.
 pub fn definition(kind: Kind) -> Option<&'static Value> {
-    definitions().get(kind.def().definition)
+    Description::embedded().definition(kind)
 }
 
 /// How a schema will be used.
@@ -177,7 +347,11 @@ fn format_of_limit(limit: &Value) -> &'static str {
 }
 
 fn converted_definitions(mode: Mode) -> Map<String, Value> {
-    let mut defs: Map<String, Value> = definitions()
+    convert_definitions(definitions(), mode)
+}
+
+fn convert_definitions(definitions: &Map<String, Value>, mode: Mode) -> Map<String, Value> {
+    let mut defs: Map<String, Value> = definitions
         .iter()
         .map(|(k, v)| (k.clone(), convert(v)))
         .collect();
@@ -232,45 +406,10 @@ pub struct SchemaProblem {
     pub message: String,
 }
 
-/// The compiled checker of a kind, built on first use (a run that loads only some kinds
-/// compiles only theirs).
-fn checker(kind: Kind) -> Option<&'static jsonschema::Validator> {
-    static CHECKERS: [OnceLock<Option<jsonschema::Validator>>; KINDS.len()] =
-        [const { OnceLock::new() }; KINDS.len()];
-    static DEFINITIONS: OnceLock<Map<String, Value>> = OnceLock::new();
-    CHECKERS[kind as usize]
-        .get_or_init(|| {
-            let defs = DEFINITIONS.get_or_init(|| converted_definitions(Mode::Check));
-            // The schemas are derived from the embedded file; a unit test builds all of them.
-            jsonschema::options()
-                .with_draft(jsonschema::Draft::Draft7)
-                .build(&spec_schema(kind, defs.clone()))
-                .ok()
-        })
-        .as_ref()
-}
-
-/// Checks a spec against its kind's definition; every problem with its JSON pointer, sorted
-/// by pointer.
+/// Checks a spec against its kind's definition in the embedded description; every problem
+/// with its JSON pointer, sorted by pointer.
 pub fn check_spec(kind: Kind, spec: &Value) -> Vec<SchemaProblem> {
-    let Some(validator) = checker(kind) else {
-        return vec![SchemaProblem {
-            pointer: String::new(),
-            at_key: false,
-            message: format!("no schema for {kind} in the embedded API description"),
-        }];
-    };
-    let mut problems: Vec<SchemaProblem> = Vec::new();
-    for error in validator.iter_errors(spec) {
-        let pointer = error.instance_path().as_str().to_string();
-        problems.extend(describe(kind, &pointer, error.kind(), error.instance()));
-    }
-    problems.sort_by(|a, b| a.pointer.cmp(&b.pointer).then(a.message.cmp(&b.message)));
-    problems.dedup();
-    // An int64 given as a string of non-digits fails both the type and the pattern; one
-    // message per node is enough.
-    problems.dedup_by(|b, a| a.pointer == b.pointer && !a.at_key && !b.at_key);
-    problems
+    Description::embedded().check_spec(kind, spec)
 }
 
 fn field_name(pointer: &str) -> String {
@@ -295,6 +434,7 @@ fn type_name(value: &Value) -> &'static str {
 }
 
 fn describe(
+    desc: &Description,
     kind: Kind,
     pointer: &str,
     error: &jsonschema::error::ValidationErrorKind,
@@ -314,7 +454,7 @@ fn describe(
             .iter()
             .map(|name| {
                 let child = format!("{pointer}/{}", crate::registry::escape_pointer(name));
-                let known = properties_at(kind, pointer);
+                let known = properties_at(desc, kind, pointer);
                 let hint = crate::diagnostic::closest(name, &known)
                     .map(|s| format!(" (did you mean `{s}`?)"))
                     .unwrap_or_default();
@@ -414,12 +554,12 @@ pub fn has_field(kind: Kind, name: &str) -> bool {
 }
 
 /// Names of the fields the swagger definition allows at a pointer inside a kind's spec.
-fn properties_at(kind: Kind, pointer: &str) -> Vec<String> {
-    let Some(mut node) = definition(kind) else {
+fn properties_at(desc: &Description, kind: Kind, pointer: &str) -> Vec<String> {
+    let Some(mut node) = desc.definition(kind) else {
         return vec![];
     };
     for segment in pointer.split('/').skip(1) {
-        node = resolve(node);
+        node = desc.resolve(node);
         if let Some(items) = node.get("items") {
             if segment.bytes().all(|b| b.is_ascii_digit()) {
                 node = items;
@@ -435,26 +575,15 @@ fn properties_at(kind: Kind, pointer: &str) -> Vec<String> {
             None => return vec![],
         }
     }
-    resolve(node)
+    desc.resolve(node)
         .get("properties")
         .and_then(Value::as_object)
         .map(|p| p.keys().cloned().collect())
         .unwrap_or_default()
 }
 
-fn resolve(mut node: &'static Value) -> &'static Value {
-    for _ in 0..16 {
-        match node
-            .get("$ref")
-            .and_then(Value::as_str)
-            .and_then(|r| r.strip_prefix("#/definitions/"))
-            .and_then(|name| definitions().get(name))
-        {
-            Some(target) => node = target,
-            None => break,
-        }
-    }
-    node
+fn resolve(node: &'static Value) -> &'static Value {
+    Description::embedded().resolve(node)
 }
 
 /// The object as a proto3 JSON gateway returns it: fields in definition order, zero values
@@ -463,14 +592,11 @@ fn resolve(mut node: &'static Value) -> &'static Value {
 /// not know are kept as they are. The emulator answers with this form; the planner compares
 /// in it, so the two agree by construction.
 pub fn canonical(kind: Kind, object: &Value) -> Value {
-    match definition(kind) {
-        Some(def) => canonical_value(def, object).unwrap_or_else(|| json!({})),
-        None => object.clone(),
-    }
+    Description::embedded().canonical(kind, object)
 }
 
-fn canonical_value(schema: &'static Value, value: &Value) -> Option<Value> {
-    let schema = resolve(schema);
+fn canonical_value(desc: &Description, schema: &Value, value: &Value) -> Option<Value> {
+    let schema = desc.resolve(schema);
     if value.is_null() {
         return None;
     }
@@ -482,7 +608,7 @@ fn canonical_value(schema: &'static Value, value: &Value) -> Option<Value> {
             let mut out = Map::new();
             if let Some(props) = props {
                 for (name, prop) in props {
-                    if let Some(v) = map.get(name).and_then(|v| canonical_value(prop, v)) {
+                    if let Some(v) = map.get(name).and_then(|v| canonical_value(desc, prop, v)) {
                         out.insert(name.clone(), v);
                     }
                 }
@@ -501,7 +627,9 @@ fn canonical_value(schema: &'static Value, value: &Value) -> Option<Value> {
                 .iter()
                 .map(|(k, v)| {
                     let v = match item {
-                        Some(s) if s.is_object() => canonical_value(s, v).unwrap_or(zero_like(v)),
+                        Some(s) if s.is_object() => {
+                            canonical_value(desc, s, v).unwrap_or(zero_like(v))
+                        }
                         _ => v.clone(),
                     };
                     (k, v)
@@ -515,7 +643,7 @@ fn canonical_value(schema: &'static Value, value: &Value) -> Option<Value> {
                 items
                     .iter()
                     .map(|v| match item {
-                        Some(s) => canonical_value(s, v).unwrap_or(zero_like(v)),
+                        Some(s) => canonical_value(desc, s, v).unwrap_or(zero_like(v)),
                         None => v.clone(),
                     })
                     .collect(),
@@ -562,7 +690,9 @@ fn canonical_value(schema: &'static Value, value: &Value) -> Option<Value> {
 /// [`canonical`] for any definition of the swagger file (a response body, say).
 pub fn canonical_definition(name: &str, value: &Value) -> Value {
     match definitions().get(name) {
-        Some(def) => canonical_value(def, value).unwrap_or_else(|| json!({})),
+        Some(def) => {
+            canonical_value(Description::embedded(), def, value).unwrap_or_else(|| json!({}))
+        }
         None => value.clone(),
     }
 }
@@ -622,7 +752,11 @@ pub fn described_operations(doc: &Value) -> BTreeMap<Kind, Ops> {
 
 /// The embedded swagger document restricted to the operations of a profile.
 pub fn swagger_for(profile: Profile) -> Value {
-    let mut doc = swagger().clone();
+    Description::embedded().for_profile(profile)
+}
+
+/// A swagger document restricted to the operations of a profile.
+fn restrict(mut doc: Value, profile: Profile) -> Value {
     if let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) {
         paths.retain(|path, methods| {
             let rest = path
@@ -688,6 +822,54 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_runtime_description_checks_with_its_own_definitions() {
+        let mut doc = swagger().clone();
+        doc["definitions"]["configv1Bucket"]["properties"]["retention_tier"] =
+            json!({"type": "string", "enum": ["HOT", "COLD"]});
+        let newer = Description::from_json(&doc.to_string()).unwrap();
+        let spec = json!({"slug": "b", "name": "B", "retention_tier": "COLD"});
+        assert_eq!(newer.check_spec(Kind::Bucket, &spec), vec![]);
+        let wrong = json!({"slug": "b", "name": "B", "retention_tier": "WARM"});
+        assert_eq!(newer.check_spec(Kind::Bucket, &wrong).len(), 1);
+        // The embedded one is unchanged and still refuses the field.
+        assert_eq!(check_spec(Kind::Bucket, &spec).len(), 1);
+        // Its canonical form follows its own definitions (the field is an enum there: its
+        // first value is the default and omitted).
+        let hot = json!({"slug": "b", "name": "B", "retention_tier": "HOT"});
+        assert_eq!(
+            newer.canonical(Kind::Bucket, &hot),
+            json!({"slug": "b", "name": "B"})
+        );
+    }
+
+    #[test]
+    fn runtime_descriptions_must_describe_every_kind() {
+        assert!(matches!(
+            Description::from_json("{"),
+            Err(DescriptionError::Json(_))
+        ));
+        assert!(matches!(
+            Description::from_json("{}"),
+            Err(DescriptionError::NoDefinitions)
+        ));
+        let mut doc = swagger().clone();
+        doc["definitions"]
+            .as_object_mut()
+            .unwrap()
+            .shift_remove("configv1Team");
+        let e = Description::from_json(&doc.to_string()).unwrap_err();
+        assert_eq!(e.to_string(), "no definition `configv1Team` for Team");
+        let mut doc = swagger().clone();
+        doc["definitions"]["configv1Bucket"]["properties"]["tier"] =
+            json!({"$ref": "#/definitions/Nowhere"});
+        let e = Description::from_json(&doc.to_string()).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "the definition of Bucket does not make a valid schema (a `$ref` to nothing?)"
+        );
+    }
+
+    #[test]
     fn embedded_swagger_describes_every_kind() {
         assert_eq!(swagger()["swagger"], "2.0");
         for def in &KINDS {
@@ -700,7 +882,7 @@ mod tests {
     #[test]
     fn every_kind_has_a_checker() {
         for kind in Kind::all() {
-            assert!(checker(kind).is_some(), "{kind}");
+            assert!(Description::embedded().checker(kind).is_some(), "{kind}");
         }
     }
 

@@ -105,11 +105,16 @@ async fn run_action(
                     Some(obj) if normalize(kind, &obj, &[]) == normalize(kind, body, &[]) => {
                         Ok(Some("already existed, identical to the manifest".into()))
                     }
-                    Some(_) => client
-                        .update(kind, slug, body, false, false)
-                        .await
-                        .map(|_| Some("already existed; updated to the manifest".into()))
-                        .map_err(|u| located(action, server_text(&u))),
+                    Some(obj) => {
+                        // Fields of a newer API than this cfgctl's stay as the target has them.
+                        let mut body = body.clone();
+                        crate::plan::newer::carry_over(kind, &obj, &mut body);
+                        client
+                            .update(kind, slug, &body, false, false)
+                            .await
+                            .map(|_| Some("already existed; updated to the manifest".into()))
+                            .map_err(|u| located(action, server_text(&u)))
+                    }
                 }
             }
             Err(e) => Err(located(action, server_text(&e))),

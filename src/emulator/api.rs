@@ -6,9 +6,12 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Map, Value};
 
+use std::sync::Arc;
+
 use super::store::{Store, StoreError, Stored};
 use crate::registry::{get_path, Address, Kind};
-use crate::spec;
+use crate::semantics::Semantics;
+use crate::spec::{self, Description};
 use crate::wire::{self, ListQuery, Write, COMMON_FILTERS};
 
 /// Largest page the emulator returns, whatever the client prefers.
@@ -66,6 +69,12 @@ pub struct Api {
     pub store: Store,
     /// Page size when the client states none.
     pub page_size: u64,
+    /// The API description served: validation and the canonical form of answers.
+    pub description: Arc<Description>,
+    /// Its documented defaults and sets.
+    pub semantics: Semantics,
+    /// Fill documented defaults a write leaves out, as a real tenant does.
+    pub server_defaults: bool,
 }
 
 fn describe(address: &Address) -> String {
@@ -129,10 +138,27 @@ fn set_path(doc: &mut Value, dotted: &str, value: Value) {
 }
 
 impl Api {
+    /// A tenant over a store, serving a description.
+    pub fn new(
+        store: Store,
+        page_size: u64,
+        description: Arc<Description>,
+        server_defaults: bool,
+    ) -> Api {
+        let semantics = Semantics::derive(&description);
+        Api {
+            store,
+            page_size,
+            description,
+            semantics,
+            server_defaults,
+        }
+    }
+
     /// Validation shared by create and update: the object against the swagger, the "required
     /// if" rules, embedded documents.
     fn validate(&self, kind: Kind, object: &Value) -> Result<(), ApiError> {
-        let problems = spec::check_spec(kind, object);
+        let problems = self.description.check_spec(kind, object);
         if !problems.is_empty() {
             let messages: Vec<String> = problems.into_iter().map(|p| p.message).collect();
             return Err(ApiError::BadRequest(format!(
@@ -283,7 +309,13 @@ impl Api {
             id,
             now,
         );
-        let object = spec::canonical(kind, &object);
+        let semantics = self.semantics.kind(kind);
+        if self.server_defaults {
+            semantics.fill_defaults(&mut object);
+        }
+        let mut object = self.description.canonical(kind, &object);
+        // Sets are kept in the server's own order.
+        semantics.sort_sets(&mut object);
         self.store.replace(kind, slug, &object, refs)?;
         Ok(wire::one_response(kind, object))
     }
@@ -613,10 +645,12 @@ mod tests {
     use super::*;
 
     fn api() -> Api {
-        Api {
-            store: Store::open(None).unwrap(),
-            page_size: 100,
-        }
+        Api::new(
+            Store::open(None).unwrap(),
+            100,
+            Arc::clone(Description::shared_embedded()),
+            true,
+        )
     }
 
     fn create(api: &mut Api, kind: Kind, object: Value) -> Result<Value, ApiError> {
@@ -636,6 +670,49 @@ mod tests {
         let b = create(&mut api, Kind::Team, json!({"name": "Core Team"})).unwrap();
         assert_eq!(a["team"]["slug"], "core-team");
         assert_eq!(b["team"]["slug"], "core-team-2");
+    }
+
+    #[test]
+    fn documented_defaults_filled_and_sets_sorted_like_a_tenant() {
+        let mut api = api();
+        create(&mut api, Kind::Bucket, json!({"slug": "b", "name": "B"})).unwrap();
+        let m = create(
+            &mut api,
+            Kind::Monitor,
+            json!({"slug": "m", "name": "M", "bucket_slug": "b",
+                "signal_grouping": {"label_names": ["zone", "app"]}}),
+        )
+        .unwrap();
+        assert_eq!(m["monitor"]["interval_secs"], 60);
+        assert_eq!(
+            m["monitor"]["signal_grouping"]["label_names"],
+            json!(["app", "zone"])
+        );
+        let explicit = create(
+            &mut api,
+            Kind::Monitor,
+            json!({"slug": "n", "name": "N", "bucket_slug": "b", "interval_secs": 15}),
+        )
+        .unwrap();
+        assert_eq!(explicit["monitor"]["interval_secs"], 15);
+        let t = create(
+            &mut api,
+            Kind::Team,
+            json!({"slug": "t", "name": "T", "user_emails": ["b@x", "a@x"]}),
+        )
+        .unwrap();
+        assert_eq!(t["team"]["user_emails"], json!(["a@x", "b@x"]));
+        // Off: answered without the defaults.
+        let mut bare = self::api();
+        bare.server_defaults = false;
+        create(&mut bare, Kind::Bucket, json!({"slug": "b", "name": "B"})).unwrap();
+        let m = create(
+            &mut bare,
+            Kind::Monitor,
+            json!({"slug": "m", "name": "M", "bucket_slug": "b"}),
+        )
+        .unwrap();
+        assert!(m["monitor"].get("interval_secs").is_none(), "{m}");
     }
 
     #[test]

@@ -48,6 +48,10 @@ pub struct Config {
     /// Page size when a list states none.
     pub page_size: u64,
     pub faults: Faults,
+    /// Fill documented defaults a write leaves out (a real tenant does).
+    pub server_defaults: bool,
+    /// Serve this API description instead of the embedded one.
+    pub swagger: Option<PathBuf>,
 }
 
 impl Default for Config {
@@ -58,6 +62,8 @@ impl Default for Config {
             profile: Profile::Full,
             page_size: 100,
             faults: Faults::default(),
+            server_defaults: true,
+            swagger: None,
         }
     }
 }
@@ -67,6 +73,18 @@ impl Default for Config {
 pub enum EmulatorError {
     #[error(transparent)]
     Store(#[from] StoreError),
+    #[error("cannot read the API description {path}")]
+    SwaggerRead {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path} cannot be served as the API description")]
+    Swagger {
+        path: PathBuf,
+        #[source]
+        source: crate::spec::DescriptionError,
+    },
     #[error("cannot listen on {addr}")]
     Bind {
         addr: SocketAddr,
@@ -167,12 +185,31 @@ pub struct AppState {
 impl AppState {
     pub fn new(config: &Config) -> Result<Arc<AppState>, EmulatorError> {
         let store = Store::open(config.data.as_deref())?;
-        let swagger = crate::spec::swagger_for(config.profile).to_string();
+        let description = match &config.swagger {
+            None => Arc::clone(crate::spec::Description::shared_embedded()),
+            Some(path) => {
+                let text =
+                    std::fs::read_to_string(path).map_err(|source| EmulatorError::SwaggerRead {
+                        path: path.clone(),
+                        source,
+                    })?;
+                let description = crate::spec::Description::from_json(&text).map_err(|source| {
+                    EmulatorError::Swagger {
+                        path: path.clone(),
+                        source,
+                    }
+                })?;
+                Arc::new(description)
+            }
+        };
+        let swagger = description.for_profile(config.profile).to_string();
         Ok(Arc::new(AppState {
-            api: Mutex::new(Api {
+            api: Mutex::new(Api::new(
                 store,
-                page_size: config.page_size.max(1),
-            }),
+                config.page_size.max(1),
+                description,
+                config.server_defaults,
+            )),
             token: config.token.clone().filter(|t| !t.is_empty()),
             profile: config.profile,
             faults: config.faults.clone(),

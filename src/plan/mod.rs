@@ -5,6 +5,7 @@
 //! and no randomness; the same inputs give the same plan, byte for byte.
 
 pub mod file;
+pub mod newer;
 pub mod normalize;
 mod order;
 
@@ -27,6 +28,8 @@ pub struct Capabilities {
     /// False when the target's swagger.json could not be read and the full registry is
     /// assumed.
     pub described: bool,
+    /// `Kind.path` of the fields the target describes that this cfgctl's description lacks.
+    pub newer_fields: BTreeSet<String>,
 }
 
 impl Capabilities {
@@ -35,6 +38,7 @@ impl Capabilities {
         Capabilities {
             ops: KINDS.iter().map(|d| (d.kind, d.full_ops)).collect(),
             described: false,
+            newer_fields: BTreeSet::new(),
         }
     }
 
@@ -43,6 +47,7 @@ impl Capabilities {
         Capabilities {
             ops: crate::spec::described_operations(doc),
             described: true,
+            newer_fields: newer::described_newer(doc),
         }
     }
 
@@ -377,6 +382,7 @@ pub fn plan(
     let mut unchanged = 0;
     let mut warnings = Vec::new();
     let mut problems = Vec::new();
+    let mut newer_fields = caps.newer_fields.clone();
 
     for (address, m) in &by_address {
         let kind = address.kind;
@@ -419,12 +425,20 @@ pub fn plan(
         if current.known.contains(&kind) {
             match current.resources.get(address) {
                 Some(cur) => {
+                    newer_fields.extend(
+                        newer::undescribed(kind, cur)
+                            .into_iter()
+                            .map(|path| format!("{kind}.{path}")),
+                    );
                     let before = normalize::normalize(kind, cur, &settings.ignore);
                     let after = normalize::normalize(kind, &m.spec, &settings.ignore);
                     let fp = Some(normalize::fingerprint(kind, cur));
                     if before == after {
                         unchanged += 1;
                     } else if caps.has(kind, Op::Update) {
+                        // What the target has and this cfgctl does not manage is kept.
+                        let mut body = m.spec.clone();
+                        newer::carry_over(kind, cur, &mut body);
                         actions.push(Action {
                             address: address.clone(),
                             action: ActionKind::Update,
@@ -432,7 +446,7 @@ pub fn plan(
                             fields: normalize::diff(kind, &before, &after),
                             depends_on: vec![],
                             reason: None,
-                            body,
+                            body: Some(body),
                             intended: None,
                             fingerprint: fp,
                             cascade: vec![],
@@ -498,6 +512,7 @@ pub fn plan(
         crate::diagnostic::sort(&mut problems);
         return Err(PlanError(problems));
     }
+    warnings.extend(newer::warning(&newer_fields));
 
     let mut unmanaged = Vec::new();
     for (address, cur) in &current.resources {

@@ -11,13 +11,19 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value};
 
 use crate::registry::{is_zero, Kind};
+use crate::semantics::{KindSemantics, Semantics};
 use crate::settings::IgnoreRule;
 use crate::spec;
 
 /// The comparable form of an object of a kind.
 pub fn normalize(kind: Kind, object: &Value, ignore: &[IgnoreRule]) -> Value {
     let def = kind.def();
+    let semantics = Semantics::embedded().kind(kind);
     let mut v = spec::canonical(kind, object);
+    // Fields of a newer API than this cfgctl's are not managed here, so never a diff.
+    super::newer::strip_undescribed(kind, &mut v);
+    // A field left out means its documented default, as the server reads it.
+    semantics.fill_defaults(&mut v);
     if let Value::Object(map) = &mut v {
         for field in def.server_owned {
             map.shift_remove(*field);
@@ -41,7 +47,9 @@ pub fn normalize(kind: Kind, object: &Value, ignore: &[IgnoreRule]) -> Value {
     for rule in ignore.iter().filter(|r| r.kind == kind) {
         remove_path(&mut v, &rule.path);
     }
-    tidy(&v)
+    let mut v = tidy(&v);
+    semantics.sort_sets(&mut v);
+    v
 }
 
 /// Removes a dotted path from a document (missing parts are fine).
@@ -112,13 +120,51 @@ pub struct FieldChange {
 }
 
 /// Field-level differences between two normalised objects. Objects are compared member by
-/// member, lists of equal length element by element (else as a whole), the kind's embedded
-/// documents as a whole.
+/// member, sets by members (`user_emails[]` added or removed), other lists of equal length
+/// element by element (else as a whole), the kind's embedded documents as a whole.
 pub fn diff(kind: Kind, before: &Value, after: &Value) -> Vec<FieldChange> {
     let leaves: Vec<&str> = kind.def().embedded_json.iter().map(|e| e.field).collect();
+    let rules = Rules {
+        leaves: &leaves,
+        semantics: Semantics::embedded().kind(kind),
+    };
     let mut out = Vec::new();
-    walk(&leaves, "", Some(before), Some(after), &mut out);
+    walk(&rules, "", Some(before), Some(after), &mut out);
     out
+}
+
+/// A set's members: none when absent, `None` when it is not a list.
+fn members(v: Option<&Value>) -> Option<&[Value]> {
+    match v {
+        None => Some(&[]),
+        Some(Value::Array(items)) => Some(items),
+        Some(_) => None,
+    }
+}
+
+/// What `walk` needs to know about the kind.
+struct Rules<'a> {
+    leaves: &'a [&'a str],
+    semantics: &'a KindSemantics,
+}
+
+/// A set's members removed (in the order of `before`), then added (in the order of `after`).
+fn set_members(path: &str, before: &[Value], after: &[Value], out: &mut Vec<FieldChange>) {
+    let member = format!("{path}[]");
+    for gone in before.iter().filter(|v| !after.contains(v)) {
+        out.push(FieldChange {
+            path: member.clone(),
+            before: Some(gone.clone()),
+            after: None,
+        });
+    }
+    for new in after.iter().filter(|v| !before.contains(v)) {
+        out.push(FieldChange {
+            path: member.clone(),
+            before: None,
+            after: Some(new.clone()),
+        });
+    }
 }
 
 fn join(prefix: &str, key: &str) -> String {
@@ -130,7 +176,7 @@ fn join(prefix: &str, key: &str) -> String {
 }
 
 fn walk(
-    leaves: &[&str],
+    rules: &Rules,
     path: &str,
     before: Option<&Value>,
     after: Option<&Value>,
@@ -139,17 +185,23 @@ fn walk(
     if before == after {
         return;
     }
-    let is_leaf = leaves.contains(&path);
+    let is_leaf = rules.leaves.contains(&path);
+    if rules.semantics.is_set(path) {
+        if let (Some(b), Some(a)) = (members(before), members(after)) {
+            set_members(path, b, a, out);
+            return;
+        }
+    }
     match (before, after) {
         (Some(Value::Object(b)), Some(Value::Object(a))) if !is_leaf => {
             let keys: std::collections::BTreeSet<&String> = b.keys().chain(a.keys()).collect();
             for k in keys {
-                walk(leaves, &join(path, k), b.get(k), a.get(k), out);
+                walk(rules, &join(path, k), b.get(k), a.get(k), out);
             }
         }
         (Some(Value::Array(b)), Some(Value::Array(a))) if b.len() == a.len() && !is_leaf => {
             for (i, (x, y)) in b.iter().zip(a).enumerate() {
-                walk(leaves, &format!("{path}[{i}]"), Some(x), Some(y), out);
+                walk(rules, &format!("{path}[{i}]"), Some(x), Some(y), out);
             }
         }
         _ => out.push(FieldChange {

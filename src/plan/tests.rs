@@ -405,3 +405,134 @@ fn planning_is_deterministic() {
     let b = run(&shuffled, &current(&[]), &Settings::default(), false);
     assert_eq!(a, b);
 }
+
+#[test]
+fn documented_defaults_left_out_are_no_change_and_a_different_value_is() {
+    let m = |spec: Value| vec![manifest(Kind::Monitor, spec)];
+    let base = json!({"slug": "m", "name": "M", "bucket_slug": "b"});
+    let bucket = (Kind::Bucket, json!({"slug": "b", "name": "B"}));
+    // The server filled the default in; the manifest leaves it out.
+    let filled = json!({"slug": "m", "name": "M", "bucket_slug": "b", "interval_secs": 60});
+    let p = run(
+        &m(base.clone()),
+        &current(&[bucket.clone(), (Kind::Monitor, filled.clone())]),
+        &Settings::default(),
+        false,
+    );
+    assert!(p.actions.is_empty(), "{:?}", p.actions);
+    // The server omits it; the manifest states the default.
+    let mut explicit = base.clone();
+    explicit["interval_secs"] = json!(60);
+    let p = run(
+        &m(explicit),
+        &current(&[bucket.clone(), (Kind::Monitor, base.clone())]),
+        &Settings::default(),
+        false,
+    );
+    assert!(p.actions.is_empty(), "{:?}", p.actions);
+    // A different value is an update, shown from the default.
+    let mut other = base.clone();
+    other["interval_secs"] = json!(120);
+    let p = run(
+        &m(other),
+        &current(&[bucket.clone(), (Kind::Monitor, filled)]),
+        &Settings::default(),
+        false,
+    );
+    assert_eq!(steps(&p), vec!["update Monitor/m"]);
+    assert_eq!(
+        p.actions[0].fields,
+        vec![FieldChange {
+            path: "interval_secs".into(),
+            before: Some(json!(60)),
+            after: Some(json!(120)),
+        }]
+    );
+}
+
+#[test]
+fn sets_compare_without_order_and_show_members() {
+    let team = |emails: Value| json!({"slug": "t", "name": "T", "user_emails": emails});
+    let p = run(
+        &[manifest(Kind::Team, team(json!(["b@x", "a@x"])))],
+        &current(&[(Kind::Team, team(json!(["a@x", "b@x"])))]),
+        &Settings::default(),
+        false,
+    );
+    assert!(p.actions.is_empty(), "{:?}", p.actions);
+    let p = run(
+        &[manifest(Kind::Team, team(json!(["c@x", "a@x"])))],
+        &current(&[(Kind::Team, team(json!(["a@x", "b@x"])))]),
+        &Settings::default(),
+        false,
+    );
+    assert_eq!(
+        p.actions[0].fields,
+        vec![
+            FieldChange {
+                path: "user_emails[]".into(),
+                before: Some(json!("b@x")),
+                after: None,
+            },
+            FieldChange {
+                path: "user_emails[]".into(),
+                before: None,
+                after: Some(json!("c@x")),
+            },
+        ]
+    );
+}
+
+#[test]
+fn fields_of_a_newer_api_are_no_change_and_carried_into_updates() {
+    let on_server = json!({"slug": "b", "name": "B", "retention_tier": "COLD"});
+    let same = run(
+        &[manifest(Kind::Bucket, json!({"slug": "b", "name": "B"}))],
+        &current(&[(Kind::Bucket, on_server.clone())]),
+        &Settings::default(),
+        false,
+    );
+    assert!(same.actions.is_empty(), "{:?}", same.actions);
+    assert_eq!(
+        same.warnings,
+        vec!["Bucket.retention_tier: kept as the target has it; this cfgctl does not manage it"]
+    );
+    let renamed = run(
+        &[manifest(Kind::Bucket, json!({"slug": "b", "name": "New"}))],
+        &current(&[(Kind::Bucket, on_server)]),
+        &Settings::default(),
+        false,
+    );
+    assert_eq!(renamed.actions[0].fields.len(), 1);
+    assert_eq!(renamed.actions[0].fields[0].path, "name");
+    assert_eq!(
+        renamed.actions[0].body,
+        Some(json!({"slug": "b", "name": "New", "retention_tier": "COLD"}))
+    );
+}
+
+#[test]
+fn an_unknown_enum_value_is_shown_and_replaced() {
+    let p = run(
+        &[manifest(
+            Kind::DropRule,
+            json!({"slug": "d", "name": "D", "mode": "PREVIEW"}),
+        )],
+        &current(&[(
+            Kind::DropRule,
+            json!({"slug": "d", "name": "D", "mode": "SHADOW"}),
+        )]),
+        &Settings::default(),
+        false,
+    );
+    assert_eq!(
+        p.actions[0].fields,
+        vec![FieldChange {
+            path: "mode".into(),
+            before: Some(json!("SHADOW")),
+            after: Some(json!("PREVIEW")),
+        }]
+    );
+    assert_eq!(p.actions[0].body.as_ref().unwrap()["mode"], "PREVIEW");
+    assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+}

@@ -1110,6 +1110,8 @@ fn serve_help_documents_every_flag() {
         "--profile",
         "--page-size",
         "--faults",
+        "--server-defaults",
+        "--swagger",
     ] {
         assert!(
             run.stdout.contains(flag),

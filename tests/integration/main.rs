@@ -6,6 +6,7 @@ mod ci_examples;
 mod docs;
 mod emulator;
 mod export;
+mod fidelity;
 mod graph;
 mod install;
 mod plan;
