@@ -175,6 +175,23 @@ pub enum Command {
         #[arg(long, value_name = "PATTERN", value_parser = parse_pattern)]
         only: Vec<Pattern>,
     },
+    /// Write the target's state back into the manifests: the way from a UI edit to git.
+    ///
+    /// Each managed resource whose state differs from its manifest is rewritten in place, in
+    /// the file where its manifest lives; the rest of the file stays byte for byte. Resources
+    /// gone from the target are reported, not removed. Sends nothing but reads.
+    Pull {
+        /// Directory of manifests.
+        #[arg(default_value = ".")]
+        dir: PathBuf,
+        /// Only resources matching KIND/SLUG-GLOB (repeatable).
+        #[arg(long, value_name = "PATTERN", value_parser = parse_pattern)]
+        only: Vec<Pattern>,
+        /// Also write the unmanaged resources inside the prune scope, as new files in
+        /// export's layout (`<kind>/<slug>.yaml`).
+        #[arg(long)]
+        include_unmanaged: bool,
+    },
     /// Print the JSON Schema of manifests, for editors (yaml-language-server).
     Schema,
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
@@ -397,6 +414,16 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             only: vec![],
             drift: true,
             verbose: cli.global.verbose > 0,
+            target: target_options(&cli.global)?,
+        }),
+        Command::Pull {
+            dir,
+            only,
+            include_unmanaged,
+        } => commands::pull(commands::PullCommand {
+            dir,
+            only,
+            include_unmanaged,
             target: target_options(&cli.global)?,
         }),
         Command::Schema => commands::schema(),

@@ -1,0 +1,283 @@
+//! Minimal edits of a YAML document: only the mapping entries whose value changed are
+//! rewritten (a changed scalar is one line in the diff), new entries go after the last entry
+//! of their mapping, removed ones are cut. Works on block-style mappings; anything else
+//! (flow style, a key after `- ` that would have to go) returns `None` and the caller
+//! rewrites the whole document. The caller reads the result back and compares it with what
+//! was meant, so a wrong guess here can only cost the minimal diff, never correctness.
+
+use std::ops::Range;
+
+use serde_json::{Map, Value};
+
+use super::Line;
+use crate::registry::escape_pointer;
+use crate::yaml::{Pos, Spans};
+
+/// One change to the document, by JSON pointer from the document's root.
+#[derive(Debug, PartialEq)]
+enum Change {
+    /// The entry at `pointer` gets a new value.
+    Replace {
+        pointer: String,
+        key: String,
+        value: Value,
+    },
+    /// A new entry at the end of the mapping at `parent`.
+    Insert {
+        parent: String,
+        key: String,
+        value: Value,
+    },
+    /// The entry at `pointer` goes.
+    Remove { pointer: String },
+}
+
+fn changes(
+    written: &Map<String, Value>,
+    wanted: &Map<String, Value>,
+    at: &str,
+    out: &mut Vec<Change>,
+) {
+    for (k, w) in written {
+        let pointer = format!("{at}/{}", escape_pointer(k));
+        match wanted.get(k) {
+            None => out.push(Change::Remove { pointer }),
+            Some(v) if v == w => {}
+            Some(Value::Object(v)) if matches!(w, Value::Object(wm) if !wm.is_empty()) => {
+                if let Value::Object(wm) = w {
+                    changes(wm, v, &pointer, out);
+                }
+            }
+            Some(v) => out.push(Change::Replace {
+                pointer,
+                key: k.clone(),
+                value: v.clone(),
+            }),
+        }
+    }
+    for (k, v) in wanted.iter().filter(|(k, _)| !written.contains_key(*k)) {
+        out.push(Change::Insert {
+            parent: at.to_string(),
+            key: k.clone(),
+            value: v.clone(),
+        });
+    }
+}
+
+/// The byte offset of a 1-based line and (character) column.
+fn offset(lines: &[Line], pos: Pos) -> Option<usize> {
+    let line = lines.get(usize::try_from(pos.line).ok()?.checked_sub(1)?)?;
+    let col = usize::try_from(pos.column).ok()?.checked_sub(1)?;
+    let within = line
+        .text
+        .char_indices()
+        .nth(col)
+        .map_or(line.text.len(), |(i, _)| i);
+    Some(line.start + within)
+}
+
+fn line_index(pos: Pos) -> usize {
+    usize::try_from(pos.line)
+        .unwrap_or(usize::MAX)
+        .saturating_sub(1)
+}
+
+fn start_of(span: &crate::yaml::NodeSpan) -> Pos {
+    span.key.unwrap_or(span.value)
+}
+
+/// The entry at `pointer`: its key's position and the index of its last line.
+fn entry(lines: &[Line], spans: &Spans, pointer: &str, last_line: usize) -> Option<(Pos, usize)> {
+    let key = spans.get(pointer)?.key?;
+    let inside = format!("{pointer}/");
+    let next = spans
+        .iter()
+        .filter(|(p, _)| p.as_str() != pointer && !p.starts_with(&inside))
+        .map(|(_, s)| start_of(s))
+        .filter(|s| *s > key)
+        .min();
+    let mut end = match next {
+        // Something else on the key's line: flow style, not for line edits.
+        Some(n) if n.line == key.line => return None,
+        Some(n) => line_index(n).checked_sub(1)?,
+        None => last_line,
+    };
+    let key_indent = usize::try_from(key.column).ok()?.saturating_sub(1);
+    // Blank lines and comments at the entry's indentation or less before the next node
+    // belong to what follows (deeper `#` lines may be block-scalar text).
+    while end > line_index(key) {
+        let t = lines.get(end)?.text;
+        let indent = t.len() - t.trim_start().len();
+        if t.trim().is_empty() || (t.trim_start().starts_with('#') && indent <= key_indent) {
+            end -= 1;
+        } else {
+            break;
+        }
+    }
+    Some((key, end))
+}
+
+/// What stands before the key on its line: only spaces (`Some(false)`), spaces and `- `
+/// sequence dashes (`Some(true)`), or anything else (`None`).
+fn key_prefix(lines: &[Line], key: Pos) -> Option<bool> {
+    let line = lines.get(line_index(key))?;
+    let col = usize::try_from(key.column).ok()?.checked_sub(1)?;
+    let before: String = line.text.chars().take(col).collect();
+    if before.chars().all(|c| c == ' ') {
+        Some(false)
+    } else if before.chars().all(|c| c == ' ' || c == '-') && before.ends_with(' ') {
+        Some(true)
+    } else {
+        None
+    }
+}
+
+/// `{key: value}` as block YAML, every line after the first indented by `indent` spaces
+/// (and the first too when `first` is set).
+fn entry_text(
+    key: &str,
+    value: &Value,
+    indent: usize,
+    first: bool,
+    compact: bool,
+) -> Option<String> {
+    let mut one = Map::new();
+    one.insert(key.to_string(), value.clone());
+    let options = serde_saphyr::ser_options! { compact_list_indent: compact };
+    let text = serde_saphyr::to_string_with_options(&Value::Object(one), options).ok()?;
+    let pad = " ".repeat(indent);
+    let mut out = String::new();
+    for (i, line) in text.lines().enumerate() {
+        if (i > 0 || first) && !line.is_empty() {
+            out.push_str(&pad);
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    Some(out)
+}
+
+/// The edits (byte range, replacement) that turn the written document into the wanted one,
+/// in the order to apply them (last in the file first); `None` when line edits cannot do it.
+pub(super) fn edits(
+    lines: &[Line],
+    spans: &Spans,
+    last_line: usize,
+    written: &Value,
+    wanted: &Value,
+    compact: bool,
+) -> Option<Vec<(Range<usize>, String)>> {
+    let (Value::Object(w), Value::Object(v)) = (written, wanted) else {
+        return None;
+    };
+    let mut list = Vec::new();
+    changes(w, v, "", &mut list);
+    let mut out: Vec<(Range<usize>, String, usize)> = Vec::new();
+    for (n, change) in list.into_iter().enumerate() {
+        match change {
+            Change::Replace {
+                pointer,
+                key,
+                value,
+            } => {
+                let (kpos, end) = entry(lines, spans, &pointer, last_line)?;
+                key_prefix(lines, kpos)?;
+                let indent = usize::try_from(kpos.column).ok()?.checked_sub(1)?;
+                let start = offset(lines, kpos)?;
+                let mut text = entry_text(&key, &value, indent, false, compact)?;
+                let end_line = lines.get(end)?;
+                if !end_line.raw_ends_with_newline() {
+                    text.pop();
+                }
+                out.push((start..end_line.end, text, n));
+            }
+            Change::Remove { pointer } => {
+                let (kpos, end) = entry(lines, spans, &pointer, last_line)?;
+                if key_prefix(lines, kpos)? {
+                    return None;
+                }
+                let start = lines.get(line_index(kpos))?.start;
+                out.push((start..lines.get(end)?.end, String::new(), n));
+            }
+            Change::Insert { parent, key, value } => {
+                let inside = format!("{parent}/");
+                // The parent's last entry in the file.
+                let last = spans
+                    .iter()
+                    .filter(|(p, s)| {
+                        p.strip_prefix(&inside)
+                            .is_some_and(|rest| !rest.contains('/'))
+                            && s.key.is_some()
+                    })
+                    .max_by_key(|(_, s)| start_of(s))
+                    .map(|(p, _)| p.clone())?;
+                let (kpos, end) = entry(lines, spans, &last, last_line)?;
+                key_prefix(lines, kpos)?;
+                let indent = usize::try_from(kpos.column).ok()?.checked_sub(1)?;
+                let end_line = lines.get(end)?;
+                let mut text = entry_text(&key, &value, indent, true, compact)?;
+                if !end_line.raw_ends_with_newline() {
+                    text.insert(0, '\n');
+                    text.pop();
+                }
+                out.push((end_line.end..end_line.end, text, n));
+            }
+        }
+    }
+    // Ranges may touch but not overlap; apply from the end, and at one offset the later
+    // insert first so the earlier one lands before it.
+    out.sort_by(|a, b| (b.0.start, b.2).cmp(&(a.0.start, a.2)));
+    for pair in out.windows(2) {
+        if pair[1].0.end > pair[0].0.start {
+            return None;
+        }
+    }
+    Some(out.into_iter().map(|(r, t, _)| (r, t)).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn apply(text: &str, wanted: Value) -> Option<String> {
+        let docs = crate::yaml::parse_documents(text).unwrap();
+        let lines = super::super::lines(text);
+        let e = edits(
+            &lines,
+            &docs[0].spans,
+            lines.len() - 1,
+            &docs[0].value,
+            &wanted,
+            true,
+        )?;
+        let mut out = text.to_string();
+        for (r, t) in e {
+            out.replace_range(r, &t);
+        }
+        Some(out)
+    }
+
+    #[test]
+    fn a_changed_scalar_is_one_line() {
+        let text = "kind: Team\nspec:\n  slug: t  # the id\n  # who\n  name: T\n  emails:\n    - a@x\n\n# end\n";
+        let out = apply(
+            text,
+            json!({"kind": "Team", "spec": {"slug": "t", "name": "U", "emails": ["a@x"]}}),
+        )
+        .unwrap();
+        assert_eq!(out, text.replace("name: T", "name: U"));
+    }
+
+    #[test]
+    fn lists_added_and_removed_entries() {
+        let text = "spec:\n  a: 1\n  b:\n    - x\n    - y\n  c: 3\n";
+        let out = apply(text, json!({"spec": {"a": 1, "b": ["x"], "d": {"e": 1}}})).unwrap();
+        assert_eq!(out, "spec:\n  a: 1\n  b:\n  - x\n  d:\n    e: 1\n");
+    }
+
+    #[test]
+    fn flow_style_is_left_to_a_whole_rewrite() {
+        assert!(apply("spec: {a: 1, b: 2}\n", json!({"spec": {"a": 1, "b": 3}})).is_none());
+    }
+}

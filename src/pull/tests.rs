@@ -1,0 +1,102 @@
+use serde_json::json;
+
+use super::*;
+
+#[test]
+fn merge_keeps_what_compares_equal_as_written() {
+    let written = json!({
+        "slug": "c", "name": "C", "description": "",
+        "thresholds": [{"volume": {"fixed_value": 1000}}],
+        "labels": {"generated_by": "me", "team": "a"}
+    });
+    let current = json!({
+        "slug": "c", "name": "C2", "created_at": "x",
+        "thresholds": [{"volume": {"fixed_value": "1000"}}],
+        "labels": {"generated_by": "server", "team": "b"},
+        "default_priority": 3
+    });
+    let ignore = vec![IgnoreRule {
+        kind: Kind::ConsumptionBudget,
+        path: "labels.generated_by".into(),
+    }];
+    let merged = merged_spec(Kind::ConsumptionBudget, &written, &current, &ignore);
+    // Order: the manifest's, then the new field; the zero description and the int64 written
+    // as a number stay; the ignored label keeps the manifest's value; no server-owned field.
+    assert_eq!(
+        serde_json::to_string(&merged).unwrap(),
+        r#"{"slug":"c","name":"C2","description":"","thresholds":[{"volume":{"fixed_value":1000}}],"labels":{"generated_by":"me","team":"b"},"default_priority":3}"#
+    );
+}
+
+#[test]
+fn embedded_documents_keep_their_form() {
+    let kind = Kind::ClassicDashboard;
+    let current = json!({
+        "slug": "d", "name": "D",
+        "dashboard_json": "{\"id\":9,\"version\":4,\"title\":\"New\",\"panels\":[1]}"
+    });
+    // A mapping stays a mapping, with the manifest's own volatile member and order.
+    let written = json!({"slug": "d", "name": "D", "dashboard_json": {"panels": [1], "id": 1, "title": "Old"}});
+    let merged = merged_spec(kind, &written, &current, &[]);
+    assert_eq!(
+        serde_json::to_string(&merged["dashboard_json"]).unwrap(),
+        r#"{"panels":[1],"id":1,"title":"New"}"#
+    );
+    // A pretty string stays a pretty string (with its final newline); a one-line string
+    // stays on one line.
+    let written = json!({"slug": "d", "name": "D", "dashboard_json": "{\n  \"title\": \"Old\",\n  \"panels\": [1]\n}\n"});
+    let merged = merged_spec(kind, &written, &current, &[]);
+    assert_eq!(
+        merged["dashboard_json"],
+        json!("{\n  \"title\": \"New\",\n  \"panels\": [\n    1\n  ]\n}\n")
+    );
+    let written = json!({"slug": "d", "name": "D", "dashboard_json": "{\"title\": \"Old\"}"});
+    let merged = merged_spec(kind, &written, &current, &[]);
+    assert_eq!(
+        merged["dashboard_json"],
+        json!(r#"{"title":"New","panels":[1]}"#)
+    );
+}
+
+#[test]
+fn yaml_documents_are_located_without_their_comments() {
+    let text = "# header\n---\n# about a\napi_version: v1/config\nkind: Team\nspec:\n  slug: a\n  name: A\n# after a\n\n---\nkind: Team\nspec: {slug: b}\n";
+    let docs = locate_yaml(text).unwrap();
+    assert_eq!(docs.len(), 2);
+    assert_eq!(
+        &text[docs[0].range.clone()],
+        "api_version: v1/config\nkind: Team\nspec:\n  slug: a\n  name: A\n"
+    );
+    assert_eq!(docs[0].address.as_ref().unwrap().to_string(), "Team/a");
+    assert_eq!(
+        &text[docs[1].range.clone()],
+        "kind: Team\nspec: {slug: b}\n"
+    );
+}
+
+#[test]
+fn json_arrays_are_split_by_bytes() {
+    let text = "[\n  {\"kind\": \"Team\", \"spec\": {\"slug\": \"a]\\\"\"}},\n  {\"kind\": \"Team\", \"spec\": {\"slug\": \"b\"}}\n]\n";
+    let docs = locate_json(text).unwrap();
+    assert_eq!(docs.len(), 2);
+    assert_eq!(
+        &text[docs[1].range.clone()],
+        "{\"kind\": \"Team\", \"spec\": {\"slug\": \"b\"}}"
+    );
+    let out = render_json(
+        text,
+        docs[1].range.start,
+        &json!({"kind": "Team", "spec": {"slug": "b"}}),
+    );
+    assert_eq!(
+        out,
+        "{\n    \"kind\": \"Team\",\n    \"spec\": {\n      \"slug\": \"b\"\n    }\n  }"
+    );
+}
+
+#[test]
+fn list_style_follows_the_document() {
+    assert!(!compact_lists("spec:\n  emails:\n    - a\n"));
+    assert!(compact_lists("spec:\n  emails:\n  - a\n"));
+    assert!(compact_lists("spec:\n  name: x\n"));
+}
