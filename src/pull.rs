@@ -236,13 +236,21 @@ fn rewrite_file(
         let envelope = pulled_envelope(file, address, &doc.value, current, input.ignore)?;
         wanted.push((doc, address.clone(), envelope));
     }
-    // YAML: only the changed entries, when line edits can express the change and the result
-    // reads back as meant; else (and for JSON) each pulled document as a whole.
-    if !json {
-        let lines = lines(text);
-        let mut edits = Vec::new();
-        for (doc, _, envelope) in &wanted {
-            let minimal = doc.spans.as_ref().and_then(|spans| {
+    // Only the changed entries, when minimal edits can express the change and the result
+    // reads back as meant; else each pulled document as a whole.
+    let lines = lines(text);
+    let mut edits = Vec::new();
+    for (doc, _, envelope) in &wanted {
+        let minimal = if json {
+            json_edit::edits(
+                text,
+                doc.range.start,
+                &doc.value,
+                envelope,
+                json_indent_unit(text, doc.range.start),
+            )
+        } else {
+            doc.spans.as_ref().and_then(|spans| {
                 edit::edits(
                     &lines,
                     spans,
@@ -251,20 +259,22 @@ fn rewrite_file(
                     envelope,
                     compact_lists(&text[doc.range.clone()]),
                 )
-            });
-            match minimal {
-                Some(e) => edits.extend(e),
-                None => {
-                    edits.clear();
-                    break;
-                }
+            })
+        };
+        match minimal {
+            Some(e) => edits.extend(e),
+            None => {
+                edits.clear();
+                break;
             }
         }
-        if !edits.is_empty() {
-            let new_text = apply(text, edits);
-            if reads_back(file, &new_text, json, docs.len(), &wanted)? {
-                return Ok(new_text);
-            }
+    }
+    if !edits.is_empty() {
+        // Documents do not overlap, so the edits of all of them sort as one list.
+        edits.sort_by_key(|(r, _)| std::cmp::Reverse(r.start));
+        let new_text = apply(text, edits);
+        if reads_back(file, &new_text, json, docs.len(), &wanted)? {
+            return Ok(new_text);
         }
     }
     let mut edits = Vec::new();
@@ -695,8 +705,10 @@ fn value_end(bytes: &[u8], at: usize) -> Option<usize> {
             match b {
                 b'"' => in_string = true,
                 b'{' | b'[' => depth += 1,
+                // A scalar ends where its container does.
+                b'}' | b']' if depth == 0 => return (i > at).then_some(i),
                 b'}' | b']' => {
-                    depth = depth.checked_sub(1)?;
+                    depth -= 1;
                     if depth == 0 {
                         return Some(i + 1);
                     }
@@ -710,22 +722,33 @@ fn value_end(bytes: &[u8], at: usize) -> Option<usize> {
     (depth == 0 && !in_string && i > at).then_some(i)
 }
 
-/// The envelope as pretty JSON, indented like the text around `start`.
-fn render_json(text: &str, start: usize, envelope: &Value) -> String {
+/// The indentation before `start` when only whitespace precedes it on its line.
+fn json_base(text: &str, start: usize) -> &str {
     let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
     let prefix = &text[line_start..start];
-    let base = if prefix.chars().all(|c| c == ' ' || c == '\t') {
+    if prefix.chars().all(|c| c == ' ' || c == '\t') {
         prefix
     } else {
         ""
-    };
-    // The indentation unit: the first line below that is indented deeper than the base.
-    let unit = text[start..]
+    }
+}
+
+/// The indentation step of the JSON document at `start`: how much deeper than the
+/// document's own line the first indented line below it is.
+fn json_indent_unit(text: &str, start: usize) -> &str {
+    let base = json_base(text, start);
+    text[start..]
         .lines()
         .skip(1)
         .map(|l| &l[..l.len() - l.trim_start().len()])
         .find(|ws| ws.len() > base.len() && ws.starts_with(base))
-        .map_or("  ", |ws| &ws[base.len()..]);
+        .map_or("  ", |ws| &ws[base.len()..])
+}
+
+/// The envelope as pretty JSON, indented like the text around `start`.
+fn render_json(text: &str, start: usize, envelope: &Value) -> String {
+    let base = json_base(text, start);
+    let unit = json_indent_unit(text, start);
     let mut buf = Vec::new();
     let formatter = serde_json::ser::PrettyFormatter::with_indent(unit.as_bytes());
     let mut ser = serde_json::Serializer::with_formatter(&mut buf, formatter);
@@ -749,6 +772,7 @@ fn render_json(text: &str, start: usize, envelope: &Value) -> String {
 }
 
 mod edit;
+mod json_edit;
 pub mod write;
 
 #[cfg(test)]

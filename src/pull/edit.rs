@@ -13,55 +13,60 @@ use super::Line;
 use crate::registry::escape_pointer;
 use crate::yaml::{Pos, Spans};
 
-/// One change to the document, by JSON pointer from the document's root.
+/// One change to a document, by path of member names from the document's root.
 #[derive(Debug, PartialEq)]
-enum Change {
-    /// The entry at `pointer` gets a new value.
-    Replace {
-        pointer: String,
-        key: String,
-        value: Value,
-    },
-    /// A new entry at the end of the mapping at `parent`.
+pub(super) enum Change {
+    /// The member at `path` gets a new value.
+    Replace { path: Vec<String>, value: Value },
+    /// A new member at the end of the mapping at `parent`.
     Insert {
-        parent: String,
+        parent: Vec<String>,
         key: String,
         value: Value,
     },
-    /// The entry at `pointer` goes.
-    Remove { pointer: String },
+    /// The member at `path` goes.
+    Remove { path: Vec<String> },
 }
 
-fn changes(
+/// The changes from `written` to `wanted`, descending into mappings present in both (and not
+/// empty in `written`); lists and scalars change as a whole.
+pub(super) fn changes(
     written: &Map<String, Value>,
     wanted: &Map<String, Value>,
-    at: &str,
+    at: &[String],
     out: &mut Vec<Change>,
 ) {
+    let child = |k: &String| {
+        let mut p = at.to_vec();
+        p.push(k.clone());
+        p
+    };
     for (k, w) in written {
-        let pointer = format!("{at}/{}", escape_pointer(k));
-        match wanted.get(k) {
-            None => out.push(Change::Remove { pointer }),
-            Some(v) if v == w => {}
-            Some(Value::Object(v)) if matches!(w, Value::Object(wm) if !wm.is_empty()) => {
-                if let Value::Object(wm) = w {
-                    changes(wm, v, &pointer, out);
-                }
+        match (wanted.get(k), w) {
+            (None, _) => out.push(Change::Remove { path: child(k) }),
+            (Some(v), _) if v == w => {}
+            (Some(Value::Object(v)), Value::Object(wm)) if !wm.is_empty() => {
+                changes(wm, v, &child(k), out)
             }
-            Some(v) => out.push(Change::Replace {
-                pointer,
-                key: k.clone(),
+            (Some(v), _) => out.push(Change::Replace {
+                path: child(k),
                 value: v.clone(),
             }),
         }
     }
     for (k, v) in wanted.iter().filter(|(k, _)| !written.contains_key(*k)) {
         out.push(Change::Insert {
-            parent: at.to_string(),
+            parent: at.to_vec(),
             key: k.clone(),
             value: v.clone(),
         });
     }
+}
+
+fn pointer(path: &[String]) -> String {
+    path.iter()
+        .map(|s| format!("/{}", escape_pointer(s)))
+        .collect()
 }
 
 /// The byte offset of a 1-based line and (character) column.
@@ -171,28 +176,25 @@ pub(super) fn edits(
         return None;
     };
     let mut list = Vec::new();
-    changes(w, v, "", &mut list);
+    changes(w, v, &[], &mut list);
     let mut out: Vec<(Range<usize>, String, usize)> = Vec::new();
     for (n, change) in list.into_iter().enumerate() {
         match change {
-            Change::Replace {
-                pointer,
-                key,
-                value,
-            } => {
-                let (kpos, end) = entry(lines, spans, &pointer, last_line)?;
+            Change::Replace { path, value } => {
+                let (kpos, end) = entry(lines, spans, &pointer(&path), last_line)?;
                 key_prefix(lines, kpos)?;
                 let indent = usize::try_from(kpos.column).ok()?.checked_sub(1)?;
                 let start = offset(lines, kpos)?;
-                let mut text = entry_text(&key, &value, indent, false, compact)?;
+                let key = path.last()?;
+                let mut text = entry_text(key, &value, indent, false, compact)?;
                 let end_line = lines.get(end)?;
                 if !end_line.raw_ends_with_newline() {
                     text.pop();
                 }
                 out.push((start..end_line.end, text, n));
             }
-            Change::Remove { pointer } => {
-                let (kpos, end) = entry(lines, spans, &pointer, last_line)?;
+            Change::Remove { path } => {
+                let (kpos, end) = entry(lines, spans, &pointer(&path), last_line)?;
                 if key_prefix(lines, kpos)? {
                     return None;
                 }
@@ -200,7 +202,7 @@ pub(super) fn edits(
                 out.push((start..lines.get(end)?.end, String::new(), n));
             }
             Change::Insert { parent, key, value } => {
-                let inside = format!("{parent}/");
+                let inside = format!("{}/", pointer(&parent));
                 // The parent's last entry in the file.
                 let last = spans
                     .iter()
