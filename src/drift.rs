@@ -341,7 +341,7 @@ pub fn markdown(plan: &Plan, known: &BTreeSet<Kind>, budget: usize) -> String {
         "### cfgctl drift for <code>{}</code>\n",
         md_inert(&plan.target)
     );
-    let _ = writeln!(out, "**{}**\n", md_inert(&summary(&items, plan)));
+    let _ = writeln!(out, "**{}**\n", summary(&items, plan));
     let mut tail = String::new();
     let outside = unmanaged_outside(plan).len();
     if outside > 0 {
@@ -366,7 +366,7 @@ pub fn markdown(plan: &Plan, known: &BTreeSet<Kind>, budget: usize) -> String {
         if group.is_empty() {
             continue;
         }
-        let heading = format!("#### {}\n\n", md_inert(class.heading()));
+        let heading = format!("#### {}\n\n", class.heading());
         let mut section = heading.clone();
         for d in group {
             let entry = markdown_entry(d);

@@ -8,6 +8,7 @@ mod emulator;
 mod export;
 mod plan;
 mod property;
+mod pull;
 mod schema;
 mod support;
 mod validate;
