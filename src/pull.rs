@@ -250,16 +250,25 @@ fn rewrite_file(
                 json_indent_unit(text, doc.range.start),
             )
         } else {
-            doc.spans.as_ref().and_then(|spans| {
-                edit::edits(
-                    &lines,
-                    spans,
-                    doc.last_line,
-                    &doc.value,
-                    envelope,
-                    compact_lists(&text[doc.range.clone()]),
-                )
-            })
+            let crlf = text[doc.range.clone()].contains("\r\n");
+            doc.spans
+                .as_ref()
+                .and_then(|spans| {
+                    edit::edits(
+                        &lines,
+                        spans,
+                        doc.last_line,
+                        &doc.value,
+                        envelope,
+                        compact_lists(&text[doc.range.clone()]),
+                    )
+                })
+                .map(|edits| {
+                    edits
+                        .into_iter()
+                        .map(|(r, t)| (r, if crlf { t.replace('\n', "\r\n") } else { t }))
+                        .collect()
+                })
         };
         match minimal {
             Some(e) => edits.extend(e),
@@ -643,9 +652,10 @@ fn render_yaml(text: &str, doc: &Located, envelope: &Value) -> Result<String, St
 
 /// Documents of a JSON file: the object, or each object of the array.
 fn locate_json(text: &str) -> Option<Vec<Located>> {
-    let value: Value = serde_json::from_str(text).ok()?;
+    let body = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let value: Value = serde_json::from_str(body).ok()?;
     let bytes = text.as_bytes();
-    let start = skip_ws(bytes, 0);
+    let start = skip_ws(bytes, text.len() - body.len());
     let one = |range: Range<usize>, value: Value| Located {
         address: address_of(&value),
         range,

@@ -100,3 +100,80 @@ fn list_style_follows_the_document() {
     assert!(compact_lists("spec:\n  emails:\n  - a\n"));
     assert!(compact_lists("spec:\n  name: x\n"));
 }
+
+/// The manifests of `files` loaded from a scratch folder, planned against `current`, pulled.
+fn pull_files(files: &[(&str, &str)], current: &[(Kind, &str, Value)]) -> Pulled {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in files {
+        std::fs::write(dir.path().join(name), text).unwrap();
+    }
+    let loaded = crate::manifest::load_dir(dir.path()).unwrap();
+    assert_eq!(loaded.error_count(), 0, "{:?}", loaded.diagnostics);
+    let mut state = Current::default();
+    for (kind, slug, object) in current {
+        state
+            .resources
+            .insert(Address::new(*kind, Some(slug.to_string())), object.clone());
+    }
+    state.known = crate::registry::KINDS.iter().map(|d| d.kind).collect();
+    let plan = crate::plan::plan(
+        &loaded.manifests,
+        &state,
+        &crate::plan::Capabilities::assumed_full(),
+        &loaded.settings,
+        &crate::plan::PlanOptions::default(),
+    )
+    .unwrap();
+    let texts = loaded
+        .manifests
+        .iter()
+        .map(|m| (m.file.clone(), std::fs::read_to_string(&m.file).unwrap()))
+        .collect();
+    pull(&PullInput {
+        manifests: &loaded.manifests,
+        texts: &texts,
+        current: &state,
+        plan: &plan,
+        ignore: &loaded.settings.ignore,
+        include_unmanaged: false,
+    })
+    .unwrap()
+}
+
+#[test]
+fn crlf_files_keep_their_line_breaks() {
+    let text =
+        "# teams\r\napi_version: v1/config\r\nkind: Team\r\nspec:\r\n  slug: a\r\n  name: A\r\n";
+    let pulled = pull_files(
+        &[("teams.yaml", text)],
+        &[(
+            Kind::Team,
+            "a",
+            json!({"slug": "a", "name": "B", "user_emails": ["x@y"]}),
+        )],
+    );
+    assert_eq!(
+        pulled.rewritten[0].text,
+        "# teams\r\napi_version: v1/config\r\nkind: Team\r\nspec:\r\n  slug: a\r\n  name: B\r\n  user_emails:\r\n  - x@y\r\n"
+    );
+}
+
+#[test]
+fn gone_and_unchanged_resources_are_not_rewritten() {
+    let text = "api_version: v1/config\nkind: Team\nspec:\n  slug: a\n  name: A\n---\napi_version: v1/config\nkind: Team\nspec:\n  slug: b\n  name: B\n";
+    let pulled = pull_files(
+        &[("teams.yaml", text)],
+        &[(
+            Kind::Team,
+            "a",
+            json!({"slug": "a", "name": "A", "created_at": "x"}),
+        )],
+    );
+    assert!(pulled.rewritten.is_empty(), "{pulled:?}");
+    assert_eq!(pulled.gone.len(), 1);
+    assert_eq!(pulled.gone[0].address.to_string(), "Team/b");
+    assert!(
+        pulled.gone[0].source.ends_with("teams.yaml:7"),
+        "{pulled:?}"
+    );
+}
