@@ -209,7 +209,7 @@ pub(super) fn edits(
             }
         }
     }
-    out.sort_by(|a, b| (b.0.start, b.2).cmp(&(a.0.start, a.2)));
+    out.sort_by_key(|e| std::cmp::Reverse((e.0.start, e.2)));
     for pair in out.windows(2) {
         if pair[1].0.end > pair[0].0.start {
             return None;
