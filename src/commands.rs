@@ -886,20 +886,32 @@ pub fn pull(opts: PullCommand) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("writing {}", path.display()))?;
     }
 
+    // Names from the target are printed inert (no control characters reach the terminal).
+    let inert = |s: &dyn std::fmt::Display| crate::drift::inert(&s.to_string());
     let mut out = String::new();
-    let _ = writeln!(out, "cfgctl pull from {}", plan.target);
+    let _ = writeln!(out, "cfgctl pull from {}", inert(&plan.target));
     for w in &plan.warnings {
-        let _ = writeln!(out, "warning: {w}");
+        let _ = writeln!(out, "warning: {}", inert(w));
     }
     if !pulled.rewritten.is_empty() || !pulled.created.is_empty() {
         let _ = writeln!(out, "\nFiles changed:");
     }
     for f in &pulled.rewritten {
-        let names: Vec<String> = f.addresses.iter().map(|a| a.to_string()).collect();
-        let _ = writeln!(out, "  ~ {}: {}", f.path.display(), names.join(", "));
+        let names: Vec<String> = f.addresses.iter().map(|a| inert(a)).collect();
+        let _ = writeln!(
+            out,
+            "  ~ {}: {}",
+            inert(&f.path.display()),
+            names.join(", ")
+        );
     }
     for (f, path) in pulled.created.iter().zip(&new_paths) {
-        let _ = writeln!(out, "  + {}: {} (new file)", display_path(path), f.address);
+        let _ = writeln!(
+            out,
+            "  + {}: {} (new file)",
+            inert(&display_path(path)),
+            inert(&f.address)
+        );
     }
     if !pulled.gone.is_empty() {
         let _ = writeln!(
@@ -907,11 +919,11 @@ pub fn pull(opts: PullCommand) -> anyhow::Result<ExitCode> {
             "\nGone from the target (manifests kept; remove them to accept the deletion, or `cfgctl apply` to create them again):"
         );
         for g in &pulled.gone {
-            let _ = writeln!(out, "  - {} ({})", g.address, g.source);
+            let _ = writeln!(out, "  - {} ({})", inert(&g.address), inert(&g.source));
         }
     }
     if !pulled.not_compared.is_empty() {
-        let names: Vec<String> = pulled.not_compared.iter().map(|a| a.to_string()).collect();
+        let names: Vec<String> = pulled.not_compared.iter().map(|a| inert(a)).collect();
         let _ = writeln!(
             out,
             "\nNot pulled (the target cannot read them): {}",

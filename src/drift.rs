@@ -137,7 +137,7 @@ pub fn drifted(plan: &Plan, known: &BTreeSet<Kind>) -> Vec<Drifted> {
 }
 
 /// Control characters of text from manifests or the server, escaped for a terminal or log.
-fn inert(s: &str) -> String {
+pub(crate) fn inert(s: &str) -> String {
     s.chars()
         .flat_map(|c| {
             if c.is_control() {
