@@ -177,3 +177,58 @@ fn gone_and_unchanged_resources_are_not_rewritten() {
         "{pulled:?}"
     );
 }
+
+#[test]
+fn tricky_yaml_layouts_take_minimal_edits() {
+    // A block scalar changed, a comment between list items, no final newline, a field removed
+    // at the top of the spec and one added after a block scalar.
+    let text = "spec:\n  description: |\n    line one\n    # not a comment\n  user_emails:\n    - a@x  # first\n    # between\n    - b@x\n  slug: t\n  name: T\napi_version: v1/config\nkind: Team";
+    let pulled = pull_files(
+        &[("t.yaml", text)],
+        &[(
+            Kind::Team,
+            "t",
+            json!({"slug": "t", "name": "T", "description": "line one\n# not a comment\nline two\n", "user_emails": ["a@x", "b@x"]}),
+        )],
+    );
+    assert_eq!(
+        pulled.rewritten[0].text,
+        text.replace(
+            "    # not a comment\n",
+            "    # not a comment\n    line two\n"
+        )
+    );
+    let pulled = pull_files(
+        &[("t.yaml", text)],
+        &[(
+            Kind::Team,
+            "t",
+            json!({"slug": "t", "name": "U", "user_emails": ["a@x", "b@x"]}),
+        )],
+    );
+    assert_eq!(
+        pulled.rewritten[0].text,
+        "spec:\n  user_emails:\n    - a@x  # first\n    # between\n    - b@x\n  slug: t\n  name: U\napi_version: v1/config\nkind: Team"
+    );
+}
+
+#[test]
+fn two_documents_of_one_file_and_a_field_added_after_a_block_scalar() {
+    let text = "# two teams\napi_version: v1/config\nkind: Team\nspec:\n  slug: a\n  name: A\n  description: |\n    about a\n\n# b next\n---\napi_version: v1/config\nkind: Team\nspec:\n  slug: b\n  name: B\n";
+    let pulled = pull_files(
+        &[("t.yaml", text)],
+        &[
+            (
+                Kind::Team,
+                "a",
+                json!({"slug": "a", "name": "A", "description": "about a\n", "user_emails": ["x@y"]}),
+            ),
+            (Kind::Team, "b", json!({"slug": "b", "name": "B2"})),
+        ],
+    );
+    assert_eq!(
+        pulled.rewritten[0].text,
+        "# two teams\napi_version: v1/config\nkind: Team\nspec:\n  slug: a\n  name: A\n  description: |\n    about a\n  user_emails:\n  - x@y\n\n# b next\n---\napi_version: v1/config\nkind: Team\nspec:\n  slug: b\n  name: B2\n"
+    );
+    assert_eq!(pulled.rewritten[0].addresses.len(), 2);
+}
