@@ -232,3 +232,140 @@ fn two_documents_of_one_file_and_a_field_added_after_a_block_scalar() {
     );
     assert_eq!(pulled.rewritten[0].addresses.len(), 2);
 }
+
+mod property {
+    //! Any manifests, any out-of-band edits: after a pull the files load without errors and
+    //! plan to nothing but the creates of what is gone from the target.
+
+    use super::*;
+    use proptest::prelude::*;
+
+    #[derive(Clone, Debug)]
+    struct Team {
+        name: String,
+        description: Option<String>,
+        emails: Vec<String>,
+    }
+
+    fn team() -> impl Strategy<Value = Team> {
+        (
+            "[A-Za-z][a-z ]{0,8}",
+            prop::option::of("[a-z :#]{0,10}"),
+            prop::collection::vec("[a-z]{1,4}@x\\.io", 0..3),
+        )
+            .prop_map(|(name, description, emails)| Team {
+                name,
+                description,
+                emails,
+            })
+    }
+
+    /// One document in one of several styles.
+    fn render(slug: &str, t: &Team, style: u8) -> String {
+        let q = |s: &str| serde_json::to_string(s).unwrap();
+        let mut out = String::new();
+        if style & 1 == 1 {
+            out.push_str(&format!("# team {slug}\n"));
+        }
+        out.push_str("api_version: v1/config\nkind: Team\nspec:\n");
+        out.push_str(&format!("  slug: {slug}\n  name: {}\n", q(&t.name)));
+        if let Some(d) = &t.description {
+            out.push_str(&format!("  description: {}  # said so\n", q(d)));
+        }
+        if !t.emails.is_empty() {
+            if style & 2 == 2 {
+                let items: Vec<String> = t.emails.iter().map(|e| q(e)).collect();
+                out.push_str(&format!("  user_emails: [{}]\n", items.join(", ")));
+            } else {
+                out.push_str("  user_emails:\n");
+                for e in &t.emails {
+                    out.push_str(&format!("    - {e}\n"));
+                }
+            }
+        }
+        if style & 4 == 4 {
+            out.push_str("\n# end\n");
+        }
+        out
+    }
+
+    fn object(slug: &str, t: &Team) -> Value {
+        let mut o = json!({"slug": slug, "name": t.name, "created_at": "2026-01-01T00:00:00Z"});
+        if let Some(d) = &t.description {
+            o["description"] = json!(d);
+        }
+        if !t.emails.is_empty() {
+            o["user_emails"] = json!(t.emails);
+        }
+        o
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+        #[test]
+        fn pulled_files_plan_clean(
+            teams in prop::collection::vec((team(), any::<u8>(), prop::option::of(prop::option::of(team()))), 1..4)
+        ) {
+            let docs: Vec<String> = teams
+                .iter()
+                .enumerate()
+                .map(|(i, (t, style, _))| render(&format!("t{i}"), t, *style))
+                .collect();
+            let text = docs.join("---\n");
+            // None: unchanged; Some(None): gone; Some(Some(t)): edited to t.
+            let current: Vec<(Kind, String, Value)> = teams
+                .iter()
+                .enumerate()
+                .filter_map(|(i, (t, _, edit))| {
+                    let slug = format!("t{i}");
+                    match edit {
+                        None => Some((Kind::Team, slug.clone(), object(&slug, t))),
+                        Some(None) => None,
+                        Some(Some(e)) => Some((Kind::Team, slug.clone(), object(&slug, e))),
+                    }
+                })
+                .collect();
+            let current_refs: Vec<(Kind, &str, Value)> =
+                current.iter().map(|(k, s, v)| (*k, s.as_str(), v.clone())).collect();
+            let pulled = pull_files(&[("teams.yaml", &text)], &current_refs);
+            let new_text = pulled
+                .rewritten
+                .first()
+                .map_or(text.clone(), |f| f.text.clone());
+
+            // Read back: valid, and only the creates of what is gone are left.
+            let dir = tempfile::tempdir().unwrap();
+            std::fs::write(dir.path().join("teams.yaml"), &new_text).unwrap();
+            let loaded = crate::manifest::load_dir(dir.path()).unwrap();
+            prop_assert_eq!(loaded.error_count(), 0, "{:?}\n{}", loaded.diagnostics, new_text);
+            let mut state = Current::default();
+            for (kind, slug, object) in &current {
+                state.resources.insert(Address::new(*kind, Some(slug.clone())), object.clone());
+            }
+            state.known = crate::registry::KINDS.iter().map(|d| d.kind).collect();
+            let plan = crate::plan::plan(
+                &loaded.manifests,
+                &state,
+                &crate::plan::Capabilities::assumed_full(),
+                &loaded.settings,
+                &crate::plan::PlanOptions::default(),
+            )
+            .unwrap();
+            let gone = teams.iter().filter(|(_, _, e)| matches!(e, Some(None))).count();
+            prop_assert_eq!(plan.actions.len(), gone, "{:?}\n{}", plan.actions, new_text);
+            prop_assert!(plan.actions.iter().all(|a| a.action == ActionKind::Create));
+            prop_assert_eq!(pulled.gone.len(), gone);
+            // A document that was not pulled keeps its bytes.
+            for (i, (_, _, edit)) in teams.iter().enumerate() {
+                let slug = format!("t{i}");
+                let changed = pulled
+                    .rewritten
+                    .iter()
+                    .any(|f| f.addresses.iter().any(|a| a.slug.as_deref() == Some(slug.as_str())));
+                if !changed {
+                    prop_assert!(new_text.contains(&docs[i]), "t{i} ({edit:?}) moved:\n{new_text}");
+                }
+            }
+        }
+    }
+}
