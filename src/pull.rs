@@ -375,6 +375,7 @@ fn pulled_envelope(
 ) -> Result<Value, PullError> {
     let kind = address.kind;
     let raw_spec = written.get("spec").cloned().unwrap_or(Value::Null);
+    let current = &known_fields(kind, current);
     let spec = merged_spec(kind, &raw_spec, current, ignore);
     let sent = as_sent(kind, &spec);
     let problems = crate::spec::check_spec(kind, &sent);
@@ -402,6 +403,20 @@ fn pulled_envelope(
     let mut envelope = written.as_object().cloned().unwrap_or_default();
     envelope.insert("spec".into(), spec);
     Ok(Value::Object(envelope))
+}
+
+/// The object without the top-level fields this cfgctl's API description lacks (a newer
+/// server's): they cannot be written into a manifest, which `validate` would refuse.
+fn known_fields(kind: Kind, object: &Value) -> Value {
+    match object {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .filter(|(k, _)| crate::spec::has_field(kind, k))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
 }
 
 /// The spec as the loader hands it to the planner: embedded mappings as JSON strings.

@@ -369,3 +369,17 @@ mod property {
         }
     }
 }
+
+#[test]
+fn fields_of_a_newer_api_are_not_written() {
+    let text = "api_version: v1/config\nkind: Team\nspec:\n  slug: a\n  name: A\n";
+    let pulled = pull_files(
+        &[("t.yaml", text)],
+        &[(
+            Kind::Team,
+            "a",
+            json!({"slug": "a", "name": "B", "retention_tier": "gold"}),
+        )],
+    );
+    assert_eq!(pulled.rewritten[0].text, text.replace("name: A", "name: B"));
+}
