@@ -151,7 +151,9 @@ pub enum Command {
     /// Report whether the target still matches the manifests (for cron jobs).
     ///
     /// Exit 2 on drift (managed changes, or unmanaged resources inside the prune scope),
-    /// 0 when the target matches, 1 on any error.
+    /// 0 when the target matches, 1 on any error. Every drifted resource is named: changed
+    /// (with its fields, manifest -> target), deleted on the target, or unmanaged inside the
+    /// prune scope. `cfgctl pull` adopts the changes into the manifests; `apply` reverts them.
     Drift {
         /// Directory of manifests.
         #[arg(default_value = ".")]
