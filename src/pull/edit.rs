@@ -162,6 +162,66 @@ fn entry_text(
     Some(out)
 }
 
+/// A one-line scalar replaced by a scalar in the same quoting style, the rest of the line (a
+/// comment after it) kept: `duration: "6h"  # why` becomes `duration: "24h"  # why`.
+fn scalar_in_place(
+    lines: &[Line],
+    spans: &Spans,
+    pointer: &str,
+    value: &Value,
+) -> Option<(Range<usize>, String)> {
+    let span = spans.get(pointer)?;
+    if span.key.map(|k| k.line) != Some(span.value.line) {
+        return None;
+    }
+    let line = lines.get(line_index(span.value))?;
+    let start = offset(lines, span.value)?;
+    let old = &line.text[start - line.start..];
+    let old_len = match old.chars().next()? {
+        '"' => {
+            let b = old.as_bytes();
+            let mut i = 1;
+            loop {
+                match *b.get(i)? {
+                    b'\\' => i += 2,
+                    b'"' => break i + 1,
+                    _ => i += 1,
+                }
+            }
+        }
+        '\'' => {
+            let b = old.as_bytes();
+            let mut i = 1;
+            loop {
+                match (*b.get(i)?, b.get(i + 1)) {
+                    (b'\'', Some(b'\'')) => i += 2,
+                    (b'\'', _) => break i + 1,
+                    _ => i += 1,
+                }
+            }
+        }
+        '|' | '>' | '&' | '*' | '!' | '#' | '[' | '{' => return None,
+        _ => old.find(" #").unwrap_or(old.len()),
+    };
+    let plain = old[..old_len].trim_end();
+    let text = match (value, old.chars().next()?) {
+        (Value::String(s), '"') if !s.contains('\n') => serde_json::to_string(s).ok()?,
+        (Value::String(s), '\'') if !s.chars().any(char::is_control) => {
+            format!("'{}'", s.replace('\'', "''"))
+        }
+        (Value::String(_) | Value::Number(_) | Value::Bool(_), _) => {
+            let t = serde_saphyr::to_string(value).ok()?;
+            let t = t.strip_suffix('\n').unwrap_or(&t);
+            if t.contains('\n') {
+                return None;
+            }
+            t.to_string()
+        }
+        _ => return None,
+    };
+    Some((start..start + plain.len(), text))
+}
+
 /// The edits (byte range, replacement) that turn the written document into the wanted one,
 /// in the order to apply them (last in the file first); `None` when line edits cannot do it.
 pub(super) fn edits(
@@ -186,6 +246,12 @@ pub(super) fn edits(
                 let indent = usize::try_from(kpos.column).ok()?.checked_sub(1)?;
                 let start = offset(lines, kpos)?;
                 let key = path.last()?;
+                if end == line_index(kpos) {
+                    if let Some(edit) = scalar_in_place(lines, spans, &pointer(&path), &value) {
+                        out.push((edit.0, edit.1, n));
+                        continue;
+                    }
+                }
                 let mut text = entry_text(key, &value, indent, false, compact)?;
                 let end_line = lines.get(end)?;
                 if !end_line.raw_ends_with_newline() {
@@ -276,6 +342,20 @@ mod tests {
         let text = "spec:\n  a: 1\n  b:\n    - x\n    - y\n  c: 3\n";
         let out = apply(text, json!({"spec": {"a": 1, "b": ["x"], "d": {"e": 1}}})).unwrap();
         assert_eq!(out, "spec:\n  a: 1\n  b:\n  - x\n  d:\n    e: 1\n");
+    }
+
+    #[test]
+    fn scalars_keep_their_quotes_and_comments() {
+        let text = "spec:\n  a: \"6h\"  # why\n  b: 'it''s'\n  c: plain # note\n  d: 1\n";
+        let out = apply(
+            text,
+            json!({"spec": {"a": "24h", "b": "it's \"x\"", "c": "yes", "d": 2.5}}),
+        )
+        .unwrap();
+        assert_eq!(
+            out,
+            "spec:\n  a: \"24h\"  # why\n  b: 'it''s \"x\"'\n  c: \"yes\" # note\n  d: 2.5\n"
+        );
     }
 
     #[test]

@@ -65,6 +65,7 @@ async fn pull_rewrites_only_what_changed_and_plan_is_clean_after() {
 
     edit(&t, Kind::Team, "payments", |o| {
         o["description"] = json!("Edited in the UI");
+        o["name"] = json!("Payments (UI)");
     })
     .await;
     // A dashboard written as a YAML mapping, and one written as a JSON string.
@@ -102,13 +103,19 @@ async fn pull_rewrites_only_what_changed_and_plan_is_clean_after() {
     // Each file is what it was with the one value changed: header, comments, the other
     // documents and every other byte as they were.
     let expected = [
-        before[0].1.replace(
-            "  description: Checkout, billing and the payment gateway.\n",
-            "  description: Edited in the UI\n",
-        ),
+        before[0]
+            .1
+            .replace(
+                "  description: Checkout, billing and the payment gateway.\n",
+                "  description: Edited in the UI\n",
+            )
+            .replace(
+                "  name: Payments  # shown in the UI\n",
+                "  name: Payments (UI)  # shown in the UI\n",
+            ),
         before[1]
             .1
-            .replace("      duration: \"6h\"\n", "      duration: 24h\n"),
+            .replace("      duration: \"6h\"\n", "      duration: \"24h\"\n"),
         before[2].1.replace(
             "\"title\": \"Platform nodes\",",
             "\"title\": \"Platform nodes (UI)\",",
