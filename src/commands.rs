@@ -862,7 +862,11 @@ pub fn pull(opts: PullCommand) -> anyhow::Result<ExitCode> {
         include_unmanaged: opts.include_unmanaged,
     })
     .context("nothing was written")?;
-    // Every new file is checked before anything is written, so a refusal writes nothing.
+    // Every file is checked before anything is written, so a refusal writes nothing.
+    for f in &pulled.rewritten {
+        crate::pull::write::check_replace(&f.path)
+            .with_context(|| format!("cannot rewrite {}: nothing was written", f.path.display()))?;
+    }
     let new_paths: Vec<PathBuf> = pulled
         .created
         .iter()

@@ -563,6 +563,55 @@ mod tests {
     }
 
     #[test]
+    fn kinds_the_target_cannot_read_are_not_called_deleted() {
+        let mut a = action(Kind::Team, "t", ActionKind::Unsupported, vec![]);
+        a.intended = Some(ActionKind::Create);
+        a.reason = Some("the target can neither read nor write Team".into());
+        let p = plan(vec![a], vec![]);
+        let known: BTreeSet<Kind> = known().into_iter().filter(|k| *k != Kind::Team).collect();
+        let items = drifted(&p, &known);
+        assert_eq!(items[0].class, DriftClass::Unreadable);
+        let t = text(&p, &known, false, false);
+        assert!(t.contains("Not comparable"), "{t}");
+        assert!(
+            t.contains("# the target can neither read nor write Team"),
+            "{t}"
+        );
+    }
+
+    #[test]
+    fn markdown_stays_within_its_budget() {
+        let change = |i: usize| FieldChange {
+            path: "description".into(),
+            before: Some(json!("x".repeat(200 + i))),
+            after: Some(json!("y")),
+        };
+        let actions = (0..1000)
+            .map(|i| {
+                action(
+                    Kind::Team,
+                    &format!("t{i:04}"),
+                    ActionKind::Update,
+                    vec![change(i)],
+                )
+            })
+            .collect();
+        let md = markdown(
+            &plan(actions, vec![]),
+            &known(),
+            crate::render::MARKDOWN_BUDGET,
+        );
+        assert!(md.len() <= crate::render::MARKDOWN_BUDGET, "{}", md.len());
+        let shown = md.matches("<details>").count();
+        assert!(shown > 10 && shown < 1000, "{shown}");
+        assert!(
+            md.contains(&format!("**{} more resources not shown:**", 1000 - shown)),
+            "{}",
+            &md[md.len() - 300..]
+        );
+    }
+
+    #[test]
     fn markup_and_control_characters_are_inert() {
         let p = plan(vec![], vec![("<img src=x>\u{1b}[31m`*", true)]);
         let md = markdown(&p, &known(), crate::render::MARKDOWN_BUDGET);

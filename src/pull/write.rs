@@ -51,19 +51,25 @@ pub fn check_new_path(dir: &Path, rel: &Path) -> Result<(), WriteError> {
     Ok(())
 }
 
+/// An existing file can be replaced: a regular file, not a symbolic link.
+pub fn check_replace(path: &Path) -> Result<(), WriteError> {
+    let meta = std::fs::symlink_metadata(path).map_err(io(path))?;
+    if meta.file_type().is_symlink() {
+        return Err(WriteError::Symlink(path.to_path_buf()));
+    }
+    if !meta.is_file() {
+        return Err(WriteError::NotAFile(path.to_path_buf()));
+    }
+    Ok(())
+}
+
 /// Writes `text` to `path` through a temporary file in the same folder. `replace`: the file
 /// exists and is replaced (it must be a regular file, its permissions are kept); otherwise
 /// the file must not exist, and its folders are created.
 pub fn atomically(path: &Path, text: &str, replace: bool) -> Result<(), WriteError> {
     let permissions = if replace {
-        let meta = std::fs::symlink_metadata(path).map_err(io(path))?;
-        if meta.file_type().is_symlink() {
-            return Err(WriteError::Symlink(path.to_path_buf()));
-        }
-        if !meta.is_file() {
-            return Err(WriteError::NotAFile(path.to_path_buf()));
-        }
-        Some(meta.permissions())
+        check_replace(path)?;
+        Some(std::fs::metadata(path).map_err(io(path))?.permissions())
     } else {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(io(parent))?;
