@@ -100,8 +100,8 @@ pub enum PullError {
         address: Address,
         reason: String,
     },
-    #[error("{address} ({}): the rewritten document does not read back as written", file.display())]
-    RoundTrip { file: PathBuf, address: Address },
+    #[error("{}: the rewritten file does not read back as meant ({addresses})", file.display())]
+    RoundTrip { file: PathBuf, addresses: String },
     #[error(transparent)]
     Export(#[from] ExportError),
 }
@@ -282,7 +282,7 @@ fn rewrite_file(
         // Documents do not overlap, so the edits of all of them sort as one list.
         edits.sort_by_key(|(r, _)| std::cmp::Reverse(r.start));
         let new_text = apply(text, edits);
-        if reads_back(file, &new_text, json, docs.len(), &wanted)? {
+        if reads_back(file, &new_text, json, docs.len(), &wanted) {
             return Ok(new_text);
         }
     }
@@ -301,14 +301,11 @@ fn rewrite_file(
     }
     edits.sort_by_key(|(r, _)| std::cmp::Reverse(r.start));
     let new_text = apply(text, edits);
-    if !reads_back(file, &new_text, json, docs.len(), &wanted)? {
-        let address = wanted
-            .first()
-            .map(|(_, a, _)| a.clone())
-            .unwrap_or_else(|| Address::new(Kind::ResourcePools, None));
+    if !reads_back(file, &new_text, json, docs.len(), &wanted) {
+        let addresses: Vec<String> = wanted.iter().map(|(_, a, _)| a.to_string()).collect();
         return Err(PullError::RoundTrip {
             file: file.to_path_buf(),
-            address,
+            addresses: addresses.join(", "),
         });
     }
     Ok(new_text)
@@ -330,19 +327,17 @@ fn reads_back(
     json: bool,
     count: usize,
     wanted: &[(&Located, Address, Value)],
-) -> Result<bool, PullError> {
+) -> bool {
     let Ok(reread) = locate(file, new_text, json) else {
-        return Ok(false);
+        return false;
     };
-    if reread.len() != count {
-        return Ok(false);
-    }
-    Ok(wanted.iter().all(|(_, address, envelope)| {
-        reread
-            .iter()
-            .find(|d| d.address.as_ref() == Some(address))
-            .is_some_and(|d| &d.value == envelope)
-    }))
+    reread.len() == count
+        && wanted.iter().all(|(_, address, envelope)| {
+            reread
+                .iter()
+                .find(|d| d.address.as_ref() == Some(address))
+                .is_some_and(|d| &d.value == envelope)
+        })
 }
 
 /// Does the document indent list items under their key (`key:\n  - x`)? Then new lists
