@@ -152,7 +152,9 @@ pub enum Command {
     /// Report whether the target still matches the manifests (for cron jobs).
     ///
     /// Exit 2 on drift (managed changes, or unmanaged resources inside the prune scope),
-    /// 0 when the target matches, 1 on any error.
+    /// 0 when the target matches, 1 on any error. Every drifted resource is named: changed
+    /// (with its fields, manifest -> target), deleted on the target, or unmanaged inside the
+    /// prune scope. `cfgctl pull` adopts the changes into the manifests; `apply` reverts them.
     Drift {
         /// Directory of manifests.
         #[arg(default_value = ".")]
@@ -177,6 +179,23 @@ pub enum Command {
         /// Only resources matching KIND/SLUG-GLOB (repeatable).
         #[arg(long, value_name = "PATTERN", value_parser = parse_pattern)]
         only: Vec<Pattern>,
+    },
+    /// Write the target's state back into the manifests: the way from a UI edit to git.
+    ///
+    /// Each managed resource whose state differs from its manifest is rewritten in place, in
+    /// the file where its manifest lives; the rest of the file stays byte for byte. Resources
+    /// gone from the target are reported, not removed. Sends nothing but reads.
+    Pull {
+        /// Directory of manifests.
+        #[arg(default_value = ".")]
+        dir: PathBuf,
+        /// Only resources matching KIND/SLUG-GLOB (repeatable).
+        #[arg(long, value_name = "PATTERN", value_parser = parse_pattern)]
+        only: Vec<Pattern>,
+        /// Also write the unmanaged resources inside the prune scope, as new files in
+        /// export's layout (`<kind>/<slug>.yaml`).
+        #[arg(long)]
+        include_unmanaged: bool,
     },
     /// Print the JSON Schema of manifests, for editors (yaml-language-server).
     Schema {
@@ -464,6 +483,16 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             format: format.into(),
             prune,
             only,
+            target: target_options(&cli.global)?,
+        }),
+        Command::Pull {
+            dir,
+            only,
+            include_unmanaged,
+        } => commands::pull(commands::PullCommand {
+            dir,
+            only,
+            include_unmanaged,
             target: target_options(&cli.global)?,
         }),
         Command::Export { out, force, only } => commands::export(commands::ExportCommand {

@@ -97,6 +97,11 @@ impl Spans {
         Spans(out)
     }
 
+    /// Every pointer with its span, in pointer order.
+    pub fn iter(&self) -> impl Iterator<Item = (&String, &NodeSpan)> {
+        self.0.iter()
+    }
+
     /// Shifts every position by whole lines (a JSON document inside a YAML string).
     pub fn insert(&mut self, pointer: String, span: NodeSpan) {
         self.0.insert(pointer, span);

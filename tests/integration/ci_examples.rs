@@ -81,7 +81,7 @@ async fn ci_command_lines_run_against_the_emulator() {
         }
     }
     let order = |c: &Vec<String>| {
-        ["validate", "plan", "apply", "drift"]
+        ["validate", "plan", "apply", "drift", "pull"]
             .iter()
             .position(|s| *s == c[0])
     };

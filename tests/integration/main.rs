@@ -11,6 +11,7 @@ mod graph;
 mod install;
 mod plan;
 mod property;
+mod pull;
 mod schema;
 mod support;
 mod validate;

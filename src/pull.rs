@@ -1,0 +1,799 @@
+//! `cfgctl pull`: the way back from the tenant to git.
+//!
+//! Pure: [`pull`] takes the loaded manifests, the text of their files, the current state and
+//! the plan, and returns the new text of every file to rewrite and the new files to create;
+//! the command reads and writes the files. For each managed resource whose state differs from
+//! its manifest, only the bytes of that resource's document change: the other documents, the
+//! comments and blank lines around the document and every other byte of the file are kept.
+//!
+//! The new spec is a merge, not a copy of the server's object: wherever the manifest and the
+//! state compare equal under the planner's rules ([`normalize`]), the manifest's value stays as
+//! written (so server-owned fields, zero values, defaults, ignored paths and volatile dashboard
+//! members never leak in); where they differ, the state's canonical value is taken, in the
+//! manifest's field order where fields remain. An embedded document keeps the form the
+//! manifest used: a YAML mapping stays a mapping, a JSON string stays a string (pretty when it
+//! was written on several lines).
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use crate::export::{self, ExportError};
+use crate::manifest::Manifest;
+use crate::plan::normalize::{self, normalize};
+use crate::plan::{ActionKind, Current, Plan};
+use crate::registry::{Address, Kind};
+use crate::settings::IgnoreRule;
+
+/// Everything a pull needs, read by the command.
+pub struct PullInput<'a> {
+    pub manifests: &'a [Manifest],
+    /// The text of every manifest file, by [`Manifest::file`].
+    pub texts: &'a BTreeMap<PathBuf, String>,
+    pub current: &'a Current,
+    /// The plan of the manifests against `current` (without `--prune`).
+    pub plan: &'a Plan,
+    pub ignore: &'a [IgnoreRule],
+    /// Also write the unmanaged resources inside the prune scope as new files.
+    pub include_unmanaged: bool,
+}
+
+/// A manifest file with its new text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RewrittenFile {
+    pub path: PathBuf,
+    pub text: String,
+    /// The resources pulled into it, sorted.
+    pub addresses: Vec<Address>,
+}
+
+/// A new file for an unmanaged resource, relative to the manifest directory.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NewFile {
+    pub path: PathBuf,
+    pub text: String,
+    pub address: Address,
+}
+
+/// A managed resource that no longer exists on the target.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Gone {
+    pub address: Address,
+    /// `file:line` of its manifest.
+    pub source: String,
+}
+
+/// The result of a pull: what to write and what to report.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Pulled {
+    pub rewritten: Vec<RewrittenFile>,
+    pub created: Vec<NewFile>,
+    pub gone: Vec<Gone>,
+    /// Resources of kinds the target cannot read: nothing to compare, nothing pulled.
+    pub not_compared: Vec<Address>,
+}
+
+/// Why a pull cannot be done; nothing is written then.
+#[derive(Debug, thiserror::Error)]
+pub enum PullError {
+    #[error("{}: no document declares {address} in the file as it is now (was it edited during the pull?)", file.display())]
+    DocumentNotFound { file: PathBuf, address: Address },
+    #[error("{}: the file cannot be read back: {message}", file.display())]
+    Unreadable { file: PathBuf, message: String },
+    #[error("{address} ({}): the target's object does not fit this cfgctl's API description, so it cannot be written as a manifest: {problems}", file.display())]
+    NotRepresentable {
+        file: PathBuf,
+        address: Address,
+        problems: String,
+    },
+    #[error("{address} ({}): the pulled manifest would still differ from the target in {fields}", file.display())]
+    Inexact {
+        file: PathBuf,
+        address: Address,
+        fields: String,
+    },
+    #[error("{address} ({}): cannot write the document: {reason}", file.display())]
+    Serialise {
+        file: PathBuf,
+        address: Address,
+        reason: String,
+    },
+    #[error("{}: the rewritten file does not read back as meant ({addresses})", file.display())]
+    RoundTrip { file: PathBuf, addresses: String },
+    #[error(transparent)]
+    Export(#[from] ExportError),
+}
+
+/// Works out every file to rewrite and create. Pure.
+pub fn pull(input: &PullInput) -> Result<Pulled, PullError> {
+    let by_address: BTreeMap<Address, &Manifest> =
+        input.manifests.iter().map(|m| (m.address(), m)).collect();
+    let mut out = Pulled::default();
+    let mut per_file: BTreeMap<PathBuf, Vec<Address>> = BTreeMap::new();
+    for a in &input.plan.actions {
+        let Some(m) = by_address.get(&a.address) else {
+            continue;
+        };
+        let intended = match a.action {
+            ActionKind::Unsupported => a.intended,
+            other => Some(other),
+        };
+        let readable = input.current.known.contains(&a.address.kind);
+        match intended {
+            Some(ActionKind::Update) => per_file
+                .entry(m.file.clone())
+                .or_default()
+                .push(a.address.clone()),
+            Some(ActionKind::Create) if readable => out.gone.push(Gone {
+                address: a.address.clone(),
+                source: m.source(),
+            }),
+            Some(ActionKind::Create | ActionKind::Upsert) => {
+                out.not_compared.push(a.address.clone())
+            }
+            _ => {}
+        }
+    }
+    for (file, mut addresses) in per_file {
+        addresses.sort();
+        let text = input
+            .texts
+            .get(&file)
+            .ok_or_else(|| PullError::Unreadable {
+                file: file.clone(),
+                message: "not read".into(),
+            })?;
+        let new_text = rewrite_file(&file, text, &addresses, input)?;
+        out.rewritten.push(RewrittenFile {
+            path: file,
+            text: new_text,
+            addresses,
+        });
+    }
+    if input.include_unmanaged {
+        let mut unmanaged = Current::default();
+        for u in input.plan.unmanaged.iter().filter(|u| u.in_prune_scope) {
+            if let Some(object) = input.current.resources.get(&u.address) {
+                unmanaged
+                    .resources
+                    .insert(u.address.clone(), object.clone());
+            }
+        }
+        let files = export::export_files(&unmanaged, &[])?;
+        for f in files {
+            let address = unmanaged
+                .resources
+                .keys()
+                .find(|a| export::path_for(a) == f.path)
+                .cloned();
+            if let Some(address) = address {
+                out.created.push(NewFile {
+                    path: f.path,
+                    text: f.text,
+                    address,
+                });
+            }
+        }
+    }
+    out.gone.sort_by(|a, b| a.address.cmp(&b.address));
+    out.not_compared.sort();
+    Ok(out)
+}
+
+/// One document of a file: what it declares, its bytes, and its value as written.
+#[derive(Debug)]
+struct Located {
+    address: Option<Address>,
+    /// The bytes that a rewrite replaces.
+    range: Range<usize>,
+    value: Value,
+    /// YAML: the document starts on its `---` line, which the rewrite replaces too.
+    inline_marker: bool,
+    /// YAML: positions of the document's nodes, and the index of its last line.
+    spans: Option<crate::yaml::Spans>,
+    last_line: usize,
+}
+
+fn address_of(envelope: &Value) -> Option<Address> {
+    let kind = Kind::from_name(envelope.get("kind")?.as_str()?)?;
+    let slug = envelope
+        .get("spec")
+        .and_then(|s| s.get("slug"))
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    Some(Address::new(
+        kind,
+        if kind.def().singleton { None } else { slug },
+    ))
+}
+
+fn is_json_file(file: &Path) -> bool {
+    file.extension().and_then(|e| e.to_str()) == Some("json")
+}
+
+fn rewrite_file(
+    file: &Path,
+    text: &str,
+    addresses: &[Address],
+    input: &PullInput,
+) -> Result<String, PullError> {
+    let json = is_json_file(file);
+    let docs = locate(file, text, json)?;
+    let mut wanted: Vec<(&Located, Address, Value)> = Vec::new();
+    for address in addresses {
+        let doc = docs
+            .iter()
+            .find(|d| d.address.as_ref() == Some(address))
+            .ok_or_else(|| PullError::DocumentNotFound {
+                file: file.to_path_buf(),
+                address: address.clone(),
+            })?;
+        let Some(current) = input.current.resources.get(address) else {
+            continue;
+        };
+        let envelope = pulled_envelope(file, address, &doc.value, current, input.ignore)?;
+        wanted.push((doc, address.clone(), envelope));
+    }
+    // Only the changed entries, when minimal edits can express the change and the result
+    // reads back as meant; else each pulled document as a whole.
+    let lines = lines(text);
+    let mut edits = Vec::new();
+    for (doc, _, envelope) in &wanted {
+        let minimal = if json {
+            json_edit::edits(
+                text,
+                doc.range.start,
+                &doc.value,
+                envelope,
+                json_indent_unit(text, doc.range.start),
+            )
+        } else {
+            let crlf = text[doc.range.clone()].contains("\r\n");
+            doc.spans
+                .as_ref()
+                .and_then(|spans| {
+                    edit::edits(
+                        &lines,
+                        spans,
+                        doc.last_line,
+                        &doc.value,
+                        envelope,
+                        compact_lists(&text[doc.range.clone()]),
+                    )
+                })
+                .map(|edits| {
+                    edits
+                        .into_iter()
+                        .map(|(r, t)| (r, if crlf { t.replace('\n', "\r\n") } else { t }))
+                        .collect()
+                })
+        };
+        match minimal {
+            Some(e) => edits.extend(e),
+            None => {
+                edits.clear();
+                break;
+            }
+        }
+    }
+    if !edits.is_empty() {
+        // Documents do not overlap, so the edits of all of them sort as one list.
+        edits.sort_by_key(|(r, _)| std::cmp::Reverse(r.start));
+        let new_text = apply(text, edits);
+        if reads_back(file, &new_text, json, docs.len(), &wanted) {
+            return Ok(new_text);
+        }
+    }
+    let mut edits = Vec::new();
+    for (doc, address, envelope) in &wanted {
+        let new_text = if json {
+            render_json(text, doc.range.start, envelope)
+        } else {
+            render_yaml(text, doc, envelope).map_err(|reason| PullError::Serialise {
+                file: file.to_path_buf(),
+                address: address.clone(),
+                reason,
+            })?
+        };
+        edits.push((doc.range.clone(), new_text));
+    }
+    edits.sort_by_key(|(r, _)| std::cmp::Reverse(r.start));
+    let new_text = apply(text, edits);
+    if !reads_back(file, &new_text, json, docs.len(), &wanted) {
+        let addresses: Vec<String> = wanted.iter().map(|(_, a, _)| a.to_string()).collect();
+        return Err(PullError::RoundTrip {
+            file: file.to_path_buf(),
+            addresses: addresses.join(", "),
+        });
+    }
+    Ok(new_text)
+}
+
+/// Applies byte-range replacements given from the last to the first.
+fn apply(text: &str, edits: Vec<(Range<usize>, String)>) -> String {
+    let mut out = text.to_string();
+    for (range, replacement) in edits {
+        out.replace_range(range, &replacement);
+    }
+    out
+}
+
+/// The new text holds the same documents, and each pulled one reads back as meant.
+fn reads_back(
+    file: &Path,
+    new_text: &str,
+    json: bool,
+    count: usize,
+    wanted: &[(&Located, Address, Value)],
+) -> bool {
+    let Ok(reread) = locate(file, new_text, json) else {
+        return false;
+    };
+    reread.len() == count
+        && wanted.iter().all(|(_, address, envelope)| {
+            reread
+                .iter()
+                .find(|d| d.address.as_ref() == Some(address))
+                .is_some_and(|d| &d.value == envelope)
+        })
+}
+
+/// Does the document indent list items under their key (`key:\n  - x`)? Then new lists
+/// are written that way too; otherwise in the compact style (`key:\n- x`).
+fn compact_lists(doc: &str) -> bool {
+    let mut previous: Option<&str> = None;
+    for line in doc.lines() {
+        let t = line.trim_start();
+        if t.is_empty() || t.starts_with('#') {
+            continue;
+        }
+        if let (Some(p), true) = (previous, t.starts_with("- ") || t == "-") {
+            if p.trim_end().ends_with(':') && !p.trim_start().starts_with("- ") {
+                let indent = |l: &str| l.len() - l.trim_start().len();
+                return indent(line) <= indent(p);
+            }
+        }
+        previous = Some(line);
+    }
+    true
+}
+
+/// The manifest's envelope (its keys, in its order) with the pulled spec.
+fn pulled_envelope(
+    file: &Path,
+    address: &Address,
+    written: &Value,
+    current: &Value,
+    ignore: &[IgnoreRule],
+) -> Result<Value, PullError> {
+    let kind = address.kind;
+    let raw_spec = written.get("spec").cloned().unwrap_or(Value::Null);
+    let current = &known_fields(kind, current);
+    let spec = merged_spec(kind, &raw_spec, current, ignore);
+    let sent = as_sent(kind, &spec);
+    let problems = crate::spec::check_spec(kind, &sent);
+    if !problems.is_empty() {
+        let text: Vec<String> = problems.into_iter().map(|p| p.message).collect();
+        return Err(PullError::NotRepresentable {
+            file: file.to_path_buf(),
+            address: address.clone(),
+            problems: text.join("; "),
+        });
+    }
+    let left = normalize::diff(
+        kind,
+        &normalize(kind, current, ignore),
+        &normalize(kind, &sent, ignore),
+    );
+    if !left.is_empty() {
+        let fields: Vec<String> = left.into_iter().map(|c| c.path).collect();
+        return Err(PullError::Inexact {
+            file: file.to_path_buf(),
+            address: address.clone(),
+            fields: fields.join(", "),
+        });
+    }
+    let mut envelope = written.as_object().cloned().unwrap_or_default();
+    envelope.insert("spec".into(), spec);
+    Ok(Value::Object(envelope))
+}
+
+/// The object without the top-level fields this cfgctl's API description lacks (a newer
+/// server's): they cannot be written into a manifest, which `validate` would refuse.
+fn known_fields(kind: Kind, object: &Value) -> Value {
+    match object {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .filter(|(k, _)| crate::spec::has_field(kind, k))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// The spec as the loader hands it to the planner: embedded mappings as JSON strings.
+fn as_sent(kind: Kind, spec: &Value) -> Value {
+    let mut spec = spec.clone();
+    if let Value::Object(map) = &mut spec {
+        for e in kind.def().embedded_json {
+            if let Some(v @ Value::Object(_)) = map.get_mut(e.field) {
+                *v = Value::String(v.to_string());
+            }
+        }
+    }
+    spec
+}
+
+/// The manifest's spec (as written: embedded documents may be mappings) brought to the
+/// current state; see the module documentation.
+pub fn merged_spec(kind: Kind, written: &Value, current: &Value, ignore: &[IgnoreRule]) -> Value {
+    let desired = normalize(kind, &as_sent(kind, written), ignore);
+    let state = normalize(kind, current, ignore);
+    let canonical = export::manifest_spec(kind, current);
+    let (Value::Object(w), Value::Object(c)) = (written, &canonical) else {
+        return canonical;
+    };
+    let embedded: Vec<&str> = kind.def().embedded_json.iter().map(|e| e.field).collect();
+    let mut out = Map::new();
+    for k in keys(w, c) {
+        let (d, s) = (desired.get(k), state.get(k));
+        let value = if embedded.contains(&k.as_str()) && d != s {
+            // The written document parsed, merged like any object, then put back in the
+            // form it was written in.
+            let as_string = w.get(k).and_then(Value::as_str);
+            let written_doc = match (w.get(k), as_string) {
+                (_, Some(text)) => serde_json::from_str::<Value>(text).ok(),
+                (other, None) => other.cloned(),
+            };
+            merge(written_doc.as_ref(), c.get(k), d, s).map(|doc| match as_string {
+                Some(text) if text.trim_end().contains('\n') => {
+                    let mut pretty = serde_json::to_string_pretty(&doc).unwrap_or_default();
+                    if text.ends_with('\n') {
+                        pretty.push('\n');
+                    }
+                    Value::String(pretty)
+                }
+                Some(_) => Value::String(doc.to_string()),
+                None => doc,
+            })
+        } else {
+            merge(w.get(k), c.get(k), d, s)
+        };
+        if let Some(v) = value {
+            out.insert(k.clone(), v);
+        }
+    }
+    Value::Object(out)
+}
+
+/// The keys of `first` in its order, then those only in `second` in theirs.
+fn keys<'a>(first: &'a Map<String, Value>, second: &'a Map<String, Value>) -> Vec<&'a String> {
+    first
+        .keys()
+        .chain(second.keys().filter(|k| !first.contains_key(*k)))
+        .collect()
+}
+
+/// One value of the merge: `written` as the manifest has it, `state` in canonical form,
+/// `desired`/`current` their normalised forms.
+fn merge(
+    written: Option<&Value>,
+    state: Option<&Value>,
+    desired: Option<&Value>,
+    current: Option<&Value>,
+) -> Option<Value> {
+    if desired == current {
+        return written.cloned();
+    }
+    match (written, state) {
+        (Some(Value::Object(w)), Some(Value::Object(s))) => {
+            let mut out = Map::new();
+            for k in keys(w, s) {
+                let child = |v: Option<&'_ Value>| v.and_then(|v| v.get(k.as_str())).cloned();
+                let (d, c) = (child(desired), child(current));
+                if let Some(v) = merge(w.get(k), s.get(k), d.as_ref(), c.as_ref()) {
+                    out.insert(k.clone(), v);
+                }
+            }
+            Some(Value::Object(out))
+        }
+        (Some(w), Some(s)) => Some(reorder_like(s, w)),
+        (None, Some(s)) => Some(s.clone()),
+        (_, None) => None,
+    }
+}
+
+/// `value` with the members of its objects in `like`'s order where `like` has them.
+fn reorder_like(value: &Value, like: &Value) -> Value {
+    match (value, like) {
+        (Value::Object(v), Value::Object(l)) => {
+            let mut out = Map::new();
+            for k in keys(l, v) {
+                if let Some(x) = v.get(k) {
+                    let x = l.get(k).map_or_else(|| x.clone(), |lk| reorder_like(x, lk));
+                    out.insert(k.clone(), x);
+                }
+            }
+            Value::Object(out)
+        }
+        (Value::Array(v), Value::Array(l)) => Value::Array(
+            v.iter()
+                .enumerate()
+                .map(|(i, x)| l.get(i).map_or_else(|| x.clone(), |li| reorder_like(x, li)))
+                .collect(),
+        ),
+        _ => value.clone(),
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Where each document is in its file.
+
+fn locate(file: &Path, text: &str, json: bool) -> Result<Vec<Located>, PullError> {
+    let unreadable = |message: String| PullError::Unreadable {
+        file: file.to_path_buf(),
+        message,
+    };
+    if json {
+        locate_json(text).ok_or_else(|| unreadable("not one JSON object or array".into()))
+    } else {
+        locate_yaml(text).map_err(|e| unreadable(format!("{}: {}", e.pos, e.message)))
+    }
+}
+
+/// One line of a text: byte range with its line break, and the text without it.
+struct Line<'a> {
+    start: usize,
+    end: usize,
+    text: &'a str,
+}
+
+impl Line<'_> {
+    fn raw_ends_with_newline(&self) -> bool {
+        self.end > self.start + self.text.len()
+    }
+}
+
+fn lines(text: &str) -> Vec<Line<'_>> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for raw in text.split_inclusive('\n') {
+        let end = start + raw.len();
+        out.push(Line {
+            start,
+            end,
+            text: raw.trim_end_matches(['\n', '\r']),
+        });
+        start = end;
+    }
+    out
+}
+
+/// A `---` or `...` line: a document boundary (at column 0, never inside a document).
+fn is_marker(line: &str) -> bool {
+    ["---", "..."].iter().any(|m| {
+        line.strip_prefix(m)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with([' ', '\t']))
+    })
+}
+
+fn is_blank_or_comment(line: &str) -> bool {
+    let t = line.trim_start();
+    t.is_empty() || t.starts_with('#')
+}
+
+fn locate_yaml(text: &str) -> Result<Vec<Located>, crate::yaml::SyntaxError> {
+    let docs = crate::yaml::parse_documents(text)?;
+    let lines = lines(text);
+    let mut out = Vec::new();
+    for doc in docs {
+        let Some(at) = usize::try_from(doc.start.line)
+            .ok()
+            .and_then(|l| l.checked_sub(1))
+            .filter(|&l| l < lines.len())
+        else {
+            continue;
+        };
+        let inline_marker = is_marker(lines[at].text);
+        let (first, last) = if inline_marker {
+            let end = (at + 1..lines.len())
+                .find(|&i| is_marker(lines[i].text))
+                .unwrap_or(lines.len());
+            let last = (at..end)
+                .rev()
+                .find(|&i| !trailing_outside(lines[i].text))
+                .unwrap_or(at);
+            (at, last)
+        } else {
+            let begin = (0..at)
+                .rev()
+                .find(|&i| is_marker(lines[i].text))
+                .map_or(0, |i| i + 1);
+            let end = (at + 1..lines.len())
+                .find(|&i| is_marker(lines[i].text))
+                .unwrap_or(lines.len());
+            // Comments and blank lines before the document's first node and after its last
+            // line are outside it (indented `#` lines at the end may be block-scalar text).
+            let first = (begin..=at)
+                .find(|&i| !is_blank_or_comment(lines[i].text))
+                .unwrap_or(at);
+            let last = (at..end)
+                .rev()
+                .find(|&i| !trailing_outside(lines[i].text))
+                .unwrap_or(at);
+            (first, last)
+        };
+        out.push(Located {
+            address: address_of(&doc.value),
+            range: lines[first].start..lines[last].end,
+            value: doc.value,
+            inline_marker,
+            spans: Some(doc.spans),
+            last_line: last,
+        });
+    }
+    Ok(out)
+}
+
+fn trailing_outside(line: &str) -> bool {
+    line.trim().is_empty() || line.starts_with('#')
+}
+
+fn render_yaml(text: &str, doc: &Located, envelope: &Value) -> Result<String, String> {
+    let mut out = serde_saphyr::to_string(envelope).map_err(|e| e.to_string())?;
+    if !out.ends_with('\n') {
+        out.push('\n');
+    }
+    if doc.inline_marker {
+        out.insert_str(0, "---\n");
+    }
+    let original = &text[doc.range.clone()];
+    if !original.ends_with('\n') {
+        out.pop();
+    }
+    if original.contains("\r\n") {
+        out = out.replace('\n', "\r\n");
+    }
+    Ok(out)
+}
+
+/// Documents of a JSON file: the object, or each object of the array.
+fn locate_json(text: &str) -> Option<Vec<Located>> {
+    let body = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let value: Value = serde_json::from_str(body).ok()?;
+    let bytes = text.as_bytes();
+    let start = skip_ws(bytes, text.len() - body.len());
+    let one = |range: Range<usize>, value: Value| Located {
+        address: address_of(&value),
+        range,
+        value,
+        inline_marker: false,
+        spans: None,
+        last_line: 0,
+    };
+    match value {
+        Value::Array(items) => {
+            let mut out = Vec::with_capacity(items.len());
+            let mut at = start + 1;
+            for item in items {
+                at = skip_ws(bytes, at);
+                let end = value_end(bytes, at)?;
+                out.push(one(at..end, item));
+                at = skip_ws(bytes, end);
+                if bytes.get(at) == Some(&b',') {
+                    at += 1;
+                }
+            }
+            Some(out)
+        }
+        other => {
+            let end = value_end(bytes, start)?;
+            Some(vec![one(start..end, other)])
+        }
+    }
+}
+
+fn skip_ws(bytes: &[u8], mut at: usize) -> usize {
+    while bytes.get(at).is_some_and(|b| b.is_ascii_whitespace()) {
+        at += 1;
+    }
+    at
+}
+
+/// The end (exclusive) of the JSON value starting at `at`, in a text serde_json accepted.
+fn value_end(bytes: &[u8], at: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut i = at;
+    let mut in_string = false;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if in_string {
+            match b {
+                b'\\' => i += 1,
+                b'"' => {
+                    in_string = false;
+                    if depth == 0 {
+                        return Some(i + 1);
+                    }
+                }
+                _ => {}
+            }
+        } else {
+            match b {
+                b'"' => in_string = true,
+                b'{' | b'[' => depth += 1,
+                // A scalar ends where its container does.
+                b'}' | b']' if depth == 0 => return (i > at).then_some(i),
+                b'}' | b']' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return Some(i + 1);
+                    }
+                }
+                b',' | b' ' | b'\t' | b'\r' | b'\n' if depth == 0 => return Some(i),
+                _ => {}
+            }
+        }
+        i += 1;
+    }
+    (depth == 0 && !in_string && i > at).then_some(i)
+}
+
+/// The indentation before `start` when only whitespace precedes it on its line.
+fn json_base(text: &str, start: usize) -> &str {
+    let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+    let prefix = &text[line_start..start];
+    if prefix.chars().all(|c| c == ' ' || c == '\t') {
+        prefix
+    } else {
+        ""
+    }
+}
+
+/// The indentation step of the JSON document at `start`: how much deeper than the
+/// document's own line the first indented line below it is.
+fn json_indent_unit(text: &str, start: usize) -> &str {
+    let base = json_base(text, start);
+    text[start..]
+        .lines()
+        .skip(1)
+        .map(|l| &l[..l.len() - l.trim_start().len()])
+        .find(|ws| ws.len() > base.len() && ws.starts_with(base))
+        .map_or("  ", |ws| &ws[base.len()..])
+}
+
+/// The envelope as pretty JSON, indented like the text around `start`.
+fn render_json(text: &str, start: usize, envelope: &Value) -> String {
+    let base = json_base(text, start);
+    let unit = json_indent_unit(text, start);
+    let mut buf = Vec::new();
+    let formatter = serde_json::ser::PrettyFormatter::with_indent(unit.as_bytes());
+    let mut ser = serde_json::Serializer::with_formatter(&mut buf, formatter);
+    let pretty = match serde::Serialize::serialize(envelope, &mut ser) {
+        Ok(()) => String::from_utf8(buf).unwrap_or_default(),
+        Err(_) => envelope.to_string(),
+    };
+    let newline = if text.contains("\r\n") { "\r\n" } else { "\n" };
+    pretty
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            if i == 0 {
+                l.to_string()
+            } else {
+                format!("{base}{l}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(newline)
+}
+
+mod edit;
+mod json_edit;
+pub mod write;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,365 @@
+//! Minimal edits of a YAML document: only the mapping entries whose value changed are
+//! rewritten (a changed scalar is one line in the diff), new entries go after the last entry
+//! of their mapping, removed ones are cut. Works on block-style mappings; anything else
+//! (flow style, a key after `- ` that would have to go) returns `None` and the caller
+//! rewrites the whole document. The caller reads the result back and compares it with what
+//! was meant, so a wrong guess here can only cost the minimal diff, never correctness.
+
+use std::ops::Range;
+
+use serde_json::{Map, Value};
+
+use super::Line;
+use crate::registry::escape_pointer;
+use crate::yaml::{Pos, Spans};
+
+/// One change to a document, by path of member names from the document's root.
+#[derive(Debug, PartialEq)]
+pub(super) enum Change {
+    /// The member at `path` gets a new value.
+    Replace { path: Vec<String>, value: Value },
+    /// A new member at the end of the mapping at `parent`.
+    Insert {
+        parent: Vec<String>,
+        key: String,
+        value: Value,
+    },
+    /// The member at `path` goes.
+    Remove { path: Vec<String> },
+}
+
+/// The changes from `written` to `wanted`, descending into mappings present in both (and not
+/// empty in `written`); lists and scalars change as a whole.
+pub(super) fn changes(
+    written: &Map<String, Value>,
+    wanted: &Map<String, Value>,
+    at: &[String],
+    out: &mut Vec<Change>,
+) {
+    let child = |k: &String| {
+        let mut p = at.to_vec();
+        p.push(k.clone());
+        p
+    };
+    for (k, w) in written {
+        match (wanted.get(k), w) {
+            (None, _) => out.push(Change::Remove { path: child(k) }),
+            (Some(v), _) if v == w => {}
+            (Some(Value::Object(v)), Value::Object(wm)) if !wm.is_empty() => {
+                changes(wm, v, &child(k), out)
+            }
+            (Some(v), _) => out.push(Change::Replace {
+                path: child(k),
+                value: v.clone(),
+            }),
+        }
+    }
+    for (k, v) in wanted.iter().filter(|(k, _)| !written.contains_key(*k)) {
+        out.push(Change::Insert {
+            parent: at.to_vec(),
+            key: k.clone(),
+            value: v.clone(),
+        });
+    }
+}
+
+fn pointer(path: &[String]) -> String {
+    path.iter()
+        .map(|s| format!("/{}", escape_pointer(s)))
+        .collect()
+}
+
+/// The byte offset of a 1-based line and (character) column.
+fn offset(lines: &[Line], pos: Pos) -> Option<usize> {
+    let line = lines.get(usize::try_from(pos.line).ok()?.checked_sub(1)?)?;
+    let col = usize::try_from(pos.column).ok()?.checked_sub(1)?;
+    let within = line
+        .text
+        .char_indices()
+        .nth(col)
+        .map_or(line.text.len(), |(i, _)| i);
+    Some(line.start + within)
+}
+
+fn line_index(pos: Pos) -> usize {
+    usize::try_from(pos.line)
+        .unwrap_or(usize::MAX)
+        .saturating_sub(1)
+}
+
+fn start_of(span: &crate::yaml::NodeSpan) -> Pos {
+    span.key.unwrap_or(span.value)
+}
+
+/// The entry at `pointer`: its key's position and the index of its last line.
+fn entry(lines: &[Line], spans: &Spans, pointer: &str, last_line: usize) -> Option<(Pos, usize)> {
+    let key = spans.get(pointer)?.key?;
+    let inside = format!("{pointer}/");
+    let next = spans
+        .iter()
+        .filter(|(p, _)| p.as_str() != pointer && !p.starts_with(&inside))
+        .map(|(_, s)| start_of(s))
+        .filter(|s| *s > key)
+        .min();
+    let mut end = match next {
+        // Something else on the key's line: flow style, not for line edits.
+        Some(n) if n.line == key.line => return None,
+        Some(n) => line_index(n).checked_sub(1)?,
+        None => last_line,
+    };
+    let key_indent = usize::try_from(key.column).ok()?.saturating_sub(1);
+    // Blank lines and comments at the entry's indentation or less before the next node
+    // belong to what follows (deeper `#` lines may be block-scalar text).
+    while end > line_index(key) {
+        let t = lines.get(end)?.text;
+        let indent = t.len() - t.trim_start().len();
+        if t.trim().is_empty() || (t.trim_start().starts_with('#') && indent <= key_indent) {
+            end -= 1;
+        } else {
+            break;
+        }
+    }
+    Some((key, end))
+}
+
+/// What stands before the key on its line: only spaces (`Some(false)`), spaces and `- `
+/// sequence dashes (`Some(true)`), or anything else (`None`).
+fn key_prefix(lines: &[Line], key: Pos) -> Option<bool> {
+    let line = lines.get(line_index(key))?;
+    let col = usize::try_from(key.column).ok()?.checked_sub(1)?;
+    let before: String = line.text.chars().take(col).collect();
+    if before.chars().all(|c| c == ' ') {
+        Some(false)
+    } else if before.chars().all(|c| c == ' ' || c == '-') && before.ends_with(' ') {
+        Some(true)
+    } else {
+        None
+    }
+}
+
+/// `{key: value}` as block YAML, every line after the first indented by `indent` spaces
+/// (and the first too when `first` is set).
+fn entry_text(
+    key: &str,
+    value: &Value,
+    indent: usize,
+    first: bool,
+    compact: bool,
+) -> Option<String> {
+    let mut one = Map::new();
+    one.insert(key.to_string(), value.clone());
+    let options = serde_saphyr::ser_options! { compact_list_indent: compact };
+    let text = serde_saphyr::to_string_with_options(&Value::Object(one), options).ok()?;
+    let pad = " ".repeat(indent);
+    let mut out = String::new();
+    for (i, line) in text.lines().enumerate() {
+        if (i > 0 || first) && !line.is_empty() {
+            out.push_str(&pad);
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    Some(out)
+}
+
+/// A one-line scalar replaced by a scalar in the same quoting style, the rest of the line (a
+/// comment after it) kept: `duration: "6h"  # why` becomes `duration: "24h"  # why`.
+fn scalar_in_place(
+    lines: &[Line],
+    spans: &Spans,
+    pointer: &str,
+    value: &Value,
+) -> Option<(Range<usize>, String)> {
+    let span = spans.get(pointer)?;
+    if span.key.map(|k| k.line) != Some(span.value.line) {
+        return None;
+    }
+    let line = lines.get(line_index(span.value))?;
+    let start = offset(lines, span.value)?;
+    let old = &line.text[start - line.start..];
+    let old_len = match old.chars().next()? {
+        '"' => {
+            let b = old.as_bytes();
+            let mut i = 1;
+            loop {
+                match *b.get(i)? {
+                    b'\\' => i += 2,
+                    b'"' => break i + 1,
+                    _ => i += 1,
+                }
+            }
+        }
+        '\'' => {
+            let b = old.as_bytes();
+            let mut i = 1;
+            loop {
+                match (*b.get(i)?, b.get(i + 1)) {
+                    (b'\'', Some(b'\'')) => i += 2,
+                    (b'\'', _) => break i + 1,
+                    _ => i += 1,
+                }
+            }
+        }
+        '|' | '>' | '&' | '*' | '!' | '#' | '[' | '{' => return None,
+        _ => old.find(" #").unwrap_or(old.len()),
+    };
+    let plain = old[..old_len].trim_end();
+    let text = match (value, old.chars().next()?) {
+        (Value::String(s), '"') if !s.contains('\n') => serde_json::to_string(s).ok()?,
+        (Value::String(s), '\'') if !s.chars().any(char::is_control) => {
+            format!("'{}'", s.replace('\'', "''"))
+        }
+        (Value::String(_) | Value::Number(_) | Value::Bool(_), _) => {
+            let t = serde_saphyr::to_string(value).ok()?;
+            let t = t.strip_suffix('\n').unwrap_or(&t);
+            if t.contains('\n') {
+                return None;
+            }
+            t.to_string()
+        }
+        _ => return None,
+    };
+    Some((start..start + plain.len(), text))
+}
+
+/// The edits (byte range, replacement) that turn the written document into the wanted one,
+/// in the order to apply them (last in the file first); `None` when line edits cannot do it.
+pub(super) fn edits(
+    lines: &[Line],
+    spans: &Spans,
+    last_line: usize,
+    written: &Value,
+    wanted: &Value,
+    compact: bool,
+) -> Option<Vec<(Range<usize>, String)>> {
+    let (Value::Object(w), Value::Object(v)) = (written, wanted) else {
+        return None;
+    };
+    let mut list = Vec::new();
+    changes(w, v, &[], &mut list);
+    let mut out: Vec<(Range<usize>, String, usize)> = Vec::new();
+    for (n, change) in list.into_iter().enumerate() {
+        match change {
+            Change::Replace { path, value } => {
+                let (kpos, end) = entry(lines, spans, &pointer(&path), last_line)?;
+                key_prefix(lines, kpos)?;
+                let indent = usize::try_from(kpos.column).ok()?.checked_sub(1)?;
+                let start = offset(lines, kpos)?;
+                let key = path.last()?;
+                if end == line_index(kpos) {
+                    if let Some(edit) = scalar_in_place(lines, spans, &pointer(&path), &value) {
+                        out.push((edit.0, edit.1, n));
+                        continue;
+                    }
+                }
+                let mut text = entry_text(key, &value, indent, false, compact)?;
+                let end_line = lines.get(end)?;
+                if !end_line.raw_ends_with_newline() {
+                    text.pop();
+                }
+                out.push((start..end_line.end, text, n));
+            }
+            Change::Remove { path } => {
+                let (kpos, end) = entry(lines, spans, &pointer(&path), last_line)?;
+                if key_prefix(lines, kpos)? {
+                    return None;
+                }
+                let start = lines.get(line_index(kpos))?.start;
+                out.push((start..lines.get(end)?.end, String::new(), n));
+            }
+            Change::Insert { parent, key, value } => {
+                let inside = format!("{}/", pointer(&parent));
+                // The parent's last entry in the file.
+                let last = spans
+                    .iter()
+                    .filter(|(p, s)| {
+                        p.strip_prefix(&inside)
+                            .is_some_and(|rest| !rest.contains('/'))
+                            && s.key.is_some()
+                    })
+                    .max_by_key(|(_, s)| start_of(s))
+                    .map(|(p, _)| p.clone())?;
+                let (kpos, end) = entry(lines, spans, &last, last_line)?;
+                key_prefix(lines, kpos)?;
+                let indent = usize::try_from(kpos.column).ok()?.checked_sub(1)?;
+                let end_line = lines.get(end)?;
+                let mut text = entry_text(&key, &value, indent, true, compact)?;
+                if !end_line.raw_ends_with_newline() {
+                    text.insert(0, '\n');
+                    text.pop();
+                }
+                out.push((end_line.end..end_line.end, text, n));
+            }
+        }
+    }
+    // Ranges may touch but not overlap; apply from the end, and at one offset the later
+    // insert first so the earlier one lands before it.
+    out.sort_by_key(|e| std::cmp::Reverse((e.0.start, e.2)));
+    for pair in out.windows(2) {
+        if pair[1].0.end > pair[0].0.start {
+            return None;
+        }
+    }
+    Some(out.into_iter().map(|(r, t, _)| (r, t)).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn apply(text: &str, wanted: Value) -> Option<String> {
+        let docs = crate::yaml::parse_documents(text).unwrap();
+        let lines = super::super::lines(text);
+        let e = edits(
+            &lines,
+            &docs[0].spans,
+            lines.len() - 1,
+            &docs[0].value,
+            &wanted,
+            true,
+        )?;
+        let mut out = text.to_string();
+        for (r, t) in e {
+            out.replace_range(r, &t);
+        }
+        Some(out)
+    }
+
+    #[test]
+    fn a_changed_scalar_is_one_line() {
+        let text = "kind: Team\nspec:\n  slug: t  # the id\n  # who\n  name: T\n  emails:\n    - a@x\n\n# end\n";
+        let out = apply(
+            text,
+            json!({"kind": "Team", "spec": {"slug": "t", "name": "U", "emails": ["a@x"]}}),
+        )
+        .unwrap();
+        assert_eq!(out, text.replace("name: T", "name: U"));
+    }
+
+    #[test]
+    fn lists_added_and_removed_entries() {
+        let text = "spec:\n  a: 1\n  b:\n    - x\n    - y\n  c: 3\n";
+        let out = apply(text, json!({"spec": {"a": 1, "b": ["x"], "d": {"e": 1}}})).unwrap();
+        assert_eq!(out, "spec:\n  a: 1\n  b:\n  - x\n  d:\n    e: 1\n");
+    }
+
+    #[test]
+    fn scalars_keep_their_quotes_and_comments() {
+        let text = "spec:\n  a: \"6h\"  # why\n  b: 'it''s'\n  c: plain # note\n  d: 1\n";
+        let out = apply(
+            text,
+            json!({"spec": {"a": "24h", "b": "it's \"x\"", "c": "yes", "d": 2.5}}),
+        )
+        .unwrap();
+        assert_eq!(
+            out,
+            "spec:\n  a: \"24h\"  # why\n  b: 'it''s \"x\"'\n  c: \"yes\" # note\n  d: 2.5\n"
+        );
+    }
+
+    #[test]
+    fn flow_style_is_left_to_a_whole_rewrite() {
+        assert!(apply("spec: {a: 1, b: 2}\n", json!({"spec": {"a": 1, "b": 3}})).is_none());
+    }
+}
