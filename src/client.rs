@@ -61,7 +61,7 @@ pub enum ClientError {
     InvalidUrl { url: String, reason: String },
     #[error("refusing to send the API token over plain http to {host}: use https, or pass --insecure-http")]
     InsecureHttp { host: String },
-    #[error("{method} {path}{}: {status} {message}", context(.resource))]
+    #[error("{method} {path}{}: {status} {message}{}", context(.resource), trace(.code, .request_id))]
     Status {
         method: Method,
         path: String,
@@ -69,6 +69,10 @@ pub enum ClientError {
         status: u16,
         /// The server's `message`, or the start of its body.
         message: String,
+        /// The error body's `code` (the gateway's gRPC code), kept with its message.
+        code: Option<i32>,
+        /// The response's `X-Request-Id` (or `Chrono-Request-Id`), for the vendor's support.
+        request_id: Option<String>,
         retry_after: Option<Duration>,
     },
     #[error("{method} {path}{}: {reason}", context(.resource))]
@@ -95,6 +99,28 @@ fn context(resource: &Option<Address>) -> String {
         .unwrap_or_default()
 }
 
+/// ` (code 3, request id abc)`: what a support engineer needs to find the request.
+pub fn trace(code: &Option<i32>, request_id: &Option<String>) -> String {
+    match (code, request_id) {
+        (None, None) => String::new(),
+        (Some(c), None) => format!(" (code {c})"),
+        (None, Some(r)) => format!(" (request id {r})"),
+        (Some(c), Some(r)) => format!(" (code {c}, request id {r})"),
+    }
+}
+
+/// The headers that carry a request id, in order of preference.
+pub const REQUEST_ID_HEADERS: [&str; 2] = ["x-request-id", "chrono-request-id"];
+
+/// The request id a response carries, printable (at most 128 visible ASCII characters).
+pub fn request_id(headers: &reqwest::header::HeaderMap) -> Option<String> {
+    REQUEST_ID_HEADERS.iter().find_map(|name| {
+        let v = headers.get(*name)?.to_str().ok()?.trim();
+        let ok = !v.is_empty() && v.len() <= 128 && v.bytes().all(|b| b.is_ascii_graphic());
+        ok.then(|| v.to_string())
+    })
+}
+
 impl ClientError {
     /// The HTTP status, when the server answered.
     pub fn status(&self) -> Option<u16> {
@@ -108,6 +134,22 @@ impl ClientError {
     pub fn server_message(&self) -> Option<&str> {
         match self {
             ClientError::Status { message, .. } => Some(message),
+            _ => None,
+        }
+    }
+
+    /// The response's request id, when the server sent one.
+    pub fn request_id(&self) -> Option<&str> {
+        match self {
+            ClientError::Status { request_id, .. } => request_id.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// The error body's `code`, when it had one.
+    pub fn code(&self) -> Option<i32> {
+        match self {
+            ClientError::Status { code, .. } => *code,
             _ => None,
         }
     }
@@ -182,6 +224,8 @@ pub struct Client {
     token: Option<HeaderValue>,
     max_retries: u32,
     min_backoff: Duration,
+    /// Adaptive concurrency and `Retry-After` pauses, shared with the executor.
+    throttle: std::sync::Arc<crate::throttle::Throttle>,
 }
 
 impl Client {
@@ -222,7 +266,13 @@ impl Client {
             token,
             max_retries: config.max_retries,
             min_backoff: config.min_backoff,
+            throttle: Default::default(),
         })
+    }
+
+    /// The throttle every response is reported to (the executor reads its window).
+    pub fn throttle(&self) -> &crate::throttle::Throttle {
+        &self.throttle
     }
 
     /// The target's base URL, as shown to users.
@@ -252,6 +302,7 @@ impl Client {
             resource: resource.clone(),
             reason: transport_reason(&e),
         };
+        self.throttle.ready().await;
         let started = std::time::Instant::now();
         let resp = req.send().await.map_err(transport)?;
         let status = resp.status();
@@ -269,6 +320,9 @@ impl Client {
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.trim().parse::<u64>().ok())
             .map(Duration::from_secs);
+        self.throttle
+            .observe(status.as_u16(), retry_after, std::time::Instant::now());
+        let request_id = request_id(resp.headers());
         let bytes = resp.bytes().await.map_err(transport)?;
         if status.is_success() {
             if bytes.is_empty() {
@@ -280,16 +334,17 @@ impl Client {
                 reason: format!("body is not JSON ({e})"),
             });
         }
-        let message = match serde_json::from_slice::<ErrorBody>(&bytes) {
-            Ok(b) => b.message,
+        let (message, code) = match serde_json::from_slice::<ErrorBody>(&bytes) {
+            Ok(b) => (b.message, b.code),
             Err(_) => {
                 let text = String::from_utf8_lossy(&bytes);
                 let text: String = text.chars().take(200).collect();
-                if text.trim().is_empty() {
+                let message = if text.trim().is_empty() {
                     status.canonical_reason().unwrap_or("error").to_string()
                 } else {
                     text.trim().to_string()
-                }
+                };
+                (message, None)
             }
         };
         Err(ClientError::Status {
@@ -298,6 +353,8 @@ impl Client {
             resource: resource.clone(),
             status: status.as_u16(),
             message,
+            code,
+            request_id,
             retry_after,
         })
     }
@@ -556,11 +613,46 @@ mod tests {
             resource: Some(Address::new(Kind::Bucket, Some("b".into()))),
             status: 409,
             message: "Bucket \"b\" already exists".into(),
+            code: None,
+            request_id: None,
             retry_after: None,
         };
         assert_eq!(
             e.to_string(),
             "POST /api/v1/config/buckets (Bucket/b): 409 Bucket \"b\" already exists"
+        );
+        let traced = ClientError::Status {
+            method: Method::PUT,
+            path: "/api/v1/config/teams/t".into(),
+            resource: None,
+            status: 400,
+            message: "invalid team".into(),
+            code: Some(3),
+            request_id: Some("req-1".into()),
+            retry_after: None,
+        };
+        assert_eq!(
+            traced.to_string(),
+            "PUT /api/v1/config/teams/t: 400 invalid team (code 3, request id req-1)"
+        );
+        assert_eq!(traced.code(), Some(3));
+        assert_eq!(traced.request_id(), Some("req-1"));
+    }
+
+    #[test]
+    fn request_ids_from_either_header() {
+        use reqwest::header::{HeaderMap, HeaderValue};
+        let mut h = HeaderMap::new();
+        assert_eq!(request_id(&h), None);
+        h.insert("chrono-request-id", HeaderValue::from_static("vendor-7"));
+        assert_eq!(request_id(&h).as_deref(), Some("vendor-7"));
+        h.insert("x-request-id", HeaderValue::from_static("x-1"));
+        assert_eq!(request_id(&h).as_deref(), Some("x-1"), "X-Request-Id first");
+        h.insert("x-request-id", HeaderValue::from_static("two words"));
+        assert_eq!(
+            request_id(&h).as_deref(),
+            Some("vendor-7"),
+            "an id that is not one printable token is not shown"
         );
     }
 }

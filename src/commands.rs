@@ -688,6 +688,9 @@ pub fn apply(opts: ApplyCommand) -> anyhow::Result<ExitCode> {
             unsupported.len(),
             plan.unchanged
         );
+        if let Some(slowed) = client.throttle().slow_down() {
+            let _ = writeln!(summary, "Rate limit: {slowed}.");
+        }
         for (title, lines) in [
             ("Resolved conflicts:", &resolved),
             ("Failed:", &failed),

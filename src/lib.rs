@@ -17,5 +17,6 @@ pub mod render;
 pub mod settings;
 pub mod spec;
 pub mod state;
+pub mod throttle;
 pub mod wire;
 pub mod yaml;

@@ -75,8 +75,15 @@ fn located(action: &Action, message: String) -> String {
 fn server_text(e: &ClientError) -> String {
     match e {
         ClientError::Status {
-            status, message, ..
-        } => format!("{status} {message}"),
+            status,
+            message,
+            code,
+            request_id,
+            ..
+        } => format!(
+            "{status} {message}{}",
+            crate::client::trace(code, request_id)
+        ),
         other => other.to_string(),
     }
 }
@@ -181,8 +188,10 @@ pub async fn execute(
     let mut queue = DependencyQueue::new(&deps);
     let mut outcomes: Vec<Option<Outcome>> = vec![None; n];
     let mut running = tokio::task::JoinSet::new();
-    let limit = opts.parallelism.max(1);
+    // `--parallelism` is the ceiling; the client's throttle cuts it on 429s (AIMD).
+    client.throttle().reset(opts.parallelism.max(1));
     loop {
+        let limit = client.throttle().limit();
         while running.len() < limit {
             let Some(i) = queue.dequeue() else { break };
             let action = &plan.actions[i];
