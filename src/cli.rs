@@ -203,6 +203,9 @@ pub enum Command {
         /// Inject failures, e.g. 500:0.05,503:0.05,429:0.02,reset:0.01,latency:20ms (lost:P runs the operation, then drops the response)
         #[arg(long, value_name = "SPEC", value_parser = parse_faults)]
         faults: Option<Faults>,
+        /// At most N requests a second for the tenant (a token bucket); 429 with Retry-After beyond.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+        rate_limit: Option<u32>,
     },
 }
 
@@ -418,6 +421,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             profile,
             page_size,
             faults,
+            rate_limit,
         } => commands::serve(commands::ServeOptions {
             listen,
             config: crate::emulator::Config {
@@ -426,6 +430,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 profile: profile.into(),
                 page_size,
                 faults: faults.unwrap_or_default(),
+                rate_limit,
             },
         }),
     }
