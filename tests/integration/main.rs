@@ -11,3 +11,4 @@ mod property;
 mod schema;
 mod support;
 mod validate;
+mod traffic;
