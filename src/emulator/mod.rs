@@ -496,11 +496,20 @@ async fn dispatch(
     };
     let def = kind.def();
     let Some(op) = wire::route_op(def, method.as_str(), slug.is_some()) else {
-        return error_response(
+        let mut r = error_response(
             StatusCode::METHOD_NOT_ALLOWED,
             format!("method {method} is not allowed here"),
             Some(12),
         );
+        // RFC 9110: a 405 lists the methods the path has.
+        let allowed: Vec<&str> = ["GET", "POST", "PUT", "DELETE"]
+            .into_iter()
+            .filter(|m| wire::route_op(def, m, slug.is_some()).is_some())
+            .collect();
+        if let Ok(v) = HeaderValue::from_str(&allowed.join(", ")) {
+            r.headers_mut().insert(axum::http::header::ALLOW, v);
+        }
+        return r;
     };
     if !def.ops(state.profile).has(op) {
         return error_response(

@@ -3,6 +3,7 @@
 
 mod apply;
 mod ci_examples;
+mod conformance;
 mod docs;
 mod emulator;
 mod export;
@@ -10,5 +11,5 @@ mod plan;
 mod property;
 mod schema;
 mod support;
-mod validate;
 mod traffic;
+mod validate;
