@@ -61,18 +61,14 @@ pub enum ClientError {
     InvalidUrl { url: String, reason: String },
     #[error("refusing to send the API token over plain http to {host}: use https, or pass --insecure-http")]
     InsecureHttp { host: String },
-    #[error("{method} {path}{}: {status} {message}{}", context(.resource), trace(.code, .request_id))]
+    #[error("{method} {path}{}: {status} {reply}", context(.resource))]
     Status {
         method: Method,
         path: String,
         resource: Option<Address>,
         status: u16,
-        /// The server's `message`, or the start of its body.
-        message: String,
-        /// The error body's `code` (the gateway's gRPC code), kept with its message.
-        code: Option<i32>,
-        /// The response's `X-Request-Id` (or `Chrono-Request-Id`), for the vendor's support.
-        request_id: Option<String>,
+        /// The server's message, code and request id (boxed: errors stay small).
+        reply: Box<ServerReply>,
         retry_after: Option<Duration>,
     },
     #[error("{method} {path}{}: {reason}", context(.resource))]
@@ -99,13 +95,26 @@ fn context(resource: &Option<Address>) -> String {
         .unwrap_or_default()
 }
 
-/// ` (code 3, request id abc)`: what a support engineer needs to find the request.
-pub fn trace(code: &Option<i32>, request_id: &Option<String>) -> String {
-    match (code, request_id) {
-        (None, None) => String::new(),
-        (Some(c), None) => format!(" (code {c})"),
-        (None, Some(r)) => format!(" (request id {r})"),
-        (Some(c), Some(r)) => format!(" (code {c}, request id {r})"),
+/// What the server said about a failure: its `message` (or the start of its body), the error
+/// body's `code` kept with it (the gateway's gRPC code), and the response's `X-Request-Id` (or
+/// the vendor's `Chrono-Request-Id`), which a support engineer needs to find the request.
+/// Shown as `message (code 3, request id abc)`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ServerReply {
+    pub message: String,
+    pub code: Option<i32>,
+    pub request_id: Option<String>,
+}
+
+impl std::fmt::Display for ServerReply {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)?;
+        match (&self.code, &self.request_id) {
+            (None, None) => Ok(()),
+            (Some(c), None) => write!(f, " (code {c})"),
+            (None, Some(r)) => write!(f, " (request id {r})"),
+            (Some(c), Some(r)) => write!(f, " (code {c}, request id {r})"),
+        }
     }
 }
 
@@ -133,7 +142,7 @@ impl ClientError {
     /// The server's message, when it answered with an error.
     pub fn server_message(&self) -> Option<&str> {
         match self {
-            ClientError::Status { message, .. } => Some(message),
+            ClientError::Status { reply, .. } => Some(&reply.message),
             _ => None,
         }
     }
@@ -141,7 +150,7 @@ impl ClientError {
     /// The response's request id, when the server sent one.
     pub fn request_id(&self) -> Option<&str> {
         match self {
-            ClientError::Status { request_id, .. } => request_id.as_deref(),
+            ClientError::Status { reply, .. } => reply.request_id.as_deref(),
             _ => None,
         }
     }
@@ -149,7 +158,7 @@ impl ClientError {
     /// The error body's `code`, when it had one.
     pub fn code(&self) -> Option<i32> {
         match self {
-            ClientError::Status { code, .. } => *code,
+            ClientError::Status { reply, .. } => reply.code,
             _ => None,
         }
     }
@@ -352,9 +361,11 @@ impl Client {
             path: path.to_string(),
             resource: resource.clone(),
             status: status.as_u16(),
-            message,
-            code,
-            request_id,
+            reply: Box::new(ServerReply {
+                message,
+                code,
+                request_id,
+            }),
             retry_after,
         })
     }
@@ -612,9 +623,10 @@ mod tests {
             path: "/api/v1/config/buckets".into(),
             resource: Some(Address::new(Kind::Bucket, Some("b".into()))),
             status: 409,
-            message: "Bucket \"b\" already exists".into(),
-            code: None,
-            request_id: None,
+            reply: Box::new(ServerReply {
+                message: "Bucket \"b\" already exists".into(),
+                ..ServerReply::default()
+            }),
             retry_after: None,
         };
         assert_eq!(
@@ -626,9 +638,11 @@ mod tests {
             path: "/api/v1/config/teams/t".into(),
             resource: None,
             status: 400,
-            message: "invalid team".into(),
-            code: Some(3),
-            request_id: Some("req-1".into()),
+            reply: Box::new(ServerReply {
+                message: "invalid team".into(),
+                code: Some(3),
+                request_id: Some("req-1".into()),
+            }),
             retry_after: None,
         };
         assert_eq!(

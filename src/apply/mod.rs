@@ -74,16 +74,7 @@ fn located(action: &Action, message: String) -> String {
 
 fn server_text(e: &ClientError) -> String {
     match e {
-        ClientError::Status {
-            status,
-            message,
-            code,
-            request_id,
-            ..
-        } => format!(
-            "{status} {message}{}",
-            crate::client::trace(code, request_id)
-        ),
+        ClientError::Status { status, reply, .. } => format!("{status} {reply}"),
         other => other.to_string(),
     }
 }

@@ -248,7 +248,10 @@ pub fn app(state: Arc<AppState>) -> Router {
             Arc::clone(&state),
             check_token,
         ))
-        .layer(middleware::from_fn_with_state(Arc::clone(&state), rate_limit))
+        .layer(middleware::from_fn_with_state(
+            Arc::clone(&state),
+            rate_limit,
+        ))
         .layer(middleware::from_fn_with_state(Arc::clone(&state), record));
     Router::new()
         .route(STATS_PATH, get(stats_get).delete(stats_reset))

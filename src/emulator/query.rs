@@ -37,7 +37,10 @@ fn check_value(name: &str, schema: &Value, value: &str) -> Result<(), String> {
             ));
         }
     }
-    let kind = schema.get("type").and_then(Value::as_str).unwrap_or("string");
+    let kind = schema
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or("string");
     let format = schema.get("format").and_then(Value::as_str).unwrap_or("");
     let fits = match (kind, format) {
         ("integer", "int32") => value.parse::<i32>().is_ok(),
@@ -107,11 +110,19 @@ mod tests {
     fn valid_queries_pass() {
         for (kind, op, q) in [
             (Kind::Bucket, Op::List, ""),
-            (Kind::Bucket, Op::List, "page.max_size=5&page.token=abc&slugs=a&slugs=b"),
+            (
+                Kind::Bucket,
+                Op::List,
+                "page.max_size=5&page.token=abc&slugs=a&slugs=b",
+            ),
             (Kind::Dataset, Op::List, "type=LOGS&names=x"),
             (Kind::Dashboard, Op::List, "include_dashboard_json=true"),
             (Kind::Bucket, Op::Delete, "force_delete=false"),
-            (Kind::ConsumptionBudget, Op::List, "resources=LOG_ALL&resources=ALL"),
+            (
+                Kind::ConsumptionBudget,
+                Op::List,
+                "resources=LOG_ALL&resources=ALL",
+            ),
             (Kind::ResourcePools, Op::Delete, "dry_run=true"),
             (Kind::Bucket, Op::List, "page.max_size=9223372036854775807"),
         ] {

@@ -120,7 +120,11 @@ async fn a_method_the_path_lacks_is_405_with_allow() {
     assert_eq!(collection.status, 405);
     assert_eq!(collection.headers["allow"], "GET, POST");
     let singleton = t
-        .request(Method::PATCH, &wire::collection_path(Kind::ResourcePools), None)
+        .request(
+            Method::PATCH,
+            &wire::collection_path(Kind::ResourcePools),
+            None,
+        )
         .await;
     assert_eq!(singleton.headers["allow"], "GET, POST, PUT, DELETE");
     // Every response, errors included, carries a request id.

@@ -59,7 +59,10 @@ async fn a_rate_limited_apply_converges_with_few_429s() {
         "{throttled} of {total} requests met a 429"
     );
     // The tenant did rate-limit this run, and the summary says how cfgctl slowed down.
-    assert!(throttled > 0, "the run never met the limit: the test proves nothing");
+    assert!(
+        throttled > 0,
+        "the run never met the limit: the test proves nothing"
+    );
     let line = r
         .stdout
         .lines()
@@ -111,7 +114,11 @@ async fn a_failure_prints_the_request_id_and_the_code() {
         "create Team/nameless: 400 invalid team: `name` is required (code 3, request id {id}) (team.yaml:1)"
     );
     assert!(r.stdout.contains(&expected), "{}", r.transcript());
-    assert!(r.stderr.contains(&format!("request id {id}")), "{}", r.stderr);
+    assert!(
+        r.stderr.contains(&format!("request id {id}")),
+        "{}",
+        r.stderr
+    );
 }
 
 #[tokio::test]
@@ -124,12 +131,21 @@ async fn client_errors_keep_the_code_and_the_request_id() {
         .unwrap_err();
     assert_eq!(err.status(), Some(400));
     assert_eq!(err.code(), Some(3));
-    assert_eq!(err.server_message(), Some("invalid team: `name` is required"));
+    assert_eq!(
+        err.server_message(),
+        Some("invalid team: `name` is required")
+    );
     let log = t.emulator.stats().log;
     assert_eq!(err.request_id(), Some(log[0].request_id.as_str()));
     // Not found: code 5, and its own request id.
     let missing = client
-        .update(Kind::Team, Some("absent"), &json!({"name": "A"}), false, false)
+        .update(
+            Kind::Team,
+            Some("absent"),
+            &json!({"name": "A"}),
+            false,
+            false,
+        )
         .await
         .unwrap_err();
     assert_eq!((missing.status(), missing.code()), (Some(404), Some(5)));
