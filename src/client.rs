@@ -147,6 +147,15 @@ impl ClientError {
         }
     }
 
+    /// The server's message with its code and request id, as printed (`message (code 3,
+    /// request id abc)`), when it answered with an error.
+    pub fn server_reply(&self) -> Option<&ServerReply> {
+        match self {
+            ClientError::Status { reply, .. } => Some(reply),
+            _ => None,
+        }
+    }
+
     /// The response's request id, when the server sent one.
     pub fn request_id(&self) -> Option<&str> {
         match self {

@@ -442,7 +442,7 @@ async fn server_validate(
                     pos,
                     crate::diagnostic::Problem::ServerRejected {
                         address: a.address.to_string(),
-                        message: e.server_message().unwrap_or_default().to_string(),
+                        message: e.server_reply().map(|r| r.to_string()).unwrap_or_default(),
                     },
                 ));
             }
