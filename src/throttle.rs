@@ -21,6 +21,8 @@ use std::time::{Duration, Instant};
 
 /// Multiplicative decrease on a 429.
 const DECREASE: f64 = 0.5;
+/// The longest pause a `Retry-After` can impose (PRODUCT.md §3: honoured, capped at 60 s).
+pub const MAX_PAUSE: Duration = Duration::from_secs(60);
 
 /// The pure AIMD rule over the number of requests in flight.
 #[derive(Clone, Debug, PartialEq)]
@@ -132,7 +134,7 @@ impl Throttle {
         if status == 429 {
             s.aimd.on_throttled();
             if let Some(d) = retry_after {
-                let until = now + d;
+                let until = now + d.min(MAX_PAUSE);
                 s.paused_until = Some(s.paused_until.map_or(until, |p| p.max(until)));
             }
         } else if (200..300).contains(&status) {
@@ -249,6 +251,10 @@ mod tests {
             Some(Duration::from_secs(1))
         );
         assert_eq!(t.wait_needed(now + Duration::from_secs(2)), None);
+        // A server asking for a day gets the cap.
+        t.observe(429, Some(Duration::from_secs(86_400)), now);
+        assert_eq!(t.wait_needed(now), Some(MAX_PAUSE));
+        let now = now + MAX_PAUSE;
         assert_eq!(t.limit(), 1);
         // Other errors do not move the window; successes do.
         t.observe(400, None, now);
