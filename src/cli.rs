@@ -255,6 +255,9 @@ pub enum Command {
         /// embedded one; objects are validated against it.
         #[arg(long, value_name = "FILE")]
         swagger: Option<PathBuf>,
+        /// At most N requests a second for the tenant (a token bucket); 429 with Retry-After beyond.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+        rate_limit: Option<u32>,
     },
 }
 
@@ -515,6 +518,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             faults,
             server_defaults,
             swagger,
+            rate_limit,
         } => commands::serve(commands::ServeOptions {
             listen,
             config: crate::emulator::Config {
@@ -525,6 +529,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 faults: faults.unwrap_or_default(),
                 server_defaults: server_defaults == OnOff::On,
                 swagger,
+                rate_limit,
             },
         }),
     }

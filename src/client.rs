@@ -61,14 +61,14 @@ pub enum ClientError {
     InvalidUrl { url: String, reason: String },
     #[error("refusing to send the API token over plain http to {host}: use https, or pass --insecure-http")]
     InsecureHttp { host: String },
-    #[error("{method} {path}{}: {status} {message}", context(.resource))]
+    #[error("{method} {path}{}: {status} {reply}", context(.resource))]
     Status {
         method: Method,
         path: String,
         resource: Option<Address>,
         status: u16,
-        /// The server's `message`, or the start of its body.
-        message: String,
+        /// The server's message, code and request id (boxed: errors stay small).
+        reply: Box<ServerReply>,
         retry_after: Option<Duration>,
     },
     #[error("{method} {path}{}: {reason}", context(.resource))]
@@ -95,6 +95,41 @@ fn context(resource: &Option<Address>) -> String {
         .unwrap_or_default()
 }
 
+/// What the server said about a failure: its `message` (or the start of its body), the error
+/// body's `code` kept with it (the gateway's gRPC code), and the response's `X-Request-Id` (or
+/// the vendor's `Chrono-Request-Id`), which a support engineer needs to find the request.
+/// Shown as `message (code 3, request id abc)`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ServerReply {
+    pub message: String,
+    pub code: Option<i32>,
+    pub request_id: Option<String>,
+}
+
+impl std::fmt::Display for ServerReply {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)?;
+        match (&self.code, &self.request_id) {
+            (None, None) => Ok(()),
+            (Some(c), None) => write!(f, " (code {c})"),
+            (None, Some(r)) => write!(f, " (request id {r})"),
+            (Some(c), Some(r)) => write!(f, " (code {c}, request id {r})"),
+        }
+    }
+}
+
+/// The headers that carry a request id, in order of preference.
+pub const REQUEST_ID_HEADERS: [&str; 2] = ["x-request-id", "chrono-request-id"];
+
+/// The request id a response carries, printable (at most 128 visible ASCII characters).
+pub fn request_id(headers: &reqwest::header::HeaderMap) -> Option<String> {
+    REQUEST_ID_HEADERS.iter().find_map(|name| {
+        let v = headers.get(*name)?.to_str().ok()?.trim();
+        let ok = !v.is_empty() && v.len() <= 128 && v.bytes().all(|b| b.is_ascii_graphic());
+        ok.then(|| v.to_string())
+    })
+}
+
 impl ClientError {
     /// The HTTP status, when the server answered.
     pub fn status(&self) -> Option<u16> {
@@ -107,7 +142,32 @@ impl ClientError {
     /// The server's message, when it answered with an error.
     pub fn server_message(&self) -> Option<&str> {
         match self {
-            ClientError::Status { message, .. } => Some(message),
+            ClientError::Status { reply, .. } => Some(&reply.message),
+            _ => None,
+        }
+    }
+
+    /// The server's message with its code and request id, as printed (`message (code 3,
+    /// request id abc)`), when it answered with an error.
+    pub fn server_reply(&self) -> Option<&ServerReply> {
+        match self {
+            ClientError::Status { reply, .. } => Some(reply),
+            _ => None,
+        }
+    }
+
+    /// The response's request id, when the server sent one.
+    pub fn request_id(&self) -> Option<&str> {
+        match self {
+            ClientError::Status { reply, .. } => reply.request_id.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// The error body's `code`, when it had one.
+    pub fn code(&self) -> Option<i32> {
+        match self {
+            ClientError::Status { reply, .. } => reply.code,
             _ => None,
         }
     }
@@ -182,6 +242,8 @@ pub struct Client {
     token: Option<HeaderValue>,
     max_retries: u32,
     min_backoff: Duration,
+    /// Adaptive concurrency and `Retry-After` pauses, shared with the executor.
+    throttle: std::sync::Arc<crate::throttle::Throttle>,
 }
 
 impl Client {
@@ -222,7 +284,13 @@ impl Client {
             token,
             max_retries: config.max_retries,
             min_backoff: config.min_backoff,
+            throttle: Default::default(),
         })
+    }
+
+    /// The throttle every response is reported to (the executor reads its window).
+    pub fn throttle(&self) -> &crate::throttle::Throttle {
+        &self.throttle
     }
 
     /// The target's base URL, as shown to users.
@@ -252,6 +320,7 @@ impl Client {
             resource: resource.clone(),
             reason: transport_reason(&e),
         };
+        self.throttle.ready().await;
         let started = std::time::Instant::now();
         let resp = req.send().await.map_err(transport)?;
         let status = resp.status();
@@ -269,6 +338,9 @@ impl Client {
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.trim().parse::<u64>().ok())
             .map(Duration::from_secs);
+        self.throttle
+            .observe(status.as_u16(), retry_after, std::time::Instant::now());
+        let request_id = request_id(resp.headers());
         let bytes = resp.bytes().await.map_err(transport)?;
         if status.is_success() {
             if bytes.is_empty() {
@@ -280,16 +352,17 @@ impl Client {
                 reason: format!("body is not JSON ({e})"),
             });
         }
-        let message = match serde_json::from_slice::<ErrorBody>(&bytes) {
-            Ok(b) => b.message,
+        let (message, code) = match serde_json::from_slice::<ErrorBody>(&bytes) {
+            Ok(b) => (b.message, b.code),
             Err(_) => {
                 let text = String::from_utf8_lossy(&bytes);
                 let text: String = text.chars().take(200).collect();
-                if text.trim().is_empty() {
+                let message = if text.trim().is_empty() {
                     status.canonical_reason().unwrap_or("error").to_string()
                 } else {
                     text.trim().to_string()
-                }
+                };
+                (message, None)
             }
         };
         Err(ClientError::Status {
@@ -297,7 +370,11 @@ impl Client {
             path: path.to_string(),
             resource: resource.clone(),
             status: status.as_u16(),
-            message,
+            reply: Box::new(ServerReply {
+                message,
+                code,
+                request_id,
+            }),
             retry_after,
         })
     }
@@ -555,12 +632,50 @@ mod tests {
             path: "/api/v1/config/buckets".into(),
             resource: Some(Address::new(Kind::Bucket, Some("b".into()))),
             status: 409,
-            message: "Bucket \"b\" already exists".into(),
+            reply: Box::new(ServerReply {
+                message: "Bucket \"b\" already exists".into(),
+                ..ServerReply::default()
+            }),
             retry_after: None,
         };
         assert_eq!(
             e.to_string(),
             "POST /api/v1/config/buckets (Bucket/b): 409 Bucket \"b\" already exists"
+        );
+        let traced = ClientError::Status {
+            method: Method::PUT,
+            path: "/api/v1/config/teams/t".into(),
+            resource: None,
+            status: 400,
+            reply: Box::new(ServerReply {
+                message: "invalid team".into(),
+                code: Some(3),
+                request_id: Some("req-1".into()),
+            }),
+            retry_after: None,
+        };
+        assert_eq!(
+            traced.to_string(),
+            "PUT /api/v1/config/teams/t: 400 invalid team (code 3, request id req-1)"
+        );
+        assert_eq!(traced.code(), Some(3));
+        assert_eq!(traced.request_id(), Some("req-1"));
+    }
+
+    #[test]
+    fn request_ids_from_either_header() {
+        use reqwest::header::{HeaderMap, HeaderValue};
+        let mut h = HeaderMap::new();
+        assert_eq!(request_id(&h), None);
+        h.insert("chrono-request-id", HeaderValue::from_static("vendor-7"));
+        assert_eq!(request_id(&h).as_deref(), Some("vendor-7"));
+        h.insert("x-request-id", HeaderValue::from_static("x-1"));
+        assert_eq!(request_id(&h).as_deref(), Some("x-1"), "X-Request-Id first");
+        h.insert("x-request-id", HeaderValue::from_static("two words"));
+        assert_eq!(
+            request_id(&h).as_deref(),
+            Some("vendor-7"),
+            "an id that is not one printable token is not shown"
         );
     }
 }

@@ -480,7 +480,7 @@ async fn server_validate(
                     pos,
                     crate::diagnostic::Problem::ServerRejected {
                         address: a.address.to_string(),
-                        message: e.server_message().unwrap_or_default().to_string(),
+                        message: e.server_reply().map(|r| r.to_string()).unwrap_or_default(),
                     },
                 ));
             }
@@ -723,6 +723,9 @@ pub fn apply(opts: ApplyCommand) -> anyhow::Result<ExitCode> {
             unsupported.len(),
             plan.unchanged
         );
+        if let Some(slowed) = client.throttle().slow_down() {
+            let _ = writeln!(summary, "Rate limit: {slowed}.");
+        }
         for (title, lines) in [
             ("Resolved conflicts:", &resolved),
             ("Failed:", &failed),

@@ -20,6 +20,7 @@ pub mod semantics;
 pub mod settings;
 pub mod spec;
 pub mod state;
+pub mod throttle;
 pub mod wire;
 pub mod yaml;
 

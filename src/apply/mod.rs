@@ -74,9 +74,7 @@ fn located(action: &Action, message: String) -> String {
 
 fn server_text(e: &ClientError) -> String {
     match e {
-        ClientError::Status {
-            status, message, ..
-        } => format!("{status} {message}"),
+        ClientError::Status { status, reply, .. } => format!("{status} {reply}"),
         other => other.to_string(),
     }
 }
@@ -169,8 +167,10 @@ pub async fn execute(
     let mut queue = DependencyQueue::new(&deps);
     let mut outcomes: Vec<Option<Outcome>> = vec![None; n];
     let mut running = tokio::task::JoinSet::new();
-    let limit = opts.parallelism.max(1);
+    // `--parallelism` is the ceiling; the client's throttle cuts it on 429s (AIMD).
+    client.throttle().reset(opts.parallelism.max(1));
     loop {
+        let limit = client.throttle().limit();
         while running.len() < limit {
             let Some(i) = queue.dequeue() else { break };
             let action = &plan.actions[i];

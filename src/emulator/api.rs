@@ -167,6 +167,16 @@ impl Api {
                 messages.join("; ")
             )));
         }
+        // proto3: an empty `name` is a missing one.
+        if !kind.def().singleton
+            && spec::has_field(kind, "name")
+            && object.get("name").is_none_or(crate::registry::is_zero)
+        {
+            return Err(ApiError::BadRequest(format!(
+                "invalid {}: `name` is required",
+                kind.def().singular
+            )));
+        }
         for rule in kind.def().required {
             if !rule.satisfied_by(object) {
                 return Err(ApiError::BadRequest(format!(

@@ -8,6 +8,8 @@
 
 pub mod api;
 pub mod faults;
+pub mod query;
+pub mod ratelimit;
 pub mod store;
 
 use std::collections::BTreeMap;
@@ -52,6 +54,8 @@ pub struct Config {
     pub server_defaults: bool,
     /// Serve this API description instead of the embedded one.
     pub swagger: Option<PathBuf>,
+    /// At most this many API requests a second (`--rate-limit`); unlimited when absent.
+    pub rate_limit: Option<u32>,
 }
 
 impl Default for Config {
@@ -64,6 +68,7 @@ impl Default for Config {
             faults: Faults::default(),
             server_defaults: true,
             swagger: None,
+            rate_limit: None,
         }
     }
 }
@@ -102,6 +107,12 @@ pub struct RequestRecord {
     pub query: String,
     /// The status answered; 0 for a reset connection.
     pub status: u16,
+    /// The `X-Request-Id` the response carried.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub request_id: String,
+    /// The client's `User-Agent`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub user_agent: String,
 }
 
 /// Request counters, by `METHOD /route/template`, and the log of API requests in order.
@@ -180,6 +191,10 @@ pub struct AppState {
     faults: Faults,
     stats: Arc<Stats>,
     swagger: String,
+    /// The served swagger, parsed: what query parameters are checked against.
+    swagger_doc: Value,
+    /// The tenant's `--rate-limit` bucket.
+    bucket: Option<Mutex<ratelimit::TokenBucket>>,
 }
 
 impl AppState {
@@ -203,6 +218,7 @@ impl AppState {
             }
         };
         let swagger = description.for_profile(config.profile).to_string();
+        let swagger_doc: Value = serde_json::from_str(&swagger).unwrap_or(Value::Null);
         Ok(Arc::new(AppState {
             api: Mutex::new(Api::new(
                 store,
@@ -215,6 +231,10 @@ impl AppState {
             faults: config.faults.clone(),
             stats: Arc::new(Stats::default()),
             swagger,
+            swagger_doc,
+            bucket: config
+                .rate_limit
+                .map(|n| Mutex::new(ratelimit::TokenBucket::new(n, Instant::now()))),
         }))
     }
 
@@ -265,6 +285,10 @@ pub fn app(state: Arc<AppState>) -> Router {
             Arc::clone(&state),
             check_token,
         ))
+        .layer(middleware::from_fn_with_state(
+            Arc::clone(&state),
+            rate_limit,
+        ))
         .layer(middleware::from_fn_with_state(Arc::clone(&state), record));
     Router::new()
         .route(STATS_PATH, get(stats_get).delete(stats_reset))
@@ -300,20 +324,35 @@ async fn stats_reset(State(state): State<Arc<AppState>>) -> Response {
     json_response(json!({}))
 }
 
-/// Logs and counts every API request (the path only: no header, so never the token).
+/// The header that carries the id of every response.
+pub const REQUEST_ID_HEADER: &str = "x-request-id";
+
+/// Logs and counts every API request (the path and the user agent: never the token), and
+/// gives every response an `X-Request-Id`, as a real tenant does.
 async fn record(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
     let method = req.method().to_string();
     let path = req.uri().path().to_string();
     let query = req.uri().query().unwrap_or_default().to_string();
+    let user_agent = req
+        .headers()
+        .get(axum::http::header::USER_AGENT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_string();
+    let request_id = format!("{:016x}", fastrand::u64(..));
     let started = Instant::now();
-    let response = next.run(req).await;
+    let mut response = next.run(req).await;
     let reset = response.extensions().get::<ResetMarker>().is_some();
     let status = if reset { 0 } else { response.status().as_u16() };
+    if let Ok(v) = HeaderValue::from_str(&request_id) {
+        response.headers_mut().insert(REQUEST_ID_HEADER, v);
+    }
     tracing::info!(
         target: "cfgctl::emulator",
         %method,
         %path,
         status,
+        request_id = %request_id,
         elapsed_ms = started.elapsed().as_millis() as u64,
         "request"
     );
@@ -322,8 +361,33 @@ async fn record(State(state): State<Arc<AppState>>, req: Request, next: Next) ->
         path,
         query,
         status,
+        request_id,
+        user_agent,
     });
     response
+}
+
+/// `--rate-limit N`: a token from the tenant's bucket, or 429 with `Retry-After`.
+async fn rate_limit(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
+    if let Some(bucket) = &state.bucket {
+        let taken = bucket
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take(Instant::now());
+        if let Err(wait) = taken {
+            let mut r = error_response(
+                StatusCode::TOO_MANY_REQUESTS,
+                "rate limit exceeded: too many requests for this tenant",
+                Some(8),
+            );
+            r.headers_mut().insert(
+                axum::http::header::RETRY_AFTER,
+                HeaderValue::from(ratelimit::retry_after_secs(wait)),
+            );
+            return r;
+        }
+    }
+    next.run(req).await
 }
 
 /// Constant-time comparison, so the token cannot be guessed byte by byte from timings.
@@ -472,11 +536,20 @@ async fn dispatch(
     };
     let def = kind.def();
     let Some(op) = wire::route_op(def, method.as_str(), slug.is_some()) else {
-        return error_response(
+        let mut r = error_response(
             StatusCode::METHOD_NOT_ALLOWED,
             format!("method {method} is not allowed here"),
             Some(12),
         );
+        // RFC 9110: a 405 lists the methods the path has.
+        let allowed: Vec<&str> = ["GET", "POST", "PUT", "DELETE"]
+            .into_iter()
+            .filter(|m| wire::route_op(def, m, slug.is_some()).is_some())
+            .collect();
+        if let Ok(v) = HeaderValue::from_str(&allowed.join(", ")) {
+            r.headers_mut().insert(axum::http::header::ALLOW, v);
+        }
+        return r;
     };
     if !def.ops(state.profile).has(op) {
         return error_response(
@@ -487,6 +560,9 @@ async fn dispatch(
             ),
             Some(12),
         );
+    }
+    if let Err(message) = query::check(&state.swagger_doc, kind, op, &query) {
+        return error_response(StatusCode::BAD_REQUEST, message, Some(3));
     }
     let body = match op {
         Op::Create | Op::Update => match read_json(body).await {

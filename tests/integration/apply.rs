@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 
 use crate::emulator::{fixture_objects, Tenant};
 use crate::plan::{run, run_in, scratch_copy, seeded, write};
+use crate::support::redact_request_ids;
 
 /// The address a request path names (`None` slug for a collection path).
 fn address_of(path: &str) -> Option<Address> {
@@ -344,7 +345,7 @@ async fn conflict_rules_of_section_3() {
         })
         .collect();
     let text = format!("{got:#?}").replace(dir.path().to_str().unwrap(), "[DIR]");
-    insta::assert_snapshot!(text);
+    insta::assert_snapshot!(redact_request_ids(&text));
     // The state after: matches the manifests where it could.
     assert_eq!(
         t.read(Kind::Team, Some("differs")).await.body["team"]["name"],
@@ -390,7 +391,7 @@ async fn failures_skip_dependents_and_set_the_exit_code() {
     let r = run_in(&t, dir.path(), &["apply", ".", "--auto-approve"], &[]).await;
     assert_eq!(r.code, 1, "{}", r.transcript());
     let summary = &r.stdout[r.stdout.find("\nApply:").unwrap()..];
-    insta::assert_snapshot!(summary);
+    insta::assert_snapshot!(redact_request_ids(summary));
     assert_eq!(
         t.read(Kind::Team, Some("t")).await.status,
         200,
@@ -442,7 +443,7 @@ async fn force_delete_only_with_the_flag() {
     assert_eq!(r.code, 1, "{}", r.transcript());
     assert!(
         r.stdout
-            .contains("delete Bucket/old: 400 Bucket \"old\" is in use: referenced by Monitor/m\n"),
+            .contains("delete Bucket/old: 400 Bucket \"old\" is in use: referenced by Monitor/m (code 3, request id "),
         "{}",
         r.stdout
     );
@@ -672,7 +673,7 @@ async fn unsupported_actions_are_never_attempted_and_fail_the_run() {
     let r = run(&t, &["apply", "fixtures/valid", "--auto-approve"]).await;
     assert_eq!(r.code, 1, "{}", r.transcript());
     let summary = &r.stdout[r.stdout.find("\nApply:").unwrap()..];
-    insta::assert_snapshot!(summary);
+    insta::assert_snapshot!(redact_request_ids(summary));
     let log = t.emulator.stats().log;
     for l in log.iter().filter(|l| l.method != "GET") {
         assert_ne!(

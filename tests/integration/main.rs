@@ -3,6 +3,7 @@
 
 mod apply;
 mod ci_examples;
+mod conformance;
 mod docs;
 mod emulator;
 mod export;
@@ -14,5 +15,6 @@ mod property;
 mod pull;
 mod schema;
 mod support;
+mod traffic;
 mod validate;
 mod workflows;

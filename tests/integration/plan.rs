@@ -351,7 +351,10 @@ async fn server_validate_rejection_points_at_the_manifest() {
     assert_eq!(plain.code, 0, "offline and list checks cannot see it");
     let r = run_in(&t, dir.path(), &["plan", ".", "--server-validate"], &[]).await;
     assert_eq!(r.code, 1);
-    insta::assert_snapshot!("server_validate_rejection", r.stderr);
+    insta::assert_snapshot!(
+        "server_validate_rejection",
+        crate::support::redact_request_ids(&r.stderr)
+    );
     // Nothing was created by the dry runs.
     assert_eq!(t.read(Kind::Team, Some("t")).await.status, 404);
 }

@@ -70,3 +70,19 @@ pub fn cfgctl_in(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
 }
+
+/// `request id 0123abcd` → `request id [ID]`: the emulator's ids are random, snapshots are not.
+pub fn redact_request_ids(text: &str) -> String {
+    const MARK: &str = "request id ";
+    let mut parts = text.split(MARK);
+    let mut out = parts.next().unwrap_or_default().to_string();
+    for part in parts {
+        let id_len = part
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'))
+            .unwrap_or(part.len());
+        out.push_str(MARK);
+        out.push_str("[ID]");
+        out.push_str(&part[id_len..]);
+    }
+    out
+}
