@@ -189,30 +189,6 @@ fn escape_property(s: &str) -> String {
     escape_data(s).replace(':', "%3A").replace(',', "%2C")
 }
 
-/// The closest known name, if it is close enough to be a typo.
-pub fn closest(name: &str, known: &[String]) -> Option<String> {
-    known
-        .iter()
-        .map(|k| (edit_distance(name, k), k))
-        .filter(|(d, k)| *d <= 2.max(k.len() / 4))
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, k)| k.clone())
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let cost = usize::from(ca != *cb);
-            cur[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
-}
-
 /// The byte range of the token at a 1-based line and (character) column of a text.
 fn token_span(source: &str, pos: Pos) -> Option<std::ops::Range<usize>> {
     let line_start: usize = source
@@ -299,16 +275,6 @@ mod tests {
         assert!(p
             .to_string()
             .starts_with("unknown kind \"bucket\" (did you mean `Bucket`?); expected one of Bucket, ClassicDashboard"));
-    }
-
-    #[test]
-    fn typo_suggestions() {
-        let known: Vec<String> = ["description", "name", "labels"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-        assert_eq!(closest("labls", &known).as_deref(), Some("labels"));
-        assert_eq!(closest("zzz", &known), None);
     }
 
     #[test]

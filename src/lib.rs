@@ -10,6 +10,7 @@ pub mod docs;
 pub mod drift;
 pub mod emulator;
 pub mod export;
+pub mod jsonpath;
 pub mod manifest;
 pub mod pattern;
 pub mod plan;

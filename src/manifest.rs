@@ -14,7 +14,8 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::diagnostic::{self, Diagnostic, Problem};
-use crate::registry::{escape_pointer, Address, Kind};
+use crate::jsonpath::escape_pointer;
+use crate::registry::{Address, Kind};
 use crate::settings::{self, Settings};
 use crate::spec::{self, API_VERSION};
 use crate::yaml::{self, Document, Pos, Spans};

@@ -9,6 +9,8 @@ use std::fmt;
 
 use serde_json::Value;
 
+use crate::jsonpath::{escape_pointer, get_path};
+
 /// Every kind cfgctl manages. The order is the registry's order (alphabetical by name, the
 /// order used wherever kinds reach the user).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -632,7 +634,7 @@ impl Kind {
             .map(|d| d.kind)
             .or_else(|| {
                 let names: Vec<String> = KINDS.iter().map(|d| d.name.to_string()).collect();
-                let best = crate::diagnostic::closest(name, &names)?;
+                let best = crate::jsonpath::closest(name, &names)?;
                 Kind::from_name(&best)
             })
     }
@@ -783,18 +785,6 @@ impl KindDef {
 pub enum Profile {
     Full,
     Seed,
-}
-
-/// Escapes one JSON pointer segment (RFC 6901).
-pub fn escape_pointer(segment: &str) -> String {
-    segment.replace('~', "~0").replace('/', "~1")
-}
-
-/// Looks up a dotted path (`collection.slug`) in an object.
-pub fn get_path<'a>(object: &'a Value, dotted: &str) -> Option<&'a Value> {
-    dotted
-        .split('.')
-        .try_fold(object, |value, segment| value.as_object()?.get(segment))
 }
 
 /// A value the API treats as absent (proto3 zero value).

@@ -140,7 +140,7 @@ pub fn parse(file: &Path, text: &str) -> Result<Settings, Vec<Diagnostic>> {
         return Err(r.diagnostics);
     };
     for (key, value) in map {
-        let pointer = format!("/{}", crate::registry::escape_pointer(key));
+        let pointer = format!("/{}", crate::jsonpath::escape_pointer(key));
         match key.as_str() {
             "prune" => settings.prune = r.patterns(value, "prune"),
             "exclude" => settings.exclude = r.patterns(value, "exclude"),
@@ -155,7 +155,7 @@ pub fn parse(file: &Path, text: &str) -> Result<Settings, Vec<Diagnostic>> {
             "ignore" => settings.ignore = ignore_rules(&mut r, value),
             other => {
                 let known: Vec<String> = FIELDS.iter().map(|s| s.to_string()).collect();
-                let hint = crate::diagnostic::closest(other, &known)
+                let hint = crate::jsonpath::closest(other, &known)
                     .map(|s| format!(" (did you mean `{s}`?)"))
                     .unwrap_or_default();
                 r.error(

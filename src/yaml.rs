@@ -12,7 +12,7 @@ use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value};
 use serde_saphyr::Spanned;
 
-use crate::registry::escape_pointer;
+use crate::jsonpath::escape_pointer;
 
 /// A 1-based line and column.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Default)]
@@ -467,24 +467,6 @@ fn convert(
     })
 }
 
-/// A JSON pointer as the dotted path users read (`/thresholds/0/volume` →
-/// `thresholds[0].volume`).
-pub fn pointer_to_path(pointer: &str) -> String {
-    let mut out = String::new();
-    for segment in pointer.split('/').skip(1) {
-        let segment = segment.replace("~1", "/").replace("~0", "~");
-        if !segment.is_empty() && segment.bytes().all(|b| b.is_ascii_digit()) {
-            out.push_str(&format!("[{segment}]"));
-        } else {
-            if !out.is_empty() {
-                out.push('.');
-            }
-            out.push_str(&segment);
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -547,15 +529,5 @@ mod tests {
         assert!(sub.get("").is_some());
         assert_eq!(sub.get("/name").unwrap().key, Some(Pos::new(2, 3)));
         assert!(sub.get("ial").is_none());
-    }
-
-    #[test]
-    fn pointers_become_dotted_paths() {
-        assert_eq!(
-            pointer_to_path("/thresholds/0/volume/fixed_value"),
-            "thresholds[0].volume.fixed_value"
-        );
-        assert_eq!(pointer_to_path("/labels/a~1b"), "labels.a/b");
-        assert_eq!(pointer_to_path(""), "");
     }
 }

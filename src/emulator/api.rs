@@ -9,7 +9,8 @@ use serde_json::{json, Map, Value};
 use std::sync::Arc;
 
 use super::store::{Store, StoreError, Stored};
-use crate::registry::{get_path, Address, Kind};
+use crate::jsonpath::get_path;
+use crate::registry::{Address, Kind};
 use crate::semantics::Semantics;
 use crate::spec::{self, Description};
 use crate::wire::{self, ListQuery, Write, COMMON_FILTERS};

@@ -10,7 +10,7 @@ use std::ops::Range;
 use serde_json::{Map, Value};
 
 use super::Line;
-use crate::registry::escape_pointer;
+use crate::jsonpath::escape_pointer;
 use crate::yaml::{Pos, Spans};
 
 /// One change to a document, by path of member names from the document's root.

@@ -1,0 +1,129 @@
+//! The proto3 canonical form: how a proto3 JSON gateway answers (definition order, zero
+//! values omitted, int64 as strings). The emulator answers in it and the planner compares in it.
+
+use serde_json::{json, Map, Value};
+
+use super::*;
+
+/// The object as a proto3 JSON gateway returns it: fields in definition order, zero values
+/// (`""`, `0`, `false`, empty lists and maps, null, an enum's first value) omitted
+/// recursively, int64 written as a string, int32 as an integer. Members the definition does
+/// not know are kept as they are. The emulator answers with this form; the planner compares
+/// in it, so the two agree by construction.
+pub fn canonical(kind: Kind, object: &Value) -> Value {
+    Description::embedded().canonical(kind, object)
+}
+
+pub(super) fn canonical_value(desc: &Description, schema: &Value, value: &Value) -> Option<Value> {
+    let schema = desc.resolve(schema);
+    if value.is_null() {
+        return None;
+    }
+    let ty = schema.get("type").and_then(Value::as_str);
+    let format = schema.get("format").and_then(Value::as_str);
+    let out = match (ty, value) {
+        (_, Value::Object(map)) if schema.get("properties").is_some() => {
+            let props = schema.get("properties").and_then(Value::as_object);
+            let mut out = Map::new();
+            if let Some(props) = props {
+                for (name, prop) in props {
+                    if let Some(v) = map.get(name).and_then(|v| canonical_value(desc, prop, v)) {
+                        out.insert(name.clone(), v);
+                    }
+                }
+            }
+            for (name, v) in map {
+                if props.is_none_or(|p| !p.contains_key(name)) && !crate::registry::is_zero(v) {
+                    out.insert(name.clone(), v.clone());
+                }
+            }
+            Value::Object(out)
+        }
+        (Some("object"), Value::Object(map)) => {
+            // A map: entries kept (proto3 keeps zero values inside maps), keys sorted.
+            let item = schema.get("additionalProperties");
+            let sorted: BTreeMap<&String, Value> = map
+                .iter()
+                .map(|(k, v)| {
+                    let v = match item {
+                        Some(s) if s.is_object() => {
+                            canonical_value(desc, s, v).unwrap_or(zero_like(v))
+                        }
+                        _ => v.clone(),
+                    };
+                    (k, v)
+                })
+                .collect();
+            Value::Object(sorted.into_iter().map(|(k, v)| (k.clone(), v)).collect())
+        }
+        (Some("array"), Value::Array(items)) => {
+            let item = schema.get("items");
+            Value::Array(
+                items
+                    .iter()
+                    .map(|v| match item {
+                        Some(s) => canonical_value(desc, s, v).unwrap_or(zero_like(v)),
+                        None => v.clone(),
+                    })
+                    .collect(),
+            )
+        }
+        (Some("string"), v) if matches!(format, Some("int64" | "uint64")) => match v {
+            Value::Number(n) => Value::String(n.to_string()),
+            Value::String(s) => match s.trim().parse::<i128>() {
+                Ok(n) => Value::String(n.to_string()),
+                Err(_) => v.clone(),
+            },
+            other => other.clone(),
+        },
+        (Some("integer"), Value::Number(n)) => match (n.as_i64(), n.as_f64()) {
+            (Some(i), _) => json!(i),
+            (None, Some(f)) if f.fract() == 0.0 && f.abs() < 9.0e15 => json!(f as i64),
+            _ => Value::Number(n.clone()),
+        },
+        (Some("number"), Value::Number(n)) => match n.as_f64() {
+            Some(f) => json!(f),
+            None => Value::Number(n.clone()),
+        },
+        (Some("string"), Value::String(s)) => {
+            let is_default = schema
+                .get("enum")
+                .and_then(Value::as_array)
+                .and_then(|e| e.first())
+                .and_then(Value::as_str)
+                == Some(s.as_str());
+            if is_default {
+                return None;
+            }
+            value.clone()
+        }
+        _ => value.clone(),
+    };
+    if crate::registry::is_zero(&out) {
+        None
+    } else {
+        Some(out)
+    }
+}
+
+/// [`canonical`] for any definition of the swagger file (a response body, say).
+pub fn canonical_definition(name: &str, value: &Value) -> Value {
+    match definitions().get(name) {
+        Some(def) => {
+            canonical_value(Description::embedded(), def, value).unwrap_or_else(|| json!({}))
+        }
+        None => value.clone(),
+    }
+}
+
+/// The zero value of a value's own type, for a zero element kept inside a list or map.
+pub(super) fn zero_like(v: &Value) -> Value {
+    match v {
+        Value::Bool(_) => json!(false),
+        Value::Number(_) => json!(0),
+        Value::String(_) => json!(""),
+        Value::Array(_) => json!([]),
+        Value::Object(_) => json!({}),
+        Value::Null => Value::Null,
+    }
+}
