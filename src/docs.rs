@@ -23,19 +23,7 @@ fn ops(o: crate::registry::Ops) -> String {
 }
 
 fn resolve(node: &'static Value) -> &'static Value {
-    let mut n = node;
-    for _ in 0..16 {
-        match n
-            .get("$ref")
-            .and_then(Value::as_str)
-            .and_then(|r| r.strip_prefix("#/definitions/"))
-            .and_then(|name| spec::swagger()["definitions"].get(name))
-        {
-            Some(t) => n = t,
-            None => break,
-        }
-    }
-    n
+    spec::Description::embedded().resolve(node)
 }
 
 fn type_of(node: &'static Value) -> String {

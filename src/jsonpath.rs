@@ -58,6 +58,20 @@ fn edit_distance(a: &str, b: &str) -> usize {
     prev[b.len()]
 }
 
+/// A JSON value's type in the words of messages (`found a list`): YAML users write no `null`,
+/// so an absent value is "nothing"; integers and other numbers are told apart.
+pub fn type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "nothing",
+        Value::Bool(_) => "a boolean",
+        Value::Number(n) if n.is_f64() => "a number",
+        Value::Number(_) => "an integer",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "a mapping",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

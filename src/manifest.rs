@@ -249,17 +249,6 @@ fn split_json_array(doc: Document) -> Vec<Document> {
         .collect()
 }
 
-fn type_name(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "nothing",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "a mapping",
-    }
-}
-
 /// The checks of one document.
 struct DocCheck<'a> {
     file: &'a Path,
@@ -293,7 +282,7 @@ impl DocCheck<'_> {
 
     fn check(&mut self) -> Option<Manifest> {
         let Some(envelope) = self.doc.value.as_object() else {
-            let found = type_name(&self.doc.value);
+            let found = crate::jsonpath::type_name(&self.doc.value);
             self.error(self.doc.start, Problem::NotMapping { found });
             return None;
         };
@@ -348,7 +337,10 @@ impl DocCheck<'_> {
             Some(Value::Object(spec)) => spec.clone(),
             Some(other) => {
                 let pos = self.value_pos("/spec");
-                self.error(pos, Problem::SpecNotMapping(type_name(other)));
+                self.error(
+                    pos,
+                    Problem::SpecNotMapping(crate::jsonpath::type_name(other)),
+                );
                 return None;
             }
         };
@@ -444,7 +436,7 @@ impl DocCheck<'_> {
                                 field,
                                 message: format!(
                                     "the document must be a JSON object, found {}",
-                                    type_name(&other)
+                                    crate::jsonpath::type_name(&other)
                                 ),
                             },
                         );
@@ -466,7 +458,7 @@ impl DocCheck<'_> {
                     }
                 },
                 other => {
-                    let found = type_name(other);
+                    let found = crate::jsonpath::type_name(other);
                     let pos = self.value_pos(&pointer);
                     self.error(
                         pos,

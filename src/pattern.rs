@@ -45,7 +45,8 @@ impl Pattern {
         }
         let (kind, slug) = match trimmed.split_once('/') {
             Some((k, s)) => (k, Some(s)),
-            None if trimmed == Kind::ResourcePools.name() => (trimmed, None),
+            // A singleton kind has no slug part.
+            None if Kind::from_name(trimmed).is_some_and(|k| k.def().singleton) => (trimmed, None),
             None => return Err(PatternError::NoSlash(text.to_string())),
         };
         let has_wildcard = kind.contains(['*', '?']);

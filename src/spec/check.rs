@@ -31,18 +31,6 @@ pub(super) fn field_name(pointer: &str) -> String {
     }
 }
 
-pub(super) fn type_name(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(n) if n.is_f64() => "a number",
-        Value::Number(_) => "an integer",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "a mapping",
-    }
-}
-
 pub(super) fn describe(
     desc: &Description,
     kind: Kind,
@@ -127,7 +115,7 @@ pub(super) fn describe(
             };
             one(format!(
                 "`{field}`: expected {expected}, found {}",
-                type_name(instance)
+                crate::jsonpath::type_name(instance)
             ))
         }
         K::Maximum { limit } | K::Minimum { limit } => one(format!(
