@@ -1,0 +1,189 @@
+//! The delete guards, in one place: `max_deletes`, the empty-prune guard, and what a
+//! cascading delete (`--force-delete-buckets`) would take. The planner reports what
+//! [`guards`] returns; `apply` refuses on [`refusals`], for a plan made now and a saved one
+//! alike.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::{matches_any, Action, ActionKind, Current, Plan};
+use crate::manifest::Manifest;
+use crate::pattern::Pattern;
+use crate::registry::{Address, Kind};
+use crate::settings::Settings;
+
+/// A resource that a cascading delete would take with it, and what it is to this repository.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CascadeMember {
+    pub address: Address,
+    pub status: CascadeStatus,
+}
+
+/// What a resource taken by a cascade is to this repository.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CascadeStatus {
+    /// A manifest declares it.
+    Managed,
+    /// It matches an `exclude` pattern: never touched.
+    Excluded,
+    /// Not declared, inside the prune scope (it could be deleted with `--prune`).
+    UnmanagedInPruneScope,
+    /// Not declared, outside the prune scope: not the repository's to delete.
+    Unmanaged,
+}
+
+impl CascadeStatus {
+    /// A cascade may only take what the repository could delete itself.
+    pub fn may_be_taken(self) -> bool {
+        self == CascadeStatus::UnmanagedInPruneScope
+    }
+
+    pub fn describe(self) -> &'static str {
+        match self {
+            CascadeStatus::Managed => "declared by a manifest",
+            CascadeStatus::Excluded => "excluded in cfgctl.yaml",
+            CascadeStatus::UnmanagedInPruneScope => "unmanaged, in the prune scope",
+            CascadeStatus::Unmanaged => "unmanaged, outside the prune scope",
+        }
+    }
+}
+
+/// The settings and facts the delete guards need.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GuardContext {
+    pub max_deletes: u32,
+    pub prune: Vec<Pattern>,
+    pub exclude: Vec<Pattern>,
+    /// Kinds that at least one manifest declares (a kind not here must not be emptied).
+    pub declared: BTreeSet<Kind>,
+}
+
+impl Default for GuardContext {
+    fn default() -> Self {
+        GuardContext {
+            max_deletes: crate::settings::DEFAULT_MAX_DELETES,
+            prune: Vec::new(),
+            exclude: Vec::new(),
+            declared: BTreeSet::new(),
+        }
+    }
+}
+
+impl GuardContext {
+    pub fn new(settings: &Settings, desired: &[Manifest]) -> GuardContext {
+        GuardContext {
+            max_deletes: settings.max_deletes,
+            prune: settings.prune.clone(),
+            exclude: settings.exclude.clone(),
+            declared: desired.iter().map(|m| m.kind).collect(),
+        }
+    }
+
+    /// May the repository delete this resource at all (inside `prune`, not excluded)?
+    pub fn may_delete(&self, address: &Address) -> bool {
+        matches_any(&self.prune, address) && !matches_any(&self.exclude, address)
+    }
+}
+
+/// A safety rule on deletes that the plan breaks.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Guard {
+    #[error("the plan deletes {deletes} resources, more than max_deletes ({max}) of cfgctl.yaml")]
+    MaxDeletes { deletes: usize, max: u32 },
+    #[error("the prune scope deletes all {count} {kind} resource(s) while no manifest declares any {kind}: an empty directory or a wrong path? (apply needs --allow-empty-prune)")]
+    EmptyPrune { kind: Kind, count: usize },
+}
+
+/// Under each delete of a kind whose delete can cascade: what the cascade would take, from
+/// the current state's references, minus what the plan deletes itself (those go first).
+pub(super) fn add_cascades(
+    actions: &mut [Action],
+    current: &Current,
+    declared: &BTreeMap<Address, &Manifest>,
+    guard: &GuardContext,
+) {
+    let deleted: BTreeSet<Address> = actions
+        .iter()
+        .filter(|a| a.action == ActionKind::Delete)
+        .map(|a| a.address.clone())
+        .collect();
+    for a in actions.iter_mut() {
+        if a.action != ActionKind::Delete || !a.address.kind.def().force_delete {
+            continue;
+        }
+        a.cascade = current
+            .referrers(&a.address)
+            .into_iter()
+            .filter(|r| !deleted.contains(r))
+            .map(|address| {
+                let status = if matches_any(&guard.exclude, &address) {
+                    CascadeStatus::Excluded
+                } else if declared.contains_key(&address) {
+                    CascadeStatus::Managed
+                } else if matches_any(&guard.prune, &address) {
+                    CascadeStatus::UnmanagedInPruneScope
+                } else {
+                    CascadeStatus::Unmanaged
+                };
+                CascadeMember { address, status }
+            })
+            .collect();
+    }
+}
+
+/// The safety rules on deletes: `max_deletes`, and no kind emptied because it has no
+/// manifests at all. The one guard function: the planner reports what it returns, and
+/// `apply` (from a directory or from a saved plan) refuses on it.
+pub fn guards(actions: &[Action], ctx: &GuardContext) -> Vec<Guard> {
+    let mut out = Vec::new();
+    let deletes: Vec<&Address> = actions
+        .iter()
+        .filter(|a| a.action == ActionKind::Delete)
+        .map(|a| &a.address)
+        .collect();
+    if deletes.len() > ctx.max_deletes as usize {
+        out.push(Guard::MaxDeletes {
+            deletes: deletes.len(),
+            max: ctx.max_deletes,
+        });
+    }
+    let mut by_kind: BTreeMap<Kind, usize> = BTreeMap::new();
+    for a in &deletes {
+        *by_kind.entry(a.kind).or_default() += 1;
+    }
+    for (kind, n) in by_kind {
+        if !ctx.declared.contains(&kind) {
+            out.push(Guard::EmptyPrune { kind, count: n });
+        }
+    }
+    out
+}
+
+/// What `apply` refuses, from a directory or a saved plan alike: the delete guards (the
+/// empty-prune one unless `allow_empty_prune`), and with `force_delete` a cascade that would
+/// take a resource the repository may not delete. Each entry is one reason, in words.
+pub fn refusals(plan: &Plan, allow_empty_prune: bool, force_delete: bool) -> Vec<String> {
+    let mut out: Vec<String> = guards(&plan.actions, &plan.guard)
+        .into_iter()
+        .filter(|g| !(matches!(g, Guard::EmptyPrune { .. }) && allow_empty_prune))
+        .map(|g| g.to_string())
+        .collect();
+    if force_delete {
+        for a in &plan.actions {
+            let refused: Vec<String> = a
+                .cascade
+                .iter()
+                .filter(|m| !m.status.may_be_taken())
+                .map(|m| format!("{} ({})", m.address, m.status.describe()))
+                .collect();
+            if !refused.is_empty() {
+                out.push(format!(
+                    "--force-delete-buckets would make the delete of {} take {} with it",
+                    a.address,
+                    refused.join(", ")
+                ));
+            }
+        }
+    }
+    out
+}
