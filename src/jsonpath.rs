@@ -58,6 +58,24 @@ fn edit_distance(a: &str, b: &str) -> usize {
     prev[b.len()]
 }
 
+/// Removes a dotted path from a document (missing parts are fine).
+pub fn remove_path(doc: &mut Value, dotted: &str) {
+    let mut node = doc;
+    let segments: Vec<&str> = dotted.split('.').collect();
+    let Some((last, parents)) = segments.split_last() else {
+        return;
+    };
+    for segment in parents {
+        match node.get_mut(*segment) {
+            Some(next) => node = next,
+            None => return,
+        }
+    }
+    if let Value::Object(map) = node {
+        map.shift_remove(*last);
+    }
+}
+
 /// A JSON value's type in the words of messages (`found a list`): YAML users write no `null`,
 /// so an absent value is "nothing"; integers and other numbers are told apart.
 pub fn type_name(value: &Value) -> &'static str {

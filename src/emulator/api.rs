@@ -293,11 +293,8 @@ impl Api {
         refs: &[Address],
         now: &str,
     ) -> Result<Value, ApiError> {
-        let def = kind.def();
+        spec::strip_server_owned(kind, &mut object);
         if let Some(map) = object.as_object_mut() {
-            for field in def.server_owned {
-                map.shift_remove(*field);
-            }
             if let Some(slug) = slug {
                 map.insert("slug".into(), json!(slug));
             }

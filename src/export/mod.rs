@@ -14,7 +14,6 @@ use std::path::PathBuf;
 use serde_json::{json, Map, Value};
 
 use crate::pattern::Pattern;
-use crate::plan::normalize::remove_path;
 use crate::plan::Current;
 use crate::registry::{Address, Kind};
 
@@ -76,28 +75,10 @@ pub fn path_for(address: &Address) -> PathBuf {
     }
 }
 
-/// The spec of a manifest for a server object.
+/// The spec of a manifest for a server object: its manifest form (one canonicalisation for
+/// export and the planner, [`crate::spec::manifest_form`]).
 pub fn manifest_spec(kind: Kind, object: &Value) -> Value {
-    let def = kind.def();
-    let mut spec = crate::spec::canonical(kind, object);
-    if let Value::Object(map) = &mut spec {
-        for f in def.server_owned {
-            map.shift_remove(*f);
-        }
-        for e in def.embedded_json {
-            let Some(Value::String(text)) = map.get(e.field) else {
-                continue;
-            };
-            let Ok(mut doc) = serde_json::from_str::<Value>(text) else {
-                continue;
-            };
-            for path in e.volatile {
-                remove_path(&mut doc, path);
-            }
-            map.insert(e.field.to_string(), doc);
-        }
-    }
-    spec
+    crate::spec::manifest_form(kind, object)
 }
 
 /// The files of an export of `current`, sorted by path.

@@ -19,55 +19,29 @@ use crate::spec;
 pub fn normalize(kind: Kind, object: &Value, ignore: &[IgnoreRule]) -> Value {
     let def = kind.def();
     let semantics = Semantics::embedded().kind(kind);
-    let mut v = spec::canonical(kind, object);
+    let mut v = spec::manifest_form(kind, object);
     // Fields of a newer API than this cfgctl's are not managed here, so never a diff.
     super::newer::strip_undescribed(kind, &mut v);
     // A field left out means its documented default, as the server reads it.
     semantics.fill_defaults(&mut v);
     if let Value::Object(map) = &mut v {
-        for field in def.server_owned {
-            map.shift_remove(*field);
-        }
+        // Embedded documents have no schema: zero values go at every depth.
         for embedded in def.embedded_json {
-            let Some(Value::String(text)) = map.get(embedded.field) else {
+            let Some(doc) = map.get(embedded.field) else {
                 continue;
             };
-            let Ok(mut doc) = serde_json::from_str::<Value>(text) else {
-                continue;
-            };
-            for path in embedded.volatile {
-                remove_path(&mut doc, path);
-            }
-            match strip_zero(&doc) {
+            match strip_zero(doc) {
                 Some(doc) => map.insert(embedded.field.to_string(), doc),
                 None => map.shift_remove(embedded.field),
             };
         }
     }
     for rule in ignore.iter().filter(|r| r.kind == kind) {
-        remove_path(&mut v, &rule.path);
+        crate::jsonpath::remove_path(&mut v, &rule.path);
     }
     let mut v = tidy(&v);
     semantics.sort_sets(&mut v);
     v
-}
-
-/// Removes a dotted path from a document (missing parts are fine).
-pub fn remove_path(doc: &mut Value, dotted: &str) {
-    let mut node = doc;
-    let segments: Vec<&str> = dotted.split('.').collect();
-    let Some((last, parents)) = segments.split_last() else {
-        return;
-    };
-    for segment in parents {
-        match node.get_mut(*segment) {
-            Some(next) => node = next,
-            None => return,
-        }
-    }
-    if let Value::Object(map) = node {
-        map.shift_remove(*last);
-    }
 }
 
 /// Drops zero values recursively (inside embedded documents, which have no schema).

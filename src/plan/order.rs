@@ -13,9 +13,10 @@ use petgraph::algo::tarjan_scc;
 use petgraph::graph::{DiGraph, NodeIndex};
 use serde_json::Value;
 
-use super::normalize::{remove_path, FieldChange};
+use super::normalize::FieldChange;
 use super::{Action, ActionKind, Capabilities, Current};
 use crate::diagnostic::{Diagnostic, Problem};
+use crate::jsonpath::remove_path;
 use crate::manifest::Manifest;
 use crate::registry::{Address, Op};
 use crate::yaml::Pos;
@@ -229,11 +230,7 @@ pub fn order(
                     return Err(vec![cycle_error(&members, &actions, desired)]);
                 };
                 let mut body = crate::spec::canonical(address.kind, cur);
-                if let Value::Object(map) = &mut body {
-                    for f in address.kind.def().server_owned {
-                        map.shift_remove(*f);
-                    }
-                }
+                crate::spec::strip_server_owned(address.kind, &mut body);
                 let before = body.pointer(&pointer).cloned();
                 removes_pointer(&mut body, &pointer);
                 let target = actions[edge.to].address.clone();

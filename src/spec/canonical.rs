@@ -127,3 +127,37 @@ pub(super) fn zero_like(v: &Value) -> Value {
         Value::Null => Value::Null,
     }
 }
+
+/// Removes the fields the server owns (`created_at`, `updated_at`: the registry's column)
+/// from an object of a kind. The one place that strips them, for the planner, `export`, a
+/// body cfgctl sends, and the emulator's reading of a write.
+pub fn strip_server_owned(kind: Kind, object: &mut Value) {
+    if let Value::Object(map) = object {
+        for field in kind.def().server_owned {
+            map.shift_remove(*field);
+        }
+    }
+}
+
+/// An object as a manifest holds it: the canonical form without what the server owns, and
+/// each embedded document (`dashboard_json`) parsed, without the members the server rewrites.
+/// `export` writes this; the planner's comparable form starts from it.
+pub fn manifest_form(kind: Kind, object: &Value) -> Value {
+    let mut v = canonical(kind, object);
+    strip_server_owned(kind, &mut v);
+    if let Value::Object(map) = &mut v {
+        for embedded in kind.def().embedded_json {
+            let Some(Value::String(text)) = map.get(embedded.field) else {
+                continue;
+            };
+            let Ok(mut doc) = serde_json::from_str::<Value>(text) else {
+                continue;
+            };
+            for path in embedded.volatile {
+                crate::jsonpath::remove_path(&mut doc, path);
+            }
+            map.insert(embedded.field.to_string(), doc);
+        }
+    }
+    v
+}
