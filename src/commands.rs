@@ -327,7 +327,7 @@ fn print_diagnostics(diagnostics: &[crate::diagnostic::Diagnostic]) {
 }
 
 /// Reads the target and plans the manifests against it; plan errors are printed located.
-async fn plan_against(
+pub async fn plan_against(
     conn: &Connection,
     loaded: &manifest::Loaded,
     prune: bool,

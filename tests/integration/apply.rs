@@ -3,16 +3,16 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use cfgctl::client::{Client, ClientConfig};
+use cfgctl::client::Client;
 use cfgctl::emulator::faults::Faults;
 use cfgctl::emulator::Config;
 use cfgctl::registry::{Address, Kind, KINDS};
 use cfgctl::wire;
 use serde_json::{json, Value};
 
-use crate::emulator::{fixture_objects, Tenant};
-use crate::plan::{run, run_in, scratch_copy, seeded, write};
-use crate::support::redact_request_ids;
+use crate::support::{
+    cfgctl_snapshot, fixture_objects, scratch_copy, seeded, write, Cfgctl, Tenant,
+};
 
 /// The address a request path names (`None` slug for a collection path).
 fn address_of(path: &str) -> Option<Address> {
@@ -43,7 +43,10 @@ async fn everything(t: &Tenant) -> BTreeMap<Address, Value> {
 #[tokio::test]
 async fn full_fixture_applied_in_order_then_plans_no_change() {
     let t = Tenant::full().await;
-    let r = run(&t, &["apply", "fixtures/valid", "--auto-approve"]).await;
+    let r = Cfgctl::new(&t)
+        .args(&["apply", "fixtures/valid", "--auto-approve"])
+        .run()
+        .await;
     assert_eq!(r.code, 0, "{}", r.transcript());
     assert!(
         r.stdout.contains("Apply: 19 done (0 resolved conflicts), 0 failed, 0 skipped, 0 unsupported, 0 unchanged."),
@@ -85,9 +88,15 @@ async fn full_fixture_applied_in_order_then_plans_no_change() {
             .count()
             == 19
     );
-    let again = run(&t, &["plan", "fixtures/valid", "--detailed-exitcode"]).await;
+    let again = Cfgctl::new(&t)
+        .args(&["plan", "fixtures/valid", "--detailed-exitcode"])
+        .run()
+        .await;
     assert_eq!(again.code, 0, "{}", again.transcript());
-    let twice = run(&t, &["apply", "fixtures/valid", "--auto-approve"]).await;
+    let twice = Cfgctl::new(&t)
+        .args(&["apply", "fixtures/valid", "--auto-approve"])
+        .run()
+        .await;
     assert_eq!(twice.code, 0);
     assert!(twice.stdout.contains("Nothing to apply."));
 }
@@ -108,13 +117,11 @@ async fn deletes_run_referrers_first() {
         "api_version: v1/config\nkind: Team\nspec:\n  slug: payments\n  name: Payments\n  description: Checkout, billing and the payment gateway.\n  user_emails: [carol@example.com, dan@example.com, erin@example.com]\n",
     );
     t.emulator.reset_stats();
-    let refused = run_in(
-        &t,
-        dir.path(),
-        &["apply", ".", "--prune", "--auto-approve"],
-        &[],
-    )
-    .await;
+    let refused = Cfgctl::new(&t)
+        .dir(dir.path())
+        .args(&["apply", ".", "--prune", "--auto-approve"])
+        .run()
+        .await;
     assert_eq!(refused.code, 1, "{}", refused.transcript());
     assert!(
         refused.stderr.contains("--allow-empty-prune"),
@@ -126,19 +133,17 @@ async fn deletes_run_referrers_first() {
         "nothing changed"
     );
 
-    let r = run_in(
-        &t,
-        dir.path(),
-        &[
+    let r = Cfgctl::new(&t)
+        .dir(dir.path())
+        .args(&[
             "apply",
             ".",
             "--prune",
             "--allow-empty-prune",
             "--auto-approve",
-        ],
-        &[],
-    )
-    .await;
+        ])
+        .run()
+        .await;
     assert_eq!(r.code, 0, "{}", r.transcript());
     let deleted: Vec<Address> = t
         .emulator
@@ -190,13 +195,11 @@ async fn max_deletes_is_enforced() {
         "prune: [\"Dashboard/*\"]\nmax_deletes: 3\n",
     );
     let d = dir.path().to_str().unwrap();
-    let r = run_in(
-        &t,
-        dir.path(),
-        &["apply", d, "--prune", "--auto-approve"],
-        &[],
-    )
-    .await;
+    let r = Cfgctl::new(&t)
+        .dir(dir.path())
+        .args(&["apply", d, "--prune", "--auto-approve"])
+        .run()
+        .await;
     assert_eq!(r.code, 1);
     assert!(
         r.stderr.contains("refusing to apply: the plan deletes 4 resources, more than max_deletes (3) of cfgctl.yaml; nothing was changed"),
@@ -211,7 +214,11 @@ async fn max_deletes_is_enforced() {
         5
     );
     // Without --prune nothing is deleted at all.
-    let r = run_in(&t, dir.path(), &["apply", d, "--auto-approve"], &[]).await;
+    let r = Cfgctl::new(&t)
+        .dir(dir.path())
+        .args(&["apply", d, "--auto-approve"])
+        .run()
+        .await;
     assert_eq!(r.code, 0, "{}", r.transcript());
     assert!(r.stdout.contains("Nothing to apply."));
 }
@@ -219,7 +226,10 @@ async fn max_deletes_is_enforced() {
 #[tokio::test]
 async fn no_terminal_needs_auto_approve() {
     let t = Tenant::full().await;
-    let r = run(&t, &["apply", "examples/quickstart"]).await;
+    let r = Cfgctl::new(&t)
+        .args(&["apply", "examples/quickstart"])
+        .run()
+        .await;
     assert_eq!(r.code, 1);
     assert!(
         r.stderr.contains(
@@ -231,28 +241,28 @@ async fn no_terminal_needs_auto_approve() {
     assert!(t.emulator.stats().log.iter().all(|l| l.method == "GET"));
 }
 
-/// Plans against the tenant as it is, for library-level conflict tests.
+/// Plans against the tenant as it is, as `cfgctl plan --prune` does, for library-level
+/// conflict tests.
 async fn plan_now(
     t: &Tenant,
     dir: &std::path::Path,
 ) -> (Arc<Client>, cfgctl::plan::Plan, cfgctl::plan::Current) {
     let loaded = cfgctl::manifest::load_dir(dir).unwrap();
     assert_eq!(loaded.error_count(), 0);
-    let client = Client::new(&ClientConfig::new(t.emulator.url())).unwrap();
-    let fetched = cfgctl::state::fetch(&client).await.unwrap();
-    let plan = cfgctl::plan::plan(
-        &loaded.manifests,
-        &fetched.current,
-        &fetched.caps,
-        &loaded.settings,
-        &cfgctl::plan::PlanOptions {
-            target: t.emulator.url(),
-            prune: true,
-            only: vec![],
-        },
-    )
+    let conn = cfgctl::commands::connect(&cfgctl::commands::TargetOptions {
+        url: Some(t.emulator.url()),
+        token: None,
+        local: None,
+        timeout: std::time::Duration::from_secs(30),
+        max_retries: 5,
+        insecure_http: false,
+    })
+    .await
     .unwrap();
-    (Arc::new(client), plan, fetched.current)
+    let (plan, current) = cfgctl::commands::plan_against(&conn, &loaded, true, &[])
+        .await
+        .unwrap();
+    (Arc::new(conn.client), plan, current)
 }
 
 async fn execute(
@@ -344,8 +354,7 @@ async fn conflict_rules_of_section_3() {
             (a, text)
         })
         .collect();
-    let text = format!("{got:#?}").replace(dir.path().to_str().unwrap(), "[DIR]");
-    insta::assert_snapshot!(redact_request_ids(&text));
+    cfgctl_snapshot!(format!("{got:#?}"));
     // The state after: matches the manifests where it could.
     assert_eq!(
         t.read(Kind::Team, Some("differs")).await.body["team"]["name"],
@@ -388,10 +397,14 @@ async fn failures_skip_dependents_and_set_the_exit_code() {
             "x".repeat(5 * 1024 * 1024)
         ),
     );
-    let r = run_in(&t, dir.path(), &["apply", ".", "--auto-approve"], &[]).await;
+    let r = Cfgctl::new(&t)
+        .dir(dir.path())
+        .args(&["apply", ".", "--auto-approve"])
+        .run()
+        .await;
     assert_eq!(r.code, 1, "{}", r.transcript());
     let summary = &r.stdout[r.stdout.find("\nApply:").unwrap()..];
-    insta::assert_snapshot!(redact_request_ids(summary));
+    cfgctl_snapshot!(summary);
     assert_eq!(
         t.read(Kind::Team, Some("t")).await.status,
         200,
@@ -433,13 +446,11 @@ async fn force_delete_only_with_the_flag() {
         "bucket.yaml",
         "api_version: v1/config\nkind: Bucket\nspec: {slug: keep, name: Keep}\n",
     );
-    let r = run_in(
-        &t,
-        dir.path(),
-        &["apply", ".", "--prune", "--auto-approve"],
-        &[],
-    )
-    .await;
+    let r = Cfgctl::new(&t)
+        .dir(dir.path())
+        .args(&["apply", ".", "--prune", "--auto-approve"])
+        .run()
+        .await;
     assert_eq!(r.code, 1, "{}", r.transcript());
     assert!(
         r.stdout
@@ -465,7 +476,7 @@ async fn force_delete_only_with_the_flag() {
         "--auto-approve",
         "--force-delete-buckets",
     ];
-    let r = run_in(&t, dir.path(), &args, &[]).await;
+    let r = Cfgctl::new(&t).dir(dir.path()).args(&args).run().await;
     assert_eq!(r.code, 1, "{}", r.transcript());
     assert!(
         r.stdout.contains(
@@ -486,7 +497,7 @@ async fn force_delete_only_with_the_flag() {
         "cfgctl.yaml",
         "prune: [\"Bucket/*\", \"Monitor/*\"]\nexclude: [\"Monitor/m\"]\n",
     );
-    let r = run_in(&t, dir.path(), &args, &[]).await;
+    let r = Cfgctl::new(&t).dir(dir.path()).args(&args).run().await;
     assert_eq!(r.code, 1, "{}", r.transcript());
     assert!(
         r.stderr
@@ -503,7 +514,7 @@ async fn force_delete_only_with_the_flag() {
     );
     let mut only = args.to_vec();
     only.extend(["--only", "Bucket/*"]);
-    let r = run_in(&t, dir.path(), &only, &[]).await;
+    let r = Cfgctl::new(&t).dir(dir.path()).args(&only).run().await;
     assert_eq!(r.code, 0, "{}", r.transcript());
     let last = t
         .emulator
@@ -529,7 +540,10 @@ async fn saved_plans_apply_exactly_or_refuse_when_stale() {
     let dir = tempfile::tempdir().unwrap();
     let planfile = dir.path().join("plan.json");
     let pf = planfile.to_str().unwrap();
-    let r = run(&t, &["plan", "fixtures/valid", "--out", pf]).await;
+    let r = Cfgctl::new(&t)
+        .args(&["plan", "fixtures/valid", "--out", pf])
+        .run()
+        .await;
     assert_eq!(r.code, 0, "{}", r.transcript());
 
     // Stale: the team changed after the plan.
@@ -540,7 +554,10 @@ async fn saved_plans_apply_exactly_or_refuse_when_stale() {
     )
     .await;
     t.emulator.reset_stats();
-    let stale = run(&t, &["apply", pf, "--auto-approve"]).await;
+    let stale = Cfgctl::new(&t)
+        .args(&["apply", pf, "--auto-approve"])
+        .run()
+        .await;
     assert_eq!(stale.code, 1, "{}", stale.transcript());
     assert!(
         stale
@@ -562,21 +579,34 @@ async fn saved_plans_apply_exactly_or_refuse_when_stale() {
     );
 
     // Fresh plan, applied from the file with no manifests at hand.
-    let r = run(&t, &["plan", "fixtures/valid", "--out", pf]).await;
+    let r = Cfgctl::new(&t)
+        .args(&["plan", "fixtures/valid", "--out", pf])
+        .run()
+        .await;
     assert_eq!(r.code, 0);
     let elsewhere = tempfile::tempdir().unwrap();
-    let applied = run_in(&t, elsewhere.path(), &["apply", pf, "--auto-approve"], &[]).await;
+    let applied = Cfgctl::new(&t)
+        .dir(elsewhere.path())
+        .args(&["apply", pf, "--auto-approve"])
+        .run()
+        .await;
     assert_eq!(applied.code, 0, "{}", applied.transcript());
     assert!(
         applied.stdout.contains("Apply: 19 done"),
         "{}",
         applied.stdout
     );
-    let after = run(&t, &["plan", "fixtures/valid", "--detailed-exitcode"]).await;
+    let after = Cfgctl::new(&t)
+        .args(&["plan", "fixtures/valid", "--detailed-exitcode"])
+        .run()
+        .await;
     assert_eq!(after.code, 0, "{}", after.transcript());
     // A plan for another target is refused.
     let other = Tenant::full().await;
-    let wrong = run(&other, &["apply", pf, "--auto-approve"]).await;
+    let wrong = Cfgctl::new(&other)
+        .args(&["apply", pf, "--auto-approve"])
+        .run()
+        .await;
     assert_eq!(wrong.code, 1);
     assert!(
         wrong.stderr.contains("was made for [TARGET]")
@@ -599,17 +629,16 @@ async fn a_flaky_target_converges_without_duplicates() {
     .await;
     let mut runs = Vec::new();
     for _ in 0..3 {
-        let r = run(
-            &flaky,
-            &[
+        let r = Cfgctl::new(&flaky)
+            .args(&[
                 "apply",
                 "fixtures/valid",
                 "--auto-approve",
                 "--max-retries",
                 "8",
-            ],
-        )
-        .await;
+            ])
+            .run()
+            .await;
         let code = r.code;
         runs.push(r);
         if code == 0 {
@@ -638,7 +667,10 @@ async fn a_flaky_target_converges_without_duplicates() {
         "{:?}",
         everything.keys().collect::<Vec<_>>()
     );
-    let plan = run(&clean, &["plan", "fixtures/valid", "--detailed-exitcode"]).await;
+    let plan = Cfgctl::new(&clean)
+        .args(&["plan", "fixtures/valid", "--detailed-exitcode"])
+        .run()
+        .await;
     assert_eq!(plan.code, 0, "{}", plan.transcript());
 }
 
@@ -647,11 +679,14 @@ fn quickstart_apply_twice_on_the_local_tenant() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("local.db");
     let local = format!("--local={}", db.display());
-    let first = crate::support::cfgctl(&["apply", &local, "examples/quickstart", "--auto-approve"]);
+    let first = Cfgctl::bare()
+        .args(&["apply", &local, "examples/quickstart", "--auto-approve"])
+        .run_blocking();
     assert_eq!(first.code, 0, "{}", first.transcript());
     assert!(first.stdout.contains("Apply: 5 done"), "{}", first.stdout);
-    let second =
-        crate::support::cfgctl(&["apply", &local, "examples/quickstart", "--auto-approve"]);
+    let second = Cfgctl::bare()
+        .args(&["apply", &local, "examples/quickstart", "--auto-approve"])
+        .run_blocking();
     assert_eq!(second.code, 0);
     assert!(
         second
@@ -670,10 +705,13 @@ async fn unsupported_actions_are_never_attempted_and_fail_the_run() {
         ..Config::default()
     })
     .await;
-    let r = run(&t, &["apply", "fixtures/valid", "--auto-approve"]).await;
+    let r = Cfgctl::new(&t)
+        .args(&["apply", "fixtures/valid", "--auto-approve"])
+        .run()
+        .await;
     assert_eq!(r.code, 1, "{}", r.transcript());
     let summary = &r.stdout[r.stdout.find("\nApply:").unwrap()..];
-    insta::assert_snapshot!(redact_request_ids(summary));
+    cfgctl_snapshot!(summary);
     let log = t.emulator.stats().log;
     for l in log.iter().filter(|l| l.method != "GET") {
         assert_ne!(
@@ -711,13 +749,11 @@ async fn a_saved_plan_cannot_skip_the_delete_guards() {
         "team.yaml",
         "api_version: v1/config\nkind: Team\nspec: {slug: team-00, name: Team 0}\n",
     );
-    let r = run_in(
-        &t,
-        dir.path(),
-        &["plan", ".", "--prune", "--out", "p.json"],
-        &[],
-    )
-    .await;
+    let r = Cfgctl::new(&t)
+        .dir(dir.path())
+        .args(&["plan", ".", "--prune", "--out", "p.json"])
+        .run()
+        .await;
     assert_eq!(r.code, 0, "{}", r.transcript());
     assert!(
         r.stdout.contains("more than max_deletes (5)"),
@@ -725,7 +761,11 @@ async fn a_saved_plan_cannot_skip_the_delete_guards() {
         r.stdout
     );
     t.emulator.reset_stats();
-    let r = run_in(&t, dir.path(), &["apply", "p.json", "--auto-approve"], &[]).await;
+    let r = Cfgctl::new(&t)
+        .dir(dir.path())
+        .args(&["apply", "p.json", "--auto-approve"])
+        .run()
+        .await;
     assert_eq!(r.code, 1, "{}", r.transcript());
     assert!(
         r.stderr.contains("refusing to apply: the plan deletes 30 resources, more than max_deletes (5) of cfgctl.yaml; the prune scope deletes all 1 Bucket resource(s) while no manifest declares any Bucket"),
@@ -757,7 +797,11 @@ async fn a_saved_plan_cannot_skip_the_delete_guards() {
     let mut doc: Value = serde_json::from_str(&text).unwrap();
     doc["guards"]["max_deletes"] = json!(100);
     std::fs::write(dir.path().join("p.json"), doc.to_string()).unwrap();
-    let r = run_in(&t, dir.path(), &["apply", "p.json", "--auto-approve"], &[]).await;
+    let r = Cfgctl::new(&t)
+        .dir(dir.path())
+        .args(&["apply", "p.json", "--auto-approve"])
+        .run()
+        .await;
     assert_eq!(r.code, 1, "{}", r.transcript());
     assert!(
         r.stderr.contains("no manifest declares any Bucket"),
@@ -769,7 +813,11 @@ async fn a_saved_plan_cannot_skip_the_delete_guards() {
     // A delete whose fingerprint was removed is refused as a whole file.
     doc["changes"][0]["step"]["fingerprint"] = Value::Null;
     std::fs::write(dir.path().join("p.json"), doc.to_string()).unwrap();
-    let r = run_in(&t, dir.path(), &["apply", "p.json", "--auto-approve"], &[]).await;
+    let r = Cfgctl::new(&t)
+        .dir(dir.path())
+        .args(&["apply", "p.json", "--auto-approve"])
+        .run()
+        .await;
     assert_eq!(r.code, 1, "{}", r.transcript());
     assert!(
         r.stderr
@@ -797,7 +845,11 @@ async fn a_hand_made_delete_in_a_saved_plan_is_refused() {
         "team.yaml",
         "api_version: v1/config\nkind: Team\nspec: {slug: t, name: Renamed}\n",
     );
-    let r = run_in(&t, dir.path(), &["plan", ".", "--out", "p.json"], &[]).await;
+    let r = Cfgctl::new(&t)
+        .dir(dir.path())
+        .args(&["plan", ".", "--out", "p.json"])
+        .run()
+        .await;
     assert_eq!(r.code, 0, "{}", r.transcript());
     let text = std::fs::read_to_string(dir.path().join("p.json")).unwrap();
     let mut doc: Value = serde_json::from_str(&text).unwrap();
@@ -811,7 +863,11 @@ async fn a_hand_made_delete_in_a_saved_plan_is_refused() {
     delete["step"]["fingerprint"] = Value::Null;
     doc["changes"].as_array_mut().unwrap().push(delete.clone());
     std::fs::write(dir.path().join("p.json"), doc.to_string()).unwrap();
-    let r = run_in(&t, dir.path(), &["apply", "p.json", "--auto-approve"], &[]).await;
+    let r = Cfgctl::new(&t)
+        .dir(dir.path())
+        .args(&["apply", "p.json", "--auto-approve"])
+        .run()
+        .await;
     assert_eq!(r.code, 1, "{}", r.transcript());
     assert!(
         r.stderr
@@ -823,7 +879,11 @@ async fn a_hand_made_delete_in_a_saved_plan_is_refused() {
     let last = doc["changes"].as_array().unwrap().len() - 1;
     doc["changes"][last]["step"]["fingerprint"] = json!("0000000000000000");
     std::fs::write(dir.path().join("p.json"), doc.to_string()).unwrap();
-    let r = run_in(&t, dir.path(), &["apply", "p.json", "--auto-approve"], &[]).await;
+    let r = Cfgctl::new(&t)
+        .dir(dir.path())
+        .args(&["apply", "p.json", "--auto-approve"])
+        .run()
+        .await;
     assert_eq!(r.code, 1, "{}", r.transcript());
     assert!(
         r.stderr.contains("outside the saved prune scope"),
@@ -834,7 +894,11 @@ async fn a_hand_made_delete_in_a_saved_plan_is_refused() {
     doc["changes"].as_array_mut().unwrap().pop();
     doc["changes"][0]["step"]["force"] = json!(true);
     std::fs::write(dir.path().join("p.json"), doc.to_string()).unwrap();
-    let r = run_in(&t, dir.path(), &["apply", "p.json", "--auto-approve"], &[]).await;
+    let r = Cfgctl::new(&t)
+        .dir(dir.path())
+        .args(&["apply", "p.json", "--auto-approve"])
+        .run()
+        .await;
     assert_eq!(r.code, 1, "{}", r.transcript());
     assert!(r.stderr.contains("unknown field `force`"), "{}", r.stderr);
     assert_eq!(requests(&t, "DELETE") + requests(&t, "PUT"), 0);

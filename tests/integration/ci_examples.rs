@@ -1,12 +1,11 @@
 //! The CI examples: valid YAML, and every `cfgctl` command line in them runs as written
 //! (same flags) against the emulator, on a copy of the quickstart as `config/`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use cfgctl::emulator::Config;
 
-use crate::emulator::Tenant;
-use crate::support::{cfgctl_in, root};
+use crate::support::{copy_dir, root, Cfgctl, Tenant};
 
 fn ci_files() -> Vec<PathBuf> {
     walkdir::WalkDir::new(root().join("examples/ci"))
@@ -46,14 +45,6 @@ fn command_lines(text: &str) -> Vec<Vec<String>> {
         out.push(args);
     }
     out
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
-    }
 }
 
 #[test]
@@ -101,19 +92,14 @@ async fn ci_command_lines_run_against_the_emulator() {
     let url = t.emulator.url();
     let mut applied = false;
     for (file, args) in commands {
-        let dir = work.path().to_path_buf();
-        let env_url = url.clone();
-        let a = args.clone();
-        let run = tokio::task::spawn_blocking(move || {
-            let args: Vec<&str> = a.iter().map(String::as_str).collect();
-            cfgctl_in(
-                &dir,
-                &args,
-                &[("CFGCTL_URL", env_url.as_str()), ("CONFIG_DIR", "config")],
-            )
-        })
-        .await
-        .unwrap();
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        let run = Cfgctl::bare()
+            .dir(work.path())
+            .args(&a)
+            .env("CFGCTL_URL", &url)
+            .env("CONFIG_DIR", "config")
+            .run()
+            .await;
         let what = format!("{}: cfgctl {}", file.display(), args.join(" "));
         match args[0].as_str() {
             "validate" => assert_eq!(run.code, 0, "{what}\n{}", run.transcript()),

@@ -6,7 +6,7 @@ use cfgctl::wire;
 use reqwest::Method;
 use serde_json::json;
 
-use crate::emulator::Tenant;
+use crate::support::Tenant;
 
 #[tokio::test]
 async fn an_empty_name_is_a_missing_one() {

@@ -1,7 +1,7 @@
 //! The documentation stays true: the generated manifest reference is current, and the
 //! getting-started guide's commands work as written on a copy of the repository's example.
 
-use crate::support::{cfgctl_in, root};
+use crate::support::{copy_dir, root, Cfgctl};
 
 #[test]
 fn manifest_reference_is_current() {
@@ -43,17 +43,15 @@ fn getting_started_reaches_a_local_apply_and_a_clean_replan() {
     let commands = guide_commands();
     assert!(commands.len() >= 4, "{commands:?}");
     let work = tempfile::tempdir().unwrap();
-    let example = work.path().join("examples/quickstart");
-    std::fs::create_dir_all(&example).unwrap();
-    for e in std::fs::read_dir(root().join("examples/quickstart")).unwrap() {
-        let e = e.unwrap();
-        std::fs::copy(e.path(), example.join(e.file_name())).unwrap();
-    }
+    copy_dir(
+        &root().join("examples/quickstart"),
+        &work.path().join("examples/quickstart"),
+    );
     let mut applied = false;
     let mut replanned_clean = false;
     for args in &commands {
         let a: Vec<&str> = args.iter().map(String::as_str).collect();
-        let run = cfgctl_in(work.path(), &a, &[]);
+        let run = Cfgctl::bare().dir(work.path()).args(&a).run_blocking();
         let what = format!("cfgctl {}", args.join(" "));
         assert!(matches!(run.code, 0 | 2), "{what}\n{}", run.transcript());
         if args[0] == "apply" && run.stdout.contains("Apply: 5 done") {

@@ -7,7 +7,7 @@ use std::path::Path;
 use cfgctl::emulator::Config;
 use cfgctl::registry::Kind;
 
-use crate::plan::{run, run_in, seeded};
+use crate::support::{cfgctl_snapshot, scratch_copy, seeded, Cfgctl};
 
 fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     walkdir::WalkDir::new(dir)
@@ -30,23 +30,32 @@ async fn export_then_plan_shows_no_change_and_twice_is_identical() {
     // Every kind, dashboards rewritten by the server (ids, versions, metadata), one updated
     // so its version moved on.
     let t = seeded(Config::default()).await;
-    let r = run(&t, &["apply", "fixtures/valid", "--auto-approve"]).await;
+    let r = Cfgctl::new(&t)
+        .args(&["apply", "fixtures/valid", "--auto-approve"])
+        .run()
+        .await;
     assert_eq!(r.code, 0, "{}", r.transcript());
-    let changed = crate::plan::scratch_copy();
+    let changed = scratch_copy();
     let path = changed.path().join("dashboards/payments-overview.yaml");
     let text = std::fs::read_to_string(&path)
         .unwrap()
         .replace("duration: \"6h\"", "duration: \"12h\"");
     std::fs::write(&path, text).unwrap();
     let d = changed.path().to_str().unwrap().to_string();
-    let r = run(&t, &["apply", &d, "--auto-approve"]).await;
+    let r = Cfgctl::new(&t)
+        .args(&["apply", &d, "--auto-approve"])
+        .run()
+        .await;
     assert_eq!(r.code, 0, "{}", r.transcript());
     assert!(r.stdout.contains("1 done"), "{}", r.stdout);
 
     let out = tempfile::tempdir().unwrap();
     let first = out.path().join("first");
     let second = out.path().join("second");
-    let r = run(&t, &["export", "--out", first.to_str().unwrap()]).await;
+    let r = Cfgctl::new(&t)
+        .args(&["export", "--out", first.to_str().unwrap()])
+        .run()
+        .await;
     assert_eq!(r.code, 0, "{}", r.transcript());
     assert_eq!(
         r.stdout,
@@ -69,20 +78,27 @@ async fn export_then_plan_shows_no_change_and_twice_is_identical() {
         "no server-owned members: {dash}"
     );
 
-    let plan = run_in(&t, &first, &["plan", ".", "--detailed-exitcode"], &[]).await;
+    let plan = Cfgctl::new(&t)
+        .dir(&first)
+        .args(&["plan", ".", "--detailed-exitcode"])
+        .run()
+        .await;
     assert_eq!(plan.code, 0, "{}", plan.transcript());
     assert!(plan
         .stdout
         .contains("No changes: the target matches the manifests (19 resources)."));
 
-    let r = run(&t, &["export", "--out", second.to_str().unwrap()]).await;
+    let r = Cfgctl::new(&t)
+        .args(&["export", "--out", second.to_str().unwrap()])
+        .run()
+        .await;
     assert_eq!(r.code, 0);
     assert_eq!(
         tree(&first),
         tree(&second),
         "two exports of one state differ"
     );
-    insta::assert_snapshot!(
+    cfgctl_snapshot!(
         "exported_bucket",
         String::from_utf8(files["buckets/platform.yaml"].clone()).unwrap()
     );
@@ -94,23 +110,25 @@ async fn export_refuses_a_non_empty_folder_and_force_replaces_only_its_own_files
     let out = tempfile::tempdir().unwrap();
     std::fs::write(out.path().join("README.md"), "# our config\n").unwrap();
     let o = out.path().to_str().unwrap();
-    let r = run(&t, &["export", "--out", o]).await;
+    let r = Cfgctl::new(&t).args(&["export", "--out", o]).run().await;
     assert_eq!(r.code, 1);
     assert_eq!(
         r.stderr,
         format!("error: `{o}` is not empty: pass --force to replace the manifests of an earlier export there\n")
     );
     assert_eq!(tree(out.path()).len(), 1, "nothing written");
-    let r = run(&t, &["export", "--out", o, "--force"]).await;
+    let r = Cfgctl::new(&t)
+        .args(&["export", "--out", o, "--force"])
+        .run()
+        .await;
     assert_eq!(r.code, 0, "{}", r.transcript());
     // A team deleted on the target disappears from the next export; README stays.
     t.delete(Kind::Monitor, Some("payments-gateway-latency"), "")
         .await;
-    let r = run(
-        &t,
-        &["export", "--out", o, "--force", "--only", "Monitor/*"],
-    )
-    .await;
+    let r = Cfgctl::new(&t)
+        .args(&["export", "--out", o, "--force", "--only", "Monitor/*"])
+        .run()
+        .await;
     assert_eq!(r.code, 0, "{}", r.transcript());
     let files = tree(out.path());
     assert!(files.contains_key("README.md"));
@@ -128,7 +146,7 @@ async fn export_refuses_a_non_empty_folder_and_force_replaces_only_its_own_files
 #[test]
 fn completions_for_each_shell() {
     for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
-        let r = crate::support::cfgctl(&["completions", shell]);
+        let r = Cfgctl::bare().args(&["completions", shell]).run_blocking();
         assert_eq!(r.code, 0, "{shell}");
         assert!(r.stdout.contains("cfgctl"), "{shell}");
         assert!(
@@ -136,7 +154,7 @@ fn completions_for_each_shell() {
             "{shell}"
         );
     }
-    let r = crate::support::cfgctl(&["completions", "tcsh"]);
+    let r = Cfgctl::bare().args(&["completions", "tcsh"]).run_blocking();
     assert_eq!(r.code, 1);
 }
 
@@ -147,7 +165,7 @@ async fn export_force_keeps_other_files_and_refuses_symlinks() {
     let t = seeded(Config::default()).await;
     let out = tempfile::tempdir().unwrap();
     let o = out.path().to_str().unwrap();
-    let r = run(&t, &["export", "--out", o]).await;
+    let r = Cfgctl::new(&t).args(&["export", "--out", o]).run().await;
     assert_eq!(r.code, 0, "{}", r.transcript());
     let notes = "# hand-written notes, not a manifest\n";
     std::fs::write(out.path().join("teams/notes.yaml"), notes).unwrap();
@@ -156,7 +174,10 @@ async fn export_force_keeps_other_files_and_refuses_symlinks() {
     // A resource deleted on the target: its exported file goes, the others stay.
     t.delete(Kind::Monitor, Some("payments-gateway-latency"), "")
         .await;
-    let r = run(&t, &["export", "--out", o, "--force"]).await;
+    let r = Cfgctl::new(&t)
+        .args(&["export", "--out", o, "--force"])
+        .run()
+        .await;
     assert_eq!(r.code, 0, "{}", r.transcript());
     let files = tree(out.path());
     assert_eq!(files["teams/notes.yaml"], notes.as_bytes());
@@ -170,7 +191,10 @@ async fn export_force_keeps_other_files_and_refuses_symlinks() {
     )
     .await;
     let before = tree(out.path());
-    let r = run(&t, &["export", "--out", o, "--force"]).await;
+    let r = Cfgctl::new(&t)
+        .args(&["export", "--out", o, "--force"])
+        .run()
+        .await;
     assert_eq!(r.code, 1, "{}", r.transcript());
     assert!(
         r.stderr
@@ -187,7 +211,10 @@ async fn export_force_keeps_other_files_and_refuses_symlinks() {
         let elsewhere = tempfile::tempdir().unwrap();
         std::fs::rename(out.path().join("buckets"), elsewhere.path().join("moved")).unwrap();
         std::os::unix::fs::symlink(elsewhere.path(), out.path().join("buckets")).unwrap();
-        let r = run(&t, &["export", "--out", o, "--force"]).await;
+        let r = Cfgctl::new(&t)
+            .args(&["export", "--out", o, "--force"])
+            .run()
+            .await;
         assert_eq!(r.code, 1, "{}", r.transcript());
         assert!(
             r.stderr
@@ -211,14 +238,15 @@ async fn export_force_keeps_other_files_and_refuses_symlinks() {
     .await;
     let fresh = tempfile::tempdir().unwrap();
     let f = fresh.path().to_str().unwrap();
-    let r = run(&t, &["export", "--out", f, "--only", "Team/*"]).await;
+    let r = Cfgctl::new(&t)
+        .args(&["export", "--out", f, "--only", "Team/*"])
+        .run()
+        .await;
     assert_eq!(r.code, 0, "{}", r.transcript());
-    let r = run_in(
-        &t,
-        fresh.path(),
-        &["plan", ".", "--only", "Team/*", "--detailed-exitcode"],
-        &[],
-    )
-    .await;
+    let r = Cfgctl::new(&t)
+        .dir(fresh.path())
+        .args(&["plan", ".", "--only", "Team/*", "--detailed-exitcode"])
+        .run()
+        .await;
     assert_eq!(r.code, 0, "{}", r.transcript());
 }

@@ -6,9 +6,7 @@ use cfgctl::emulator::Config;
 use cfgctl::registry::Kind;
 use serde_json::{json, Value};
 
-use crate::emulator::Tenant;
-use crate::plan::{run_in, write};
-use crate::support::Run;
+use crate::support::{cfgctl_snapshot, write, Cfgctl, Run, Tenant};
 
 const BUCKET: &str = "api_version: v1/config\nkind: Bucket\nspec:\n  slug: b\n  name: B\n";
 
@@ -28,11 +26,19 @@ fn team(emails: &str) -> String {
 
 /// `cfgctl plan` in the manifests' directory (so locations are relative).
 async fn plan(t: &Tenant, dir: &std::path::Path) -> Run {
-    run_in(t, dir, &["plan", ".", "--detailed-exitcode"], &[]).await
+    Cfgctl::new(t)
+        .dir(dir)
+        .args(&["plan", ".", "--detailed-exitcode"])
+        .run()
+        .await
 }
 
 async fn apply(t: &Tenant, dir: &std::path::Path) -> Run {
-    let r = run_in(t, dir, &["apply", ".", "--auto-approve"], &[]).await;
+    let r = Cfgctl::new(t)
+        .dir(dir)
+        .args(&["apply", ".", "--auto-approve"])
+        .run()
+        .await;
     assert_eq!(r.code, 0, "{}", r.transcript());
     r
 }
@@ -169,8 +175,12 @@ async fn sets_in_the_servers_order_converge_and_show_members() {
     );
     let r = plan(&t, dir.path()).await;
     assert_eq!(r.code, 2, "{}", r.transcript());
-    insta::assert_snapshot!(r.stdout);
-    let json_plan = run_in(&t, dir.path(), &["plan", ".", "--format", "json"], &[]).await;
+    cfgctl_snapshot!(r.stdout);
+    let json_plan = Cfgctl::new(&t)
+        .dir(dir.path())
+        .args(&["plan", ".", "--format", "json"])
+        .run()
+        .await;
     let v: Value = serde_json::from_str(&json_plan.stdout).unwrap();
     assert_eq!(
         v["changes"][0]["fields"],
@@ -241,7 +251,7 @@ async fn a_newer_api_keeps_its_fields_and_shows_unknown_enum_values() {
     );
     let r = plan(&t, dir.path()).await;
     assert_eq!(r.code, 2, "{}", r.transcript());
-    insta::assert_snapshot!(r.stdout);
+    cfgctl_snapshot!(r.stdout);
     // No diff for the unknown field: the bucket has no action at all.
     assert!(!r.stdout.contains("Bucket/b"), "{}", r.stdout);
     assert!(!r.stdout.contains("- retention_tier"), "{}", r.stdout);
@@ -281,13 +291,15 @@ async fn serve_refuses_a_swagger_file_that_cannot_describe_the_kinds() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("broken.json");
     std::fs::write(&path, "{\"swagger\": \"2.0\"}").unwrap();
-    let run = crate::support::cfgctl(&[
-        "serve",
-        "--listen",
-        "127.0.0.1:0",
-        "--swagger",
-        path.to_str().unwrap(),
-    ]);
+    let run = Cfgctl::bare()
+        .args(&[
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--swagger",
+            path.to_str().unwrap(),
+        ])
+        .run_blocking();
     assert_eq!(run.code, 1, "{}", run.transcript());
     assert!(
         run.stderr

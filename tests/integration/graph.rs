@@ -3,14 +3,15 @@
 
 use cfgctl::emulator::Config;
 
-use crate::emulator::Tenant;
-use crate::plan::{run, run_in, write};
-use crate::support::{cfgctl, cfgctl_in, root};
+use crate::support::{cfgctl_snapshot, copy_dir, root, write, Cfgctl, Tenant};
 
 #[tokio::test]
 async fn graph_of_the_quickstart_in_both_formats() {
     let t = Tenant::start(Config::default()).await;
-    let dot = run(&t, &["graph", "examples/quickstart"]).await;
+    let dot = Cfgctl::new(&t)
+        .args(&["graph", "examples/quickstart"])
+        .run()
+        .await;
     assert_eq!(dot.code, 0, "{}", dot.transcript());
     // Five creates; the bucket and the collection wait for the team, the dashboard and the
     // monitor for the collection.
@@ -21,16 +22,22 @@ async fn graph_of_the_quickstart_in_both_formats() {
         dot.stdout
     );
     assert_eq!(dot.stdout.matches(" -> ").count(), 4, "{}", dot.stdout);
-    insta::assert_snapshot!("graph_dot", dot.stdout);
+    cfgctl_snapshot!("graph_dot", dot.stdout);
 
-    let mermaid = run(&t, &["graph", "examples/quickstart", "--format", "mermaid"]).await;
+    let mermaid = Cfgctl::new(&t)
+        .args(&["graph", "examples/quickstart", "--format", "mermaid"])
+        .run()
+        .await;
     assert_eq!(mermaid.code, 0, "{}", mermaid.transcript());
     assert!(mermaid.stdout.starts_with("flowchart LR\n"));
     assert_eq!(mermaid.stdout.matches(" --> ").count(), 4);
-    insta::assert_snapshot!("graph_mermaid", mermaid.stdout);
+    cfgctl_snapshot!("graph_mermaid", mermaid.stdout);
 
     // The Markdown plan carries the same diagram, before the resources.
-    let md = run(&t, &["plan", "examples/quickstart", "--format", "markdown"]).await;
+    let md = Cfgctl::new(&t)
+        .args(&["plan", "examples/quickstart", "--format", "markdown"])
+        .run()
+        .await;
     assert_eq!(md.code, 0, "{}", md.transcript());
     let fenced = format!("```mermaid\n{}```\n", mermaid.stdout);
     let at = md
@@ -38,10 +45,12 @@ async fn graph_of_the_quickstart_in_both_formats() {
         .find(&fenced)
         .expect("the Markdown plan embeds the graph");
     assert!(at < md.stdout.find("<details>").unwrap());
-    insta::assert_snapshot!("quickstart_markdown_with_diagram", md.stdout);
+    cfgctl_snapshot!("quickstart_markdown_with_diagram", md.stdout);
 
     // No target: the same message as plan's.
-    let none = cfgctl(&["graph", "examples/quickstart"]);
+    let none = Cfgctl::bare()
+        .args(&["graph", "examples/quickstart"])
+        .run_blocking();
     assert_eq!(none.code, 1);
     assert!(
         none.stderr.contains("no target: pass --url URL"),
@@ -54,12 +63,13 @@ async fn graph_of_the_quickstart_in_both_formats() {
 async fn a_multiline_promql_change_is_shown_line_by_line() {
     let t = Tenant::start(Config::default()).await;
     let dir = tempfile::tempdir().unwrap();
-    for e in std::fs::read_dir(root().join("examples/quickstart")).unwrap() {
-        let e = e.unwrap();
-        std::fs::copy(e.path(), dir.path().join(e.file_name())).unwrap();
-    }
+    copy_dir(&root().join("examples/quickstart"), dir.path());
     let d = dir.path().to_str().unwrap();
-    let applied = run_in(&t, dir.path(), &["apply", d, "--auto-approve"], &[]).await;
+    let applied = Cfgctl::new(&t)
+        .dir(dir.path())
+        .args(&["apply", d, "--auto-approve"])
+        .run()
+        .await;
     assert_eq!(applied.code, 0, "{}", applied.transcript());
     let monitor = std::fs::read_to_string(dir.path().join("monitor.yaml")).unwrap();
     let changed = monitor.replace(
@@ -68,22 +78,30 @@ async fn a_multiline_promql_change_is_shown_line_by_line() {
     );
     assert_ne!(changed, monitor);
     write(dir.path(), "monitor.yaml", &changed);
-    let plan = run_in(&t, dir.path(), &["plan", d], &[]).await;
+    let plan = Cfgctl::new(&t)
+        .dir(dir.path())
+        .args(&["plan", d])
+        .run()
+        .await;
     assert_eq!(plan.code, 0, "{}", plan.transcript());
-    let stdout = plan.stdout.replace(d, "[DIR]");
+    let stdout = plan.stdout;
     assert!(
         stdout.contains("    -  / sum(rate(http_requests_total{service=\"checkout\"}[5m]))\n"),
         "{stdout}"
     );
     assert!(!stdout.contains("\\n"), "{stdout}");
-    insta::assert_snapshot!("multiline_promql_text", stdout);
+    cfgctl_snapshot!("multiline_promql_text", stdout);
 }
 
 #[test]
 fn schema_out_writes_the_committed_schema() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("cfgctl.schema.json");
-    let run = cfgctl_in(dir.path(), &["schema", "--out", out.to_str().unwrap()], &[]);
+    let run = Cfgctl::bare()
+        .dir(dir.path())
+        .args(&["schema", "--out"])
+        .arg(&out)
+        .run_blocking();
     assert_eq!(run.code, 0, "{}", run.transcript());
     assert_eq!(run.stdout, "");
     let written = std::fs::read_to_string(&out).unwrap();
@@ -92,7 +110,9 @@ fn schema_out_writes_the_committed_schema() {
         written == committed,
         "schema/manifest.schema.json differs from `cfgctl schema --out`: run `cargo run -- schema --out schema/manifest.schema.json`"
     );
-    let missing = cfgctl(&["schema", "--out", "/nonexistent-dir/x.json"]);
+    let missing = Cfgctl::bare()
+        .args(&["schema", "--out", "/nonexistent-dir/x.json"])
+        .run_blocking();
     assert_eq!(missing.code, 1);
     assert!(
         missing
@@ -105,7 +125,7 @@ fn schema_out_writes_the_committed_schema() {
 
 #[test]
 fn version_names_the_commit() {
-    let run = cfgctl(&["--version"]);
+    let run = Cfgctl::bare().args(&["--version"]).run_blocking();
     assert_eq!(run.code, 0);
     let head = std::process::Command::new("git")
         .args(["rev-parse", "--short", "HEAD"])

@@ -10,7 +10,7 @@ use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use crate::support::root;
+use crate::support::{root, Run};
 
 /// A tiny std-only HTTP/1.0 file server on 127.0.0.1:0 that records the paths asked for and
 /// stops when dropped.
@@ -183,11 +183,6 @@ fn release(work: &Path, tamper: bool) -> BTreeMap<String, Vec<u8>> {
     ])
 }
 
-struct Run {
-    code: i32,
-    stderr: String,
-}
-
 fn install_sh(args: &[&str], env: &[(&str, &str)], home: &Path) -> Run {
     let mut cmd = Command::new("sh");
     cmd.arg(root().join("scripts/install.sh")).args(args);
@@ -206,11 +201,7 @@ fn install_sh(args: &[&str], env: &[(&str, &str)], home: &Path) -> Run {
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let out = cmd.output().expect("sh runs");
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    Run::from(cmd.output().expect("sh runs"))
 }
 
 #[test]

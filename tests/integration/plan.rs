@@ -1,100 +1,51 @@
 //! `cfgctl plan` and `cfgctl drift` against the emulator (in-process, port 0), driving the
 //! real binary.
 
-use std::path::{Path, PathBuf};
-
 use cfgctl::emulator::Config;
 use cfgctl::registry::{Kind, Profile};
 use serde_json::{json, Value};
 
-use crate::emulator::{fixture_objects, Tenant};
-use crate::support::{cfgctl_in, root, Run};
-
-/// Runs cfgctl against the tenant, in the repository root; the tenant's URL is replaced by
-/// `[TARGET]` so snapshots do not depend on the port.
-pub async fn run(t: &Tenant, args: &[&str]) -> Run {
-    run_in(t, &root(), args, &[]).await
-}
-
-pub async fn run_in(t: &Tenant, dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
-    let url = t.emulator.url();
-    let mut full: Vec<String> = vec!["--url".into(), url.clone()];
-    full.extend(args.iter().map(|s| s.to_string()));
-    let dir = dir.to_path_buf();
-    let env: Vec<(String, String)> = env
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-    let run = tokio::task::spawn_blocking(move || {
-        let args: Vec<&str> = full.iter().map(String::as_str).collect();
-        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-        cfgctl_in(&dir, &args, &env)
-    })
-    .await
-    .expect("cfgctl ran");
-    Run {
-        code: run.code,
-        stdout: run.stdout.replace(&url, "[TARGET]"),
-        stderr: run.stderr.replace(&url, "[TARGET]"),
-    }
-}
-
-pub async fn seeded(config: Config) -> Tenant {
-    let t = Tenant::start(config).await;
-    for (kind, slug, object) in fixture_objects() {
-        let r = t.create(kind, object).await;
-        assert_eq!(r.status, 200, "seeding {kind}/{slug:?}: {r:?}");
-    }
-    t
-}
-
-/// A copy of fixtures/valid to change.
-pub fn scratch_copy() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let src = root().join("fixtures/valid");
-    for entry in walkdir::WalkDir::new(&src) {
-        let entry = entry.unwrap();
-        let rel = entry.path().strip_prefix(&src).unwrap();
-        let dest = dir.path().join(rel);
-        if entry.file_type().is_dir() {
-            std::fs::create_dir_all(&dest).unwrap();
-        } else {
-            std::fs::copy(entry.path(), &dest).unwrap();
-        }
-    }
-    dir
-}
-
-pub fn write(dir: &Path, rel: &str, text: &str) {
-    let path: PathBuf = dir.join(rel);
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
-}
+use crate::support::{cfgctl_snapshot, fixture_objects, Cfgctl, Tenant};
+// These lived here before `support`; the old paths stay for tests that still use them.
+#[allow(unused_imports)]
+pub use crate::support::{run, run_in, scratch_copy, seeded, write};
 
 #[tokio::test]
 async fn full_fixture_planned_from_empty() {
     let t = Tenant::full().await;
-    let text = run(&t, &["plan", "fixtures/valid"]).await;
+    let text = Cfgctl::new(&t)
+        .args(&["plan", "fixtures/valid"])
+        .run()
+        .await;
     assert_eq!(text.code, 0, "{}", text.transcript());
     assert!(
         text.stdout.contains("Plan: 19 to create, 0 to update"),
         "{}",
         text.stdout
     );
-    insta::assert_snapshot!("from_empty_text", text.stdout);
+    cfgctl_snapshot!("from_empty_text", text.stdout);
 
-    let md = run(&t, &["plan", "fixtures/valid", "--format", "markdown"]).await;
+    let md = Cfgctl::new(&t)
+        .args(&["plan", "fixtures/valid", "--format", "markdown"])
+        .run()
+        .await;
     assert_eq!(md.code, 0);
     assert!(md.stdout.len() < 60_000);
-    insta::assert_snapshot!("from_empty_markdown", md.stdout);
+    cfgctl_snapshot!("from_empty_markdown", md.stdout);
 
-    let json = run(&t, &["plan", "fixtures/valid", "--format", "json"]).await;
+    let json = Cfgctl::new(&t)
+        .args(&["plan", "fixtures/valid", "--format", "json"])
+        .run()
+        .await;
     assert_eq!(json.code, 0);
     let v: Value = serde_json::from_str(&json.stdout).unwrap();
     assert_eq!(v["summary"]["create"], 19);
-    insta::assert_snapshot!("from_empty_json", json.stdout);
+    cfgctl_snapshot!("from_empty_json", json.stdout);
 
-    let detailed = run(&t, &["plan", "fixtures/valid", "--detailed-exitcode"]).await;
+    let detailed = Cfgctl::new(&t)
+        .args(&["plan", "fixtures/valid", "--detailed-exitcode"])
+        .run()
+        .await;
     assert_eq!(detailed.code, 2);
 }
 
@@ -106,7 +57,10 @@ async fn seeded_tenant_plans_no_change_with_list_requests_only() {
     })
     .await;
     t.emulator.reset_stats();
-    let r = run(&t, &["plan", "fixtures/valid", "--detailed-exitcode"]).await;
+    let r = Cfgctl::new(&t)
+        .args(&["plan", "fixtures/valid", "--detailed-exitcode"])
+        .run()
+        .await;
     assert_eq!(r.code, 0, "{}", r.transcript());
     assert_eq!(
         r.stdout,
@@ -140,7 +94,10 @@ async fn seeded_tenant_plans_no_change_with_list_requests_only() {
     assert_eq!(stats.total as usize, expected, "{:?}", stats.by_route);
     assert_eq!(stats.count("GET", "/api/v1/config/monitors"), 2);
 
-    let drift = run(&t, &["drift", "fixtures/valid"]).await;
+    let drift = Cfgctl::new(&t)
+        .args(&["drift", "fixtures/valid"])
+        .run()
+        .await;
     assert_eq!(drift.code, 0, "{}", drift.transcript());
 }
 
@@ -172,17 +129,18 @@ async fn every_kind_of_change() {
         .replace("\"refresh\": \"1m\"", "\"refresh\": \"5m\"");
     std::fs::write(&path, text).unwrap();
     let d = dir.path().to_str().unwrap();
-    let plan = run_in(&t, dir.path(), &["plan", d, "-v"], &[]).await;
+    let plan = Cfgctl::new(&t)
+        .dir(dir.path())
+        .args(&["plan", d, "-v"])
+        .run()
+        .await;
     assert_eq!(plan.code, 0, "{}", plan.transcript());
-    let stdout = plan.stdout.replace(d, "[DIR]");
-    insta::assert_snapshot!("changes_text", stdout);
-    let pruned = run_in(
-        &t,
-        dir.path(),
-        &["plan", d, "--prune", "--format", "json"],
-        &[],
-    )
-    .await;
+    cfgctl_snapshot!("changes_text", plan.stdout);
+    let pruned = Cfgctl::new(&t)
+        .dir(dir.path())
+        .args(&["plan", d, "--prune", "--format", "json"])
+        .run()
+        .await;
     let v: Value = serde_json::from_str(&pruned.stdout).unwrap();
     let actions: Vec<String> = v["changes"]
         .as_array()
@@ -214,30 +172,38 @@ async fn every_kind_of_change() {
             {"path": "labels.tier", "before": null, "after": "gold"}
         ])
     );
-    let md = run_in(
-        &t,
-        dir.path(),
-        &["plan", d, "--prune", "--format", "markdown"],
-        &[],
-    )
-    .await;
-    insta::assert_snapshot!("changes_markdown", md.stdout.replace(d, "[DIR]"));
+    let md = Cfgctl::new(&t)
+        .dir(dir.path())
+        .args(&["plan", d, "--prune", "--format", "markdown"])
+        .run()
+        .await;
+    cfgctl_snapshot!("changes_markdown", md.stdout);
     // drift: managed changes → 2.
-    let drift = run_in(&t, dir.path(), &["drift", d], &[]).await;
+    let drift = Cfgctl::new(&t)
+        .dir(dir.path())
+        .args(&["drift", d])
+        .run()
+        .await;
     assert_eq!(drift.code, 2);
 }
 
 #[tokio::test]
 async fn unmanaged_in_prune_scope_is_drift() {
     let t = seeded(Config::default()).await;
-    let clean = run(&t, &["drift", "fixtures/valid"]).await;
+    let clean = Cfgctl::new(&t)
+        .args(&["drift", "fixtures/valid"])
+        .run()
+        .await;
     assert_eq!(clean.code, 0);
     t.create(
         Kind::Team,
         json!({"slug": "outside", "name": "Outside the prune scope"}),
     )
     .await;
-    let still = run(&t, &["drift", "fixtures/valid"]).await;
+    let still = Cfgctl::new(&t)
+        .args(&["drift", "fixtures/valid"])
+        .run()
+        .await;
     assert_eq!(
         still.code, 0,
         "unmanaged outside the prune scope is not drift"
@@ -247,7 +213,10 @@ async fn unmanaged_in_prune_scope_is_drift() {
         json!({"slug": "scratch", "name": "Scratch"}),
     )
     .await;
-    let drift = run(&t, &["drift", "fixtures/valid", "--format", "json"]).await;
+    let drift = Cfgctl::new(&t)
+        .args(&["drift", "fixtures/valid", "--format", "json"])
+        .run()
+        .await;
     assert_eq!(drift.code, 2);
     let v: Value = serde_json::from_str(&drift.stdout).unwrap();
     assert_eq!(v["unmanaged"], json!(["Dashboard/scratch", "Team/outside"]));
@@ -260,7 +229,10 @@ async fn unsupported_under_the_seed_profile() {
         ..Config::default()
     })
     .await;
-    let r = run(&t, &["plan", "fixtures/valid", "--detailed-exitcode"]).await;
+    let r = Cfgctl::new(&t)
+        .args(&["plan", "fixtures/valid", "--detailed-exitcode"])
+        .run()
+        .await;
     assert_eq!(r.code, 2, "{}", r.transcript());
     let summary = r.stdout.lines().last().unwrap().to_string();
     assert_eq!(
@@ -277,7 +249,7 @@ async fn unsupported_under_the_seed_profile() {
                 || l.contains("# the target")
         })
         .collect();
-    insta::assert_snapshot!("seed_unsupported", unsupported.join("\n"));
+    cfgctl_snapshot!("seed_unsupported", unsupported.join("\n"));
 }
 
 #[tokio::test]
@@ -289,10 +261,14 @@ async fn dangling_reference_is_an_error() {
         "bucket.yaml",
         "api_version: v1/config\nkind: Bucket\nspec:\n  slug: b\n  name: B\n  team_slug: ghost\n",
     );
-    let r = run_in(&t, dir.path(), &["plan", "."], &[]).await;
+    let r = Cfgctl::new(&t)
+        .dir(dir.path())
+        .args(&["plan", "."])
+        .run()
+        .await;
     assert_eq!(r.code, 1);
     assert_eq!(r.stdout, "");
-    insta::assert_snapshot!("dangling_reference", r.stderr);
+    cfgctl_snapshot!("dangling_reference", r.stderr);
 }
 
 #[tokio::test]
@@ -304,9 +280,13 @@ async fn cycles_broken_and_unbreakable() {
         "cycle.yaml",
         "api_version: v1/config\nkind: Bucket\nspec:\n  slug: b\n  name: B\n  notification_policy_slug: n\n---\napi_version: v1/config\nkind: NotificationPolicy\nspec:\n  slug: n\n  name: N\n  bucket_slug: b\n",
     );
-    let r = run_in(&t, dir.path(), &["plan", "."], &[]).await;
+    let r = Cfgctl::new(&t)
+        .dir(dir.path())
+        .args(&["plan", "."])
+        .run()
+        .await;
     assert_eq!(r.code, 0, "{}", r.transcript());
-    insta::assert_snapshot!("broken_cycle", r.stdout);
+    cfgctl_snapshot!("broken_cycle", r.stdout);
 
     // Both exist without the references: two updates, no ordering needed, no cycle. (An
     // unbreakable cycle needs a target that cannot update either side: see the planner's
@@ -320,7 +300,11 @@ async fn cycles_broken_and_unbreakable() {
         json!({"slug": "n", "name": "N", "team_slug": "t"}),
     )
     .await;
-    let r = run_in(&t, dir.path(), &["plan", ".", "--format", "json"], &[]).await;
+    let r = Cfgctl::new(&t)
+        .dir(dir.path())
+        .args(&["plan", ".", "--format", "json"])
+        .run()
+        .await;
     assert_eq!(r.code, 0, "{}", r.transcript());
     let v: Value = serde_json::from_str(&r.stdout).unwrap();
     assert_eq!(v["summary"]["update"], 2);
@@ -347,14 +331,19 @@ async fn server_validate_rejection_points_at_the_manifest() {
         "team.yaml",
         "api_version: v1/config\nkind: Team\nspec:\n  slug: t\n  name: T\n",
     );
-    let plain = run_in(&t, dir.path(), &["plan", "."], &[]).await;
+    let plain = Cfgctl::new(&t)
+        .dir(dir.path())
+        .args(&["plan", "."])
+        .run()
+        .await;
     assert_eq!(plain.code, 0, "offline and list checks cannot see it");
-    let r = run_in(&t, dir.path(), &["plan", ".", "--server-validate"], &[]).await;
+    let r = Cfgctl::new(&t)
+        .dir(dir.path())
+        .args(&["plan", ".", "--server-validate"])
+        .run()
+        .await;
     assert_eq!(r.code, 1);
-    insta::assert_snapshot!(
-        "server_validate_rejection",
-        crate::support::redact_request_ids(&r.stderr)
-    );
+    cfgctl_snapshot!("server_validate_rejection", r.stderr);
     // Nothing was created by the dry runs.
     assert_eq!(t.read(Kind::Team, Some("t")).await.status, 404);
 }
@@ -362,7 +351,10 @@ async fn server_validate_rejection_points_at_the_manifest() {
 #[tokio::test]
 async fn server_validate_notes_what_waits_for_a_create() {
     let t = Tenant::full().await;
-    let r = run(&t, &["plan", "fixtures/valid", "--server-validate"]).await;
+    let r = Cfgctl::new(&t)
+        .args(&["plan", "fixtures/valid", "--server-validate"])
+        .run()
+        .await;
     assert_eq!(r.code, 0, "{}", r.transcript());
     assert!(
         r.stdout.contains("Warning: Bucket/platform not validated by the server: it waits for NotificationPolicy/platform-oncall, Team/platform to be created"),
@@ -385,9 +377,8 @@ async fn the_token_appears_nowhere() {
     let token_file = dir.path().join("token");
     std::fs::write(&token_file, format!("{secret}\n")).unwrap();
     let runs = vec![
-        run(
-            &t,
-            &[
+        Cfgctl::new(&t)
+            .args(&[
                 "plan",
                 "fixtures/valid",
                 "-vv",
@@ -395,38 +386,34 @@ async fn the_token_appears_nowhere() {
                 secret,
                 "--out",
                 &out_arg,
-            ],
-        )
-        .await,
-        run_in(
-            &t,
-            &root(),
-            &["plan", "fixtures/valid", "-vv", "--log-format", "json"],
-            &[("CFGCTL_TOKEN", secret)],
-        )
-        .await,
-        run(
-            &t,
-            &[
+            ])
+            .run()
+            .await,
+        Cfgctl::new(&t)
+            .args(&["plan", "fixtures/valid", "-vv", "--log-format", "json"])
+            .env("CFGCTL_TOKEN", secret)
+            .run()
+            .await,
+        Cfgctl::new(&t)
+            .args(&[
                 "plan",
                 "fixtures/valid",
                 "--token-file",
                 token_file.to_str().unwrap(),
-            ],
-        )
-        .await,
-        run(
-            &t,
-            &[
+            ])
+            .run()
+            .await,
+        Cfgctl::new(&t)
+            .args(&[
                 "drift",
                 "fixtures/valid",
                 "--token",
                 "wrong-token-value",
                 "-vv",
-            ],
-        )
-        .await,
-        run(&t, &["plan", "--help"]).await,
+            ])
+            .run()
+            .await,
+        Cfgctl::new(&t).args(&["plan", "--help"]).run().await,
     ];
     assert_eq!(runs[0].code, 0, "{}", runs[0].transcript());
     assert_eq!(runs[1].code, 0, "{}", runs[1].transcript());
@@ -463,20 +450,18 @@ async fn saved_plan_has_objects_and_fingerprints() {
     std::fs::write(&path, text).unwrap();
     let out = dir.path().join("plan.json");
     let d = dir.path().to_str().unwrap();
-    let r = run_in(
-        &t,
-        dir.path(),
-        &[
+    let r = Cfgctl::new(&t)
+        .dir(dir.path())
+        .args(&[
             "plan",
             d,
             "--out",
             out.to_str().unwrap(),
             "--format",
             "json",
-        ],
-        &[],
-    )
-    .await;
+        ])
+        .run()
+        .await;
     assert_eq!(r.code, 0, "{}", r.transcript());
     let saved: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     let changes = saved["changes"].as_array().unwrap();
@@ -502,18 +487,22 @@ async fn saved_plan_has_objects_and_fingerprints() {
 
 #[test]
 fn no_target_names_both_options() {
-    let r = crate::support::cfgctl(&["plan", "fixtures/valid"]);
+    let r = Cfgctl::bare()
+        .args(&["plan", "fixtures/valid"])
+        .run_blocking();
     assert_eq!(r.code, 1);
     assert_eq!(
         r.stderr,
         "error: no target: pass --url URL (or set CFGCTL_URL) for a tenant, or --local for the embedded local tenant\n"
     );
-    let r = crate::support::cfgctl(&[
-        "plan",
-        "fixtures/valid",
-        "--url",
-        "http://tenant.example.com",
-    ]);
+    let r = Cfgctl::bare()
+        .args(&[
+            "plan",
+            "fixtures/valid",
+            "--url",
+            "http://tenant.example.com",
+        ])
+        .run_blocking();
     assert_eq!(r.code, 1);
     assert_eq!(
         r.stderr,
@@ -525,11 +514,13 @@ fn no_target_names_both_options() {
 fn local_tenant_plans_in_process() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("local.db");
-    let r = crate::support::cfgctl(&[
-        "plan",
-        "examples/quickstart",
-        &format!("--local={}", db.display()),
-    ]);
+    let r = Cfgctl::bare()
+        .args(&[
+            "plan",
+            "examples/quickstart",
+            &format!("--local={}", db.display()),
+        ])
+        .run_blocking();
     assert_eq!(r.code, 0, "{}", r.transcript());
     assert!(r
         .stdout
@@ -541,21 +532,25 @@ fn local_tenant_plans_in_process() {
 #[tokio::test]
 async fn colour_follows_the_flag() {
     let t = Tenant::full().await;
-    let plain = run(&t, &["plan", "examples/quickstart"]).await;
+    let plain = Cfgctl::new(&t)
+        .args(&["plan", "examples/quickstart"])
+        .run()
+        .await;
     assert!(!plain.stdout.contains('\u{1b}'), "no colour off a terminal");
-    let always = run(&t, &["plan", "examples/quickstart", "--color", "always"]).await;
+    let always = Cfgctl::new(&t)
+        .args(&["plan", "examples/quickstart", "--color", "always"])
+        .run()
+        .await;
     assert!(
         always.stdout.contains("\u{1b}[32m+ Team/checkout"),
         "{}",
         always.stdout
     );
-    let never = run_in(
-        &t,
-        &root(),
-        &["plan", "examples/quickstart", "--color", "auto"],
-        &[("NO_COLOR", "1")],
-    )
-    .await;
+    let never = Cfgctl::new(&t)
+        .args(&["plan", "examples/quickstart", "--color", "auto"])
+        .env("NO_COLOR", "1")
+        .run()
+        .await;
     assert!(!never.stdout.contains('\u{1b}'));
 }
 
@@ -575,17 +570,16 @@ async fn a_flaky_target_still_plans() {
         ..Config::default()
     })
     .await;
-    let r = run(
-        &flaky,
-        &[
+    let r = Cfgctl::new(&flaky)
+        .args(&[
             "plan",
             "fixtures/valid",
             "--detailed-exitcode",
             "--max-retries",
             "12",
-        ],
-    )
-    .await;
+        ])
+        .run()
+        .await;
     assert_eq!(r.code, 0, "{}", r.transcript());
     assert!(r.stdout.contains("No changes"), "{}", r.stdout);
     let stats = flaky.emulator.stats();
@@ -621,8 +615,8 @@ async fn redirects_to_another_host_never_carry_the_token() {
     tokio::spawn(async move { axum::serve(listener, redirect).await });
 
     let url = format!("http://{addr}");
-    let r = tokio::task::spawn_blocking(move || {
-        crate::support::cfgctl(&[
+    let r = Cfgctl::bare()
+        .args(&[
             "plan",
             "fixtures/valid",
             "--url",
@@ -632,9 +626,8 @@ async fn redirects_to_another_host_never_carry_the_token() {
             "--max-retries",
             "0",
         ])
-    })
-    .await
-    .unwrap();
+        .run()
+        .await;
     assert_eq!(r.code, 1, "{}", r.transcript());
     assert!(r.stderr.contains("redirect"), "{}", r.stderr);
     assert!(!r.stderr.contains("redirect-secret"));
@@ -663,8 +656,8 @@ async fn no_description_means_the_full_registry_with_a_warning() {
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await });
     let url = format!("http://{addr}");
-    let r = tokio::task::spawn_blocking(move || {
-        crate::support::cfgctl(&[
+    let r = Cfgctl::bare()
+        .args(&[
             "plan",
             "examples/quickstart",
             "--url",
@@ -672,9 +665,8 @@ async fn no_description_means_the_full_registry_with_a_warning() {
             "--max-retries",
             "0",
         ])
-    })
-    .await
-    .unwrap();
+        .run()
+        .await;
     assert_eq!(r.code, 0, "{}", r.transcript());
     assert!(r.stdout.contains("Plan: 5 to create"), "{}", r.stdout);
     assert!(

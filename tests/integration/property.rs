@@ -3,7 +3,6 @@
 
 use std::sync::Arc;
 
-use cfgctl::client::{Client, ClientConfig};
 use cfgctl::emulator::Config;
 use cfgctl::manifest::Manifest;
 use cfgctl::plan::{plan, Capabilities, PlanOptions};
@@ -13,7 +12,7 @@ use cfgctl::yaml::{Pos, Spans};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
-use crate::emulator::Tenant;
+use crate::support::Tenant;
 
 #[derive(Clone, Debug)]
 struct Universe {
@@ -171,7 +170,7 @@ async fn run_case(u: Universe) -> Result<(), TestCaseError> {
         )
         .await;
     }
-    let client = Arc::new(Client::new(&ClientConfig::new(t.emulator.url())).unwrap());
+    let client = Arc::new(t.client());
     let settings = Settings::default();
     let opts = PlanOptions {
         target: "p".into(),

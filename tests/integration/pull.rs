@@ -7,8 +7,7 @@ use cfgctl::emulator::Config;
 use cfgctl::registry::Kind;
 use serde_json::{json, Value};
 
-use crate::emulator::Tenant;
-use crate::plan::{run_in, scratch_copy, write};
+use crate::support::{cfgctl_snapshot, read, scratch_copy, write, Cfgctl, Tenant};
 
 /// Three teams behind a comment header; the middle one is edited out of band.
 const TEAMS: &str = "# Teams, declared together.\n# Every other resource points at them by slug.\n\napi_version: v1/config\nkind: Team\nspec:\n  slug: platform\n  name: Platform\n  description: Runs the shared Kubernetes clusters and the observability pipeline.\n  user_emails:\n    - alice@example.com\n    - bob@example.com\n---\n# The payments team.\napi_version: v1/config\nkind: Team\nspec:\n  slug: payments\n  name: Payments  # shown in the UI\n  description: Checkout, billing and the payment gateway.\n  user_emails:\n    - carol@example.com\n    - dan@example.com\n---\napi_version: v1/config\nkind: Team\nspec:\n  slug: sre\n  name: SRE\n  description: \"\"\n";
@@ -34,16 +33,16 @@ fn edit_document(object: &mut Value, change: impl FnOnce(&mut Value)) {
     object["dashboard_json"] = json!(doc.to_string());
 }
 
-fn read(dir: &Path, rel: &str) -> String {
-    std::fs::read_to_string(dir.join(rel)).unwrap()
-}
-
 /// The fixture set with TEAMS in place of its teams file, applied to a fresh tenant.
 async fn applied() -> (Tenant, tempfile::TempDir) {
     let t = Tenant::start(Config::default()).await;
     let dir = scratch_copy();
     write(dir.path(), "teams/teams.yaml", TEAMS);
-    let r = run_in(&t, dir.path(), &["apply", ".", "--auto-approve"], &[]).await;
+    let r = Cfgctl::new(&t)
+        .dir(dir.path())
+        .args(&["apply", ".", "--auto-approve"])
+        .run()
+        .await;
     assert_eq!(r.code, 0, "{}", r.transcript());
     (t, dir)
 }
@@ -84,7 +83,7 @@ async fn pull_rewrites_only_what_changed_and_plan_is_clean_after() {
     .await;
 
     t.emulator.reset_stats();
-    let r = run_in(&t, d, &["pull"], &[]).await;
+    let r = Cfgctl::new(&t).dir(d).args(&["pull"]).run().await;
     assert_eq!(r.code, 0, "{}", r.transcript());
     let log = t.emulator.stats().log;
     assert!(!log.is_empty());
@@ -135,12 +134,16 @@ async fn pull_rewrites_only_what_changed_and_plan_is_clean_after() {
         assert_eq!(&read(d, file), new, "{file}");
     }
 
-    let plan = run_in(&t, d, &["plan", ".", "--detailed-exitcode"], &[]).await;
+    let plan = Cfgctl::new(&t)
+        .dir(d)
+        .args(&["plan", ".", "--detailed-exitcode"])
+        .run()
+        .await;
     assert_eq!(plan.code, 0, "{}", plan.transcript());
-    let validate = run_in(&t, d, &["validate", "."], &[]).await;
+    let validate = Cfgctl::new(&t).dir(d).args(&["validate", "."]).run().await;
     assert_eq!(validate.code, 0, "{}", validate.transcript());
     // Nothing left to pull: a second pull changes no file.
-    let again = run_in(&t, d, &["pull"], &[]).await;
+    let again = Cfgctl::new(&t).dir(d).args(&["pull"]).run().await;
     assert!(
         again
             .stdout
@@ -174,7 +177,11 @@ async fn pull_keeps_the_form_of_each_document_when_it_rewrites_it_whole() {
         o["user_emails"] = json!(["carol@example.com"])
     })
     .await;
-    let r = run_in(&t, d, &["pull", "--only", "Team/*"], &[]).await;
+    let r = Cfgctl::new(&t)
+        .dir(d)
+        .args(&["pull", "--only", "Team/*"])
+        .run()
+        .await;
     assert_eq!(r.code, 0, "{}", r.transcript());
     let teams = read(d, "teams/teams.yaml");
     assert!(teams.starts_with(header), "{teams}");
@@ -188,7 +195,11 @@ async fn pull_keeps_the_form_of_each_document_when_it_rewrites_it_whole() {
         read(d, "teams/payments.json"),
         "{\"api_version\": \"v1/config\", \"kind\": \"Team\", \"spec\": {\"slug\": \"payments\", \"name\": \"Payments\", \"description\": \"Checkout, billing and the payment gateway.\", \"user_emails\": [\"carol@example.com\"]}}\n"
     );
-    let plan = run_in(&t, d, &["plan", ".", "--detailed-exitcode"], &[]).await;
+    let plan = Cfgctl::new(&t)
+        .dir(d)
+        .args(&["plan", ".", "--detailed-exitcode"])
+        .run()
+        .await;
     assert_eq!(plan.code, 0, "{}", plan.transcript());
 }
 
@@ -217,7 +228,11 @@ async fn gone_resources_are_reported_and_unmanaged_ones_become_files() {
 
     // A file already at the new file's path is never replaced: nothing is written.
     write(d, "dashboards/scratch.yaml", "# ours\n");
-    let r = run_in(&t, d, &["pull", "--include-unmanaged"], &[]).await;
+    let r = Cfgctl::new(&t)
+        .dir(d)
+        .args(&["pull", "--include-unmanaged"])
+        .run()
+        .await;
     assert_eq!(r.code, 1, "{}", r.transcript());
     assert!(
         r.stderr.contains("dashboards/scratch.yaml` already exists"),
@@ -228,7 +243,11 @@ async fn gone_resources_are_reported_and_unmanaged_ones_become_files() {
     std::fs::remove_file(d.join("dashboards/scratch.yaml")).unwrap();
 
     t.emulator.reset_stats();
-    let r = run_in(&t, d, &["pull", "--include-unmanaged"], &[]).await;
+    let r = Cfgctl::new(&t)
+        .dir(d)
+        .args(&["pull", "--include-unmanaged"])
+        .run()
+        .await;
     assert_eq!(r.code, 0, "{}", r.transcript());
     assert!(t.emulator.stats().log.iter().all(|l| l.method == "GET"));
     assert_eq!(
@@ -248,13 +267,11 @@ async fn gone_resources_are_reported_and_unmanaged_ones_become_files() {
     assert!(scratch.contains("  slug: scratch\n"), "{scratch}");
 
     // The new file is managed now: with --prune nothing would be deleted.
-    let plan = run_in(
-        &t,
-        d,
-        &["plan", ".", "--prune", "--only", "Dashboard/*"],
-        &[],
-    )
-    .await;
+    let plan = Cfgctl::new(&t)
+        .dir(d)
+        .args(&["plan", ".", "--prune", "--only", "Dashboard/*"])
+        .run()
+        .await;
     assert_eq!(plan.code, 0, "{}", plan.transcript());
     assert!(
         plan.stdout
@@ -275,9 +292,13 @@ async fn small() -> (Tenant, tempfile::TempDir) {
         "teams.yaml",
         "api_version: v1/config\nkind: Team\nspec:\n  slug: platform\n  name: Platform\n  user_emails: [alice@example.com]\n---\napi_version: v1/config\nkind: Team\nspec:\n  slug: payments\n  name: Payments\n",
     );
-    let r = run_in(&t, d, &["apply", ".", "--auto-approve"], &[]).await;
+    let r = Cfgctl::new(&t)
+        .dir(d)
+        .args(&["apply", ".", "--auto-approve"])
+        .run()
+        .await;
     assert_eq!(r.code, 0, "{}", r.transcript());
-    let r = run_in(&t, d, &["drift", "."], &[]).await;
+    let r = Cfgctl::new(&t).dir(d).args(&["drift", "."]).run().await;
     assert_eq!(r.code, 0, "{}", r.transcript());
     assert!(
         r.stdout
@@ -292,7 +313,11 @@ async fn small() -> (Tenant, tempfile::TempDir) {
 async fn drift_report(t: &Tenant, d: &Path) -> String {
     let mut out = String::new();
     for format in ["text", "markdown", "json"] {
-        let r = run_in(t, d, &["drift", ".", "--format", format], &[]).await;
+        let r = Cfgctl::new(t)
+            .dir(d)
+            .args(&["drift", ".", "--format", format])
+            .run()
+            .await;
         assert_eq!(r.code, 2, "{}", r.transcript());
         assert!(!r.stdout.contains("No changes"), "{}", r.stdout);
         assert!(!r.stdout.contains("No drift"), "{}", r.stdout);
@@ -311,7 +336,7 @@ async fn drift_names_a_changed_resource_with_its_fields() {
     .await;
     let report = drift_report(&t, dir.path()).await;
     assert!(report.contains("Team/platform"), "{report}");
-    insta::assert_snapshot!("drift_changed", report);
+    cfgctl_snapshot!("drift_changed", report);
 }
 
 #[tokio::test]
@@ -321,7 +346,7 @@ async fn drift_names_a_resource_deleted_on_the_target() {
     assert_eq!(r.status, 200, "{r:?}");
     let report = drift_report(&t, dir.path()).await;
     assert!(report.contains("Team/payments"), "{report}");
-    insta::assert_snapshot!("drift_deleted", report);
+    cfgctl_snapshot!("drift_deleted", report);
 }
 
 #[tokio::test]
@@ -333,5 +358,5 @@ async fn drift_names_an_unmanaged_resource_inside_the_prune_scope() {
     assert_eq!(r.status, 200, "{r:?}");
     let report = drift_report(&t, dir.path()).await;
     assert!(report.contains("Team/interns"), "{report}");
-    insta::assert_snapshot!("drift_unmanaged", report);
+    cfgctl_snapshot!("drift_unmanaged", report);
 }

@@ -2,10 +2,10 @@
 
 use serde_json::Value;
 
-use crate::support::{cfgctl, root};
+use crate::support::{root, Cfgctl};
 
 fn editor_schema() -> Value {
-    let run = cfgctl(&["schema"]);
+    let run = Cfgctl::bare().args(&["schema"]).run_blocking();
     assert_eq!(run.code, 0, "{}", run.transcript());
     serde_json::from_str(&run.stdout).expect("cfgctl schema prints JSON")
 }
@@ -98,7 +98,7 @@ fn schema_rejects_invalid_manifests() {
 fn committed_schema_file_is_current() {
     let committed = std::fs::read_to_string(root().join("schema/manifest.schema.json"))
         .expect("schema/manifest.schema.json is committed");
-    let current = cfgctl(&["schema"]).stdout;
+    let current = Cfgctl::bare().args(&["schema"]).run_blocking().stdout;
     assert!(
         committed == current,
         "schema/manifest.schema.json is stale: run `cargo run -- schema > schema/manifest.schema.json`"

@@ -1,13 +1,11 @@
 //! Rate limits and traceability (issue 12, items 4-6): adaptive concurrency against
 //! `--rate-limit`, the User-Agent the tenant sees, request ids and error codes in failures.
 
-use cfgctl::client::{Client, ClientConfig};
 use cfgctl::emulator::Config;
 use cfgctl::registry::Kind;
 use serde_json::json;
 
-use crate::emulator::Tenant;
-use crate::plan::{run_in, write};
+use crate::support::{write, Cfgctl, Tenant};
 
 /// `n` team manifests in a scratch directory.
 fn teams(n: usize) -> tempfile::TempDir {
@@ -30,13 +28,11 @@ async fn a_rate_limited_apply_converges_with_few_429s() {
     })
     .await;
     let dir = teams(240);
-    let r = run_in(
-        &t,
-        dir.path(),
-        &["--parallelism", "32", "apply", ".", "--auto-approve"],
-        &[],
-    )
-    .await;
+    let r = Cfgctl::new(&t)
+        .dir(dir.path())
+        .args(&["--parallelism", "32", "apply", ".", "--auto-approve"])
+        .run()
+        .await;
     assert_eq!(r.code, 0, "{}", r.transcript());
     assert!(
         r.stdout
@@ -73,14 +69,21 @@ async fn a_rate_limited_apply_converges_with_few_429s() {
             && line.contains("from 32 requests in flight to "),
         "{line}"
     );
-    let again = run_in(&t, dir.path(), &["plan", ".", "--detailed-exitcode"], &[]).await;
+    let again = Cfgctl::new(&t)
+        .dir(dir.path())
+        .args(&["plan", ".", "--detailed-exitcode"])
+        .run()
+        .await;
     assert_eq!(again.code, 0, "{}", again.transcript());
 }
 
 #[tokio::test]
 async fn every_request_carries_the_user_agent() {
     let t = Tenant::full().await;
-    let r = crate::plan::run(&t, &["plan", "fixtures/valid"]).await;
+    let r = Cfgctl::new(&t)
+        .args(&["plan", "fixtures/valid"])
+        .run()
+        .await;
     assert_eq!(r.code, 0, "{}", r.transcript());
     let log = t.emulator.stats().log;
     assert!(log.len() > 10, "{log:?}");
@@ -100,7 +103,11 @@ async fn a_failure_prints_the_request_id_and_the_code() {
         "team.yaml",
         "api_version: v1/config\nkind: Team\nspec:\n  slug: nameless\n  name: \"\"\n",
     );
-    let r = run_in(&t, dir.path(), &["apply", ".", "--auto-approve"], &[]).await;
+    let r = Cfgctl::new(&t)
+        .dir(dir.path())
+        .args(&["apply", ".", "--auto-approve"])
+        .run()
+        .await;
     assert_eq!(r.code, 1, "{}", r.transcript());
     let log = t.emulator.stats().log;
     let refused: Vec<_> = log
@@ -124,7 +131,7 @@ async fn a_failure_prints_the_request_id_and_the_code() {
 #[tokio::test]
 async fn client_errors_keep_the_code_and_the_request_id() {
     let t = Tenant::full().await;
-    let client = Client::new(&ClientConfig::new(t.emulator.url())).unwrap();
+    let client = t.client();
     let err = client
         .create(Kind::Team, &json!({"slug": "t", "name": ""}), false)
         .await

@@ -1,7 +1,7 @@
 //! `cfgctl validate`: one snapshot per class of invalid input, the valid fixture, and the
 //! directory-level failures.
 
-use crate::support::{cfgctl, cfgctl_in, root};
+use crate::support::{cfgctl_snapshot, root, Cfgctl};
 
 /// Every invalid class: exit 1, and the exact messages with file:line:col.
 macro_rules! invalid_class {
@@ -9,7 +9,7 @@ macro_rules! invalid_class {
         #[test]
         fn $name() {
             let dir = concat!("fixtures/invalid/", $dir);
-            let run = cfgctl(&["validate", dir]);
+            let run = Cfgctl::bare().args(&["validate", dir]).run_blocking();
             run.assert_clean_exit();
             assert_eq!(run.code, 1, "{}", run.transcript());
             for line in run.stdout.lines().filter(|l| l.contains(": error: ")) {
@@ -23,7 +23,7 @@ macro_rules! invalid_class {
                 );
                 assert!(loc.starts_with(dir), "{line:?} names a file outside {dir}");
             }
-            insta::assert_snapshot!(concat!("invalid_", $dir), run.transcript());
+            cfgctl_snapshot!(concat!("invalid_", $dir), run.transcript());
         }
     )*};
 }
@@ -66,7 +66,9 @@ fn every_invalid_class_has_a_test() {
 
 #[test]
 fn valid_fixture_has_no_problem() {
-    let run = cfgctl(&["validate", "fixtures/valid"]);
+    let run = Cfgctl::bare()
+        .args(&["validate", "fixtures/valid"])
+        .run_blocking();
     assert_eq!(run.code, 0, "{}", run.transcript());
     assert_eq!(
         run.stdout,
@@ -98,7 +100,9 @@ fn valid_fixture_uses_all_thirteen_kinds() {
 
 #[test]
 fn quickstart_example_is_valid() {
-    let run = cfgctl(&["validate", "examples/quickstart"]);
+    let run = Cfgctl::bare()
+        .args(&["validate", "examples/quickstart"])
+        .run_blocking();
     assert_eq!(run.code, 0, "{}", run.transcript());
     assert!(run.stdout.starts_with("valid: "), "{}", run.stdout);
     assert!(
@@ -116,7 +120,10 @@ fn undeclared_reference_is_a_warning_not_an_error() {
         "api_version: v1/config\nkind: Monitor\nspec:\n  slug: m\n  name: M\n  bucket_slug: somewhere-else\n",
     )
     .unwrap();
-    let run = cfgctl_in(dir.path(), &["validate"], &[]);
+    let run = Cfgctl::bare()
+        .dir(dir.path())
+        .args(&["validate"])
+        .run_blocking();
     assert_eq!(run.code, 0, "{}", run.transcript());
     assert_eq!(
         run.stdout,
@@ -127,18 +134,19 @@ fn undeclared_reference_is_a_warning_not_an_error() {
 
 #[test]
 fn github_annotations_when_running_in_actions() {
-    let run = cfgctl_in(
-        &root(),
-        &["validate", "fixtures/invalid/unknown-api-version"],
-        &[("GITHUB_ACTIONS", "true")],
-    );
+    let run = Cfgctl::bare()
+        .args(&["validate", "fixtures/invalid/unknown-api-version"])
+        .env("GITHUB_ACTIONS", "true")
+        .run_blocking();
     assert_eq!(run.code, 1);
-    insta::assert_snapshot!(run.transcript());
+    cfgctl_snapshot!(run.transcript());
 }
 
 #[test]
 fn missing_directory_is_a_clear_error() {
-    let run = cfgctl(&["validate", "fixtures/does-not-exist"]);
+    let run = Cfgctl::bare()
+        .args(&["validate", "fixtures/does-not-exist"])
+        .run_blocking();
     run.assert_clean_exit();
     assert_eq!(run.code, 1);
     assert_eq!(run.stdout, "");
@@ -150,7 +158,9 @@ fn missing_directory_is_a_clear_error() {
 
 #[test]
 fn a_file_instead_of_a_directory() {
-    let run = cfgctl(&["validate", "fixtures/valid/cfgctl.yaml"]);
+    let run = Cfgctl::bare()
+        .args(&["validate", "fixtures/valid/cfgctl.yaml"])
+        .run_blocking();
     assert_eq!(run.code, 1);
     assert_eq!(
         run.stderr,
@@ -161,7 +171,10 @@ fn a_file_instead_of_a_directory() {
 #[test]
 fn empty_directory_is_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
-    let run = cfgctl_in(dir.path(), &["validate", "."], &[]);
+    let run = Cfgctl::bare()
+        .dir(dir.path())
+        .args(&["validate", "."])
+        .run_blocking();
     run.assert_clean_exit();
     assert_eq!(run.code, 1);
     assert_eq!(
@@ -177,7 +190,10 @@ fn directory_of_unrelated_files_is_a_clear_error() {
     std::fs::write(dir.path().join("main.tf"), "resource {}\n").unwrap();
     std::fs::create_dir(dir.path().join(".github")).unwrap();
     std::fs::write(dir.path().join(".github/ci.yaml"), "on: push\n").unwrap();
-    let run = cfgctl_in(dir.path(), &["validate"], &[]);
+    let run = Cfgctl::bare()
+        .dir(dir.path())
+        .args(&["validate"])
+        .run_blocking();
     assert_eq!(run.code, 1);
     assert_eq!(
         run.stderr,
@@ -189,7 +205,10 @@ fn directory_of_unrelated_files_is_a_clear_error() {
 fn files_with_only_comments_are_reported() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("empty.yaml"), "# nothing yet\n---\n").unwrap();
-    let run = cfgctl_in(dir.path(), &["validate"], &[]);
+    let run = Cfgctl::bare()
+        .dir(dir.path())
+        .args(&["validate"])
+        .run_blocking();
     assert_eq!(run.code, 1);
     assert_eq!(
         run.stderr,
@@ -211,7 +230,7 @@ fn no_fixture_makes_cfgctl_panic() {
         } else {
             entry.path().to_path_buf()
         };
-        let run = cfgctl_in(&root(), &["validate", target.to_str().unwrap()], &[]);
+        let run = Cfgctl::bare().arg("validate").arg(&target).run_blocking();
         run.assert_clean_exit();
         assert!(
             run.code <= 1,
@@ -226,10 +245,12 @@ fn no_fixture_makes_cfgctl_panic() {
 
 #[test]
 fn usage_errors_exit_1_not_2() {
-    let run = cfgctl(&["validate", "--no-such-flag"]);
+    let run = Cfgctl::bare()
+        .args(&["validate", "--no-such-flag"])
+        .run_blocking();
     assert_eq!(run.code, 1);
     assert!(run.stderr.contains("--no-such-flag"), "{}", run.stderr);
-    let help = cfgctl(&["--help"]);
+    let help = Cfgctl::bare().args(&["--help"]).run_blocking();
     assert_eq!(help.code, 0);
     assert!(help.stdout.contains("validate"));
 }
@@ -248,7 +269,10 @@ fn a_byte_order_mark_is_not_content() {
         "\u{feff}api_version: v1/config\nkind: Team\nspec: {slug: b, name: B}\n",
     )
     .unwrap();
-    let run = cfgctl_in(dir.path(), &["validate", "."], &[]);
+    let run = Cfgctl::bare()
+        .dir(dir.path())
+        .args(&["validate", "."])
+        .run_blocking();
     assert_eq!(run.code, 0, "{}", run.transcript());
     assert_eq!(
         run.stdout,
