@@ -86,6 +86,12 @@ pub enum ClientError {
     },
     #[error("cannot build the HTTP client: {0}")]
     Setup(String),
+    #[error("{method} {}: {}; no request was sent", .address.kind, crate::wire::unusable_segment_reason(.slug))]
+    UnusableSlug {
+        method: Method,
+        address: Address,
+        slug: String,
+    },
 }
 
 fn context(resource: &Option<Address>) -> String {
@@ -378,6 +384,7 @@ impl Client {
 
     /// One resource, or `None` when the target has no such resource (404).
     pub async fn read(&self, kind: Kind, slug: Option<&str>) -> Result<Option<Value>, ClientError> {
+        usable(&Method::GET, kind, slug)?;
         let address = Address::new(kind, slug.map(str::to_string));
         let path = wire::item_path(kind, slug);
         match self.call(Method::GET, &path, "", None, Some(address)).await {
@@ -417,6 +424,7 @@ impl Client {
         create_if_missing: bool,
         dry_run: bool,
     ) -> Result<Option<Value>, ClientError> {
+        usable(&Method::PUT, kind, slug)?;
         let address = Address::new(kind, slug.map(str::to_string));
         let body = wire::update_body(kind, object, create_if_missing, dry_run);
         let resp = self
@@ -438,6 +446,7 @@ impl Client {
         slug: Option<&str>,
         force: bool,
     ) -> Result<(), ClientError> {
+        usable(&Method::DELETE, kind, slug)?;
         let address = Address::new(kind, slug.map(str::to_string));
         let query = if force && kind.def().force_delete {
             "force_delete=true"
@@ -453,6 +462,21 @@ impl Client {
         )
         .await
         .map(|_| ())
+    }
+}
+
+/// Refuses a slug that would not stay one path segment (`.`, `..`, empty): the URL would name
+/// the collection or the API root instead of the resource.
+fn usable(method: &Method, kind: Kind, slug: Option<&str>) -> Result<(), ClientError> {
+    match slug {
+        Some(s) if !kind.def().singleton && !wire::is_usable_segment(s) => {
+            Err(ClientError::UnusableSlug {
+                method: method.clone(),
+                address: Address::new(kind, Some(s.to_string())),
+                slug: s.to_string(),
+            })
+        }
+        _ => Ok(()),
     }
 }
 
@@ -539,6 +563,27 @@ mod tests {
             retry_delay(d, Some(Duration::from_secs(3)), 0.5),
             Duration::from_secs(3)
         );
+    }
+
+    #[tokio::test]
+    async fn dot_slugs_never_become_a_path() {
+        // Port 9 on loopback: nothing is sent, so nothing needs to listen.
+        let client = Client::new(&ClientConfig::new("http://127.0.0.1:9")).unwrap();
+        for slug in [".", "..", ""] {
+            let err = client.delete(Kind::Team, Some(slug), false).await.unwrap_err();
+            assert!(matches!(err, ClientError::UnusableSlug { .. }), "{err}");
+            assert_eq!(
+                err.to_string(),
+                format!("DELETE Team: the slug \"{slug}\" cannot be used as a URL path segment (a slug must not be empty, `.` or `..`); no request was sent")
+            );
+            let err = client.read(Kind::Bucket, Some(slug)).await.unwrap_err();
+            assert!(matches!(err, ClientError::UnusableSlug { .. }), "{err}");
+            let err = client
+                .update(Kind::Bucket, Some(slug), &serde_json::json!({}), true, false)
+                .await
+                .unwrap_err();
+            assert!(matches!(err, ClientError::UnusableSlug { .. }), "{err}");
+        }
     }
 
     #[test]

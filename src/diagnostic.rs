@@ -62,6 +62,8 @@ pub enum Problem {
     SpecNotMapping(&'static str),
     #[error("{0} has no `spec.slug`; the slug is the resource's identity and is required")]
     MissingSlug(Kind),
+    #[error("{kind}: {}", crate::wire::unusable_segment_reason(.slug))]
+    UnusableSlug { kind: Kind, slug: String },
     #[error("{address}: {message}")]
     Schema { address: String, message: String },
     #[error("{address}: {rule} must be set")]
