@@ -10,6 +10,7 @@ pub mod docs;
 pub mod emulator;
 pub mod export;
 pub mod manifest;
+pub mod output;
 pub mod pattern;
 pub mod plan;
 pub mod registry;
