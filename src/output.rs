@@ -197,6 +197,18 @@ impl<T: fmt::Display> fmt::Display for Markdown<T> {
     }
 }
 
+/// Untrusted text as a Markdown code span: inert, between backticks longer than any run of
+/// backticks inside it (so it cannot close the span early).
+pub fn code_span(text: &str) -> String {
+    let text = Inert(text).to_string();
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    if longest == 0 {
+        return format!("`{text}`");
+    }
+    let fence = "`".repeat(longest + 1);
+    format!("{fence} {text} {fence}")
+}
+
 /// GitHub workflow command escaping of a message (`%`, CR, LF), after redaction.
 pub fn workflow_data(text: &str) -> String {
     redact(text)
@@ -389,7 +401,10 @@ mod tests {
             display_url("https://user:pw@h.example.com/x?token=q"),
             "https://[REDACTED]@h.example.com/x?[REDACTED]"
         );
-        assert_eq!(display_url("https://h.example.com/"), "https://h.example.com");
+        assert_eq!(
+            display_url("https://h.example.com/"),
+            "https://h.example.com"
+        );
         assert_eq!(display_url("not a url with secret"), "not…");
     }
 
@@ -410,6 +425,15 @@ mod tests {
             "x&lt;/code&gt;&lt;/summary&gt;&#92;n&#35; &#91;pwn&#93;&#40;https://e.example&#41;&#124;&#96;&#42;"
         );
         assert_eq!(Markdown("a-b.c").to_string(), "a-b.c");
+    }
+
+    #[test]
+    fn code_spans() {
+        assert_eq!(
+            code_span("https://t.example.com"),
+            "`https://t.example.com`"
+        );
+        assert_eq!(code_span("a``b\n"), "``` a``b\\n ```");
     }
 
     #[test]

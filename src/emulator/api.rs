@@ -355,7 +355,9 @@ impl Api {
     ) -> Result<Value, ApiError> {
         let req = Self::parse_body(kind, Write::Update, body)?;
         if let Some(path_slug) = slug.filter(|s| !wire::is_usable_segment(s)) {
-            return Err(ApiError::BadRequest(wire::unusable_segment_reason(path_slug)));
+            return Err(ApiError::BadRequest(wire::unusable_segment_reason(
+                path_slug,
+            )));
         }
         if let (Some(path_slug), Some(body_slug)) =
             (slug, req.object.get("slug").and_then(Value::as_str))
