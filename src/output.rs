@@ -136,11 +136,13 @@ fn push_escaped(out: &mut String, c: char) {
         '\n' => out.push_str("\\n"),
         '\r' => out.push_str("\\r"),
         '\t' => out.push_str("\\t"),
-        c => out.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
+        // JSON's escape form: the guard may meet a C1 control inside a JSON string (serde_json
+        // leaves them raw), and this keeps the document valid and exact.
+        c => out.push_str(&format!("\\u{:04x}", u32::from(c))),
     }
 }
 
-/// Control characters escaped (`\n`, `\r`, `\t`, `\u{1b}`), everything else as it is.
+/// Control characters escaped (`\n`, `\r`, `\t`, `\u001b`), everything else as it is.
 pub fn escape_controls(text: &str) -> Cow<'_, str> {
     if !text.chars().any(is_unsafe_char) {
         return Cow::Borrowed(text);
@@ -412,7 +414,7 @@ mod tests {
     fn inert_escapes_controls_and_bidi() {
         assert_eq!(
             Inert("a\nb\r\tc\u{1b}[2Jd\u{202e}").to_string(),
-            "a\\nb\\r\\tc\\u{1b}[2Jd\\u{202e}"
+            "a\\nb\\r\\tc\\u001b[2Jd\\u202e"
         );
         assert_eq!(Inert("plain é").to_string(), "plain é");
     }
@@ -458,7 +460,7 @@ mod tests {
     fn stray_controls_are_escaped_but_colours_pass() {
         assert_eq!(
             guarded("\u{1b}[1;31merror\u{1b}[0m: a\rb\u{7}\u{1b}]0;title\n"),
-            "\u{1b}[1;31merror\u{1b}[0m: a\\rb\\u{7}\\u{1b}]0;title\n"
+            "\u{1b}[1;31merror\u{1b}[0m: a\\rb\\u0007\\u001b]0;title\n"
         );
     }
 

@@ -545,7 +545,7 @@ mod tests {
         }
         assert!(!text.contains('\r') && !text.contains('\u{1b}') && !text.contains('\u{7}'));
         assert!(
-            text.contains("+ Team/a\\n::warning file=x::pwn\\r\\u{1b}]0;t\\u{7}"),
+            text.contains("+ Team/a\\n::warning file=x::pwn\\r\\u001b]0;t\\u0007"),
             "{text}"
         );
         assert!(
