@@ -11,7 +11,10 @@ pub fn assert_located(diagnostics: &[Diagnostic], file: &Path) {
         assert_eq!(d.file, file, "diagnostic in another file: {d}");
         assert!(d.pos.line >= 1, "diagnostic without a line: {d}");
         assert!(d.pos.column >= 1, "diagnostic without a column: {d}");
-        assert!(!d.problem.to_string().trim().is_empty(), "empty message: {d:?}");
+        assert!(
+            !d.problem.to_string().trim().is_empty(),
+            "empty message: {d:?}"
+        );
     }
 }
 

@@ -19,7 +19,10 @@ use serde_json::Value;
 
 fn run(api: &mut Api, method: &str, target: &str, body: &[u8]) -> Result<Value, ApiError> {
     let (path, query) = target.split_once('?').unwrap_or((target, ""));
-    let Some(rest) = path.strip_prefix(wire::API_PREFIX).and_then(|r| r.strip_prefix('/')) else {
+    let Some(rest) = path
+        .strip_prefix(wire::API_PREFIX)
+        .and_then(|r| r.strip_prefix('/'))
+    else {
         return Err(ApiError::NotFound("no route".into()));
     };
     let (collection, slug) = match rest.split_once('/') {
@@ -43,7 +46,10 @@ fn run(api: &mut Api, method: &str, target: &str, body: &[u8]) -> Result<Value, 
             let parsed = wire::parse_write_body(kind, Write::Create, &body);
             let result = api.create(kind, &body, now);
             if parsed.is_err() {
-                assert!(result.is_err(), "a body the wire reader refuses was accepted");
+                assert!(
+                    result.is_err(),
+                    "a body the wire reader refuses was accepted"
+                );
             }
             result
         }
@@ -72,10 +78,22 @@ fn write_corpus(dir: &std::path::Path) {
         let update = wire::update_body(m.kind, &m.spec, true, false);
         put(format!("PUT {item}\n{update}"));
     }
-    put(format!("GET {}?page.max_size=1&slugs=a&slugs=b\n", wire::collection_path(Kind::Team)));
-    put(format!("GET {}?include_dashboard_json=true&page.token=00\n", wire::collection_path(Kind::Dashboard)));
-    put(format!("DELETE {}?force_delete=true\n", wire::item_path(Kind::Bucket, Some("b"))));
-    put(format!("GET {}\n", wire::item_path(Kind::ResourcePools, None)));
+    put(format!(
+        "GET {}?page.max_size=1&slugs=a&slugs=b\n",
+        wire::collection_path(Kind::Team)
+    ));
+    put(format!(
+        "GET {}?include_dashboard_json=true&page.token=00\n",
+        wire::collection_path(Kind::Dashboard)
+    ));
+    put(format!(
+        "DELETE {}?force_delete=true\n",
+        wire::item_path(Kind::Bucket, Some("b"))
+    ));
+    put(format!(
+        "GET {}\n",
+        wire::item_path(Kind::ResourcePools, None)
+    ));
 }
 
 fn main() {
@@ -109,7 +127,8 @@ fn main() {
                             }
                         }
                     }
-                    if method == "GET" && !target.split('?').next().unwrap_or("").ends_with(".json") {
+                    if method == "GET" && !target.split('?').next().unwrap_or("").ends_with(".json")
+                    {
                         if let Some(kind) = listed_kind(target) {
                             wire::parse_list_response(kind, &value)
                                 .expect("a list answer parses back");
@@ -118,7 +137,11 @@ fn main() {
                 }
                 Err(ApiError::Store(e)) => panic!("bad input reached the store as a failure: {e}"),
                 Err(e) => {
-                    assert!(matches!(e.status(), 400 | 404 | 409), "status {}", e.status());
+                    assert!(
+                        matches!(e.status(), 400 | 404 | 409),
+                        "status {}",
+                        e.status()
+                    );
                     assert!(!e.client_message().is_empty(), "an error without a message");
                 }
             }

@@ -9,7 +9,11 @@ fn main() {
         let Some((&selector, content)) = data.split_first() else {
             return;
         };
-        let name = if selector % 2 == 0 { "m.yaml" } else { "m.json" };
+        let name = if selector % 2 == 0 {
+            "m.yaml"
+        } else {
+            "m.json"
+        };
         let file = dir.join(name);
         for stale in ["m.yaml", "m.json"] {
             let _ = std::fs::remove_file(dir.join(stale));
