@@ -1,6 +1,7 @@
 //! The command line: clap types, and their resolution into the per-command options the
 //! library takes. Architecture invariant: clap types stop here; no other module sees them.
 
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -71,6 +72,9 @@ pub struct GlobalArgs {
     /// Allow plain http to a non-loopback host (the token would cross the network unencrypted).
     #[arg(long, global = true)]
     pub insecure_http: bool,
+    /// Pages one list may take before the run stops with an error (a list that never ends).
+    #[arg(long, global = true, default_value_t = crate::client::DEFAULT_MAX_PAGES, value_name = "N")]
+    pub max_pages: usize,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -312,6 +316,7 @@ fn target_options(global: &GlobalArgs) -> anyhow::Result<commands::TargetOptions
         timeout: std::time::Duration::from_secs(global.timeout.max(1)),
         max_retries: global.max_retries,
         insecure_http: global.insecure_http,
+        max_pages: global.max_pages.max(1),
     })
 }
 
@@ -369,7 +374,7 @@ fn init_logging(global: &GlobalArgs, default_info: bool) {
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("cfgctl={level},warn")));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        .with_writer(crate::output::log_writer)
         .with_ansi(
             anstream::AutoStream::choice(&std::io::stderr()) != anstream::ColorChoice::Never,
         );
@@ -403,15 +408,41 @@ pub fn main() -> ExitCode {
                     .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
             });
             if !broken_pipe {
-                eprintln!("error: {err:#}");
+                // One line, redacted, whatever the server or the manifests put in it.
+                let text = format!("{err:#}");
+                let _ = writeln!(
+                    crate::output::stderr(),
+                    "error: {}",
+                    crate::output::Inert(text)
+                );
             }
             ExitCode::from(1)
         }
     }
 }
 
+/// Registers every secret of the command line with the output layer before anything is
+/// printed: the token, and what a `--url` carries in its user info or query.
+fn register_secrets(global: &GlobalArgs) {
+    if let Ok(Some(token)) = resolve_token(global) {
+        crate::output::register_secret(&token);
+    }
+    if let Some(url) = &global.url {
+        crate::output::register_url_secrets(url);
+    }
+    // A panic message goes through the same layer as everything else.
+    std::panic::set_hook(Box::new(|info| {
+        let _ = writeln!(
+            crate::output::stderr(),
+            "cfgctl panicked (a bug): {}",
+            crate::output::Inert(info)
+        );
+    }));
+}
+
 /// Runs a parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    register_secrets(&cli.global);
     let choice = match cli.global.color {
         ColorArg::Auto => anstream::ColorChoice::Auto,
         ColorArg::Always => anstream::ColorChoice::Always,

@@ -28,7 +28,16 @@ pub struct ClientConfig {
     pub insecure_http: bool,
     /// First retry delay (doubled per attempt, capped at 10 s, then full jitter).
     pub min_backoff: Duration,
+    /// The longest wait a `Retry-After` can ask for (PRODUCT.md: 60 s; tests use less).
+    pub max_retry_after: Duration,
+    /// Pages one list walk may take before it is an error (`--max-pages`).
+    pub max_pages: usize,
 }
+
+/// The cap on a server's `Retry-After`.
+pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
+/// Default of `--max-pages`.
+pub const DEFAULT_MAX_PAGES: usize = 100_000;
 
 impl std::fmt::Debug for ClientConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -50,6 +59,8 @@ impl ClientConfig {
             max_retries: 5,
             insecure_http: false,
             min_backoff: Duration::from_millis(200),
+            max_retry_after: MAX_RETRY_AFTER,
+            max_pages: DEFAULT_MAX_PAGES,
         }
     }
 }
@@ -86,6 +97,12 @@ pub enum ClientError {
     },
     #[error("cannot build the HTTP client: {0}")]
     Setup(String),
+    #[error("{method} {}: {}; no request was sent", .address.kind, crate::wire::unusable_segment_reason(.slug))]
+    UnusableSlug {
+        method: Method,
+        address: Address,
+        slug: String,
+    },
 }
 
 fn context(resource: &Option<Address>) -> String {
@@ -192,7 +209,8 @@ pub fn is_loopback_host(host: &str) -> bool {
 /// unless allowed).
 pub fn parse_base_url(raw: &str, insecure_http: bool) -> Result<Url, ClientError> {
     let invalid = |reason: &str| ClientError::InvalidUrl {
-        url: raw.to_string(),
+        // Never the URL as given: its user info or query may hold the token.
+        url: crate::output::display_url(raw),
         reason: reason.to_string(),
     };
     let url = Url::parse(raw.trim()).map_err(|e| invalid(&e.to_string()))?;
@@ -228,10 +246,17 @@ pub fn request_url(base: &Url, path: &str, query: &str) -> String {
 }
 
 /// The delay before retry number `attempt` (from 0): exponential, capped, full jitter, or the
-/// server's `Retry-After` when it gave one. `draw` is in [0, 1).
-pub fn retry_delay(computed: Duration, retry_after: Option<Duration>, draw: f64) -> Duration {
+/// server's `Retry-After` when it gave one, at most `max_retry_after` (a server asking for
+/// 999999999 s does not stop the run; the retry still counts against `--max-retries`).
+/// `draw` is in [0, 1).
+pub fn retry_delay(
+    computed: Duration,
+    retry_after: Option<Duration>,
+    draw: f64,
+    max_retry_after: Duration,
+) -> Duration {
     match retry_after {
-        Some(d) => d,
+        Some(d) => d.min(max_retry_after),
         None => computed.mul_f64(draw.clamp(0.0, 1.0)),
     }
 }
@@ -244,6 +269,8 @@ pub struct Client {
     min_backoff: Duration,
     /// Adaptive concurrency and `Retry-After` pauses, shared with the executor.
     throttle: std::sync::Arc<crate::throttle::Throttle>,
+    max_retry_after: Duration,
+    max_pages: usize,
 }
 
 impl Client {
@@ -285,6 +312,8 @@ impl Client {
             max_retries: config.max_retries,
             min_backoff: config.min_backoff,
             throttle: Default::default(),
+            max_retry_after: config.max_retry_after,
+            max_pages: config.max_pages.max(1),
         })
     }
 
@@ -337,7 +366,7 @@ impl Client {
             .get(RETRY_AFTER)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.trim().parse::<u64>().ok())
-            .map(Duration::from_secs);
+            .map(|secs| Duration::from_secs(secs.min(MAX_RETRY_AFTER.as_secs())));
         self.throttle
             .observe(status.as_u16(), retry_after, std::time::Instant::now());
         let request_id = request_id(resp.headers());
@@ -402,7 +431,7 @@ impl Client {
                     ClientError::Status { retry_after, .. } => *retry_after,
                     _ => None,
                 };
-                computed.map(|d| retry_delay(d, retry_after, fastrand::f64()))
+                computed.map(|d| retry_delay(d, retry_after, fastrand::f64(), self.max_retry_after))
             })
             .notify(|e, delay| {
                 tracing::debug!(error = %e, delay_ms = delay.as_millis() as u64, "retrying");
@@ -426,6 +455,12 @@ impl Client {
         let mut query = filters.clone();
         let mut items = Vec::new();
         let mut pages = 0;
+        let mut seen = std::collections::HashSet::new();
+        let never_ends = |reason: String| ClientError::BadResponse {
+            method: Method::GET,
+            path: path.clone(),
+            reason: format!("the {kind} list never ends: {reason}"),
+        };
         loop {
             let body = self
                 .call(Method::GET, &path, &query.to_query_string(), None, None)
@@ -442,12 +477,16 @@ impl Client {
             if next.is_empty() {
                 return Ok((items, pages));
             }
-            if query.token.as_deref() == Some(next.as_str()) {
-                return Err(ClientError::BadResponse {
-                    method: Method::GET,
-                    path,
-                    reason: "the server returned the same page token twice".into(),
-                });
+            if !seen.insert(next.clone()) {
+                return Err(never_ends(
+                    "the server returned the same page token twice".into(),
+                ));
+            }
+            if pages >= self.max_pages {
+                return Err(never_ends(format!(
+                    "more than {} pages (--max-pages)",
+                    self.max_pages
+                )));
             }
             query.token = Some(next);
         }
@@ -455,6 +494,7 @@ impl Client {
 
     /// One resource, or `None` when the target has no such resource (404).
     pub async fn read(&self, kind: Kind, slug: Option<&str>) -> Result<Option<Value>, ClientError> {
+        usable(&Method::GET, kind, slug)?;
         let address = Address::new(kind, slug.map(str::to_string));
         let path = wire::item_path(kind, slug);
         match self.call(Method::GET, &path, "", None, Some(address)).await {
@@ -494,6 +534,7 @@ impl Client {
         create_if_missing: bool,
         dry_run: bool,
     ) -> Result<Option<Value>, ClientError> {
+        usable(&Method::PUT, kind, slug)?;
         let address = Address::new(kind, slug.map(str::to_string));
         let body = wire::update_body(kind, object, create_if_missing, dry_run);
         let resp = self
@@ -515,6 +556,7 @@ impl Client {
         slug: Option<&str>,
         force: bool,
     ) -> Result<(), ClientError> {
+        usable(&Method::DELETE, kind, slug)?;
         let address = Address::new(kind, slug.map(str::to_string));
         let query = if force && kind.def().force_delete {
             "force_delete=true"
@@ -530,6 +572,21 @@ impl Client {
         )
         .await
         .map(|_| ())
+    }
+}
+
+/// Refuses a slug that would not stay one path segment (`.`, `..`, empty): the URL would name
+/// the collection or the API root instead of the resource.
+fn usable(method: &Method, kind: Kind, slug: Option<&str>) -> Result<(), ClientError> {
+    match slug {
+        Some(s) if !kind.def().singleton && !wire::is_usable_segment(s) => {
+            Err(ClientError::UnusableSlug {
+                method: method.clone(),
+                address: Address::new(kind, Some(s.to_string())),
+                slug: s.to_string(),
+            })
+        }
+        _ => Ok(()),
     }
 }
 
@@ -591,6 +648,19 @@ mod tests {
     }
 
     #[test]
+    fn url_errors_never_show_credentials_or_query() {
+        for raw in [
+            "https://user:s3cr3t-in-url@x.example.com",
+            "https://x.example.com/?token=s3cr3t-in-url",
+            "https://s3cr3t-in-url@x.example.com",
+        ] {
+            let err = parse_base_url(raw, false).unwrap_err().to_string();
+            assert!(!err.contains("s3cr3t-in-url"), "{err}");
+            assert!(err.contains("x.example.com"), "{err}");
+        }
+    }
+
+    #[test]
     fn urls_are_exact() {
         let base = parse_base_url("https://t.example.com/", false).unwrap();
         let mut q = ListQuery::default();
@@ -610,12 +680,55 @@ mod tests {
     #[test]
     fn retry_delays() {
         let d = Duration::from_millis(800);
-        assert_eq!(retry_delay(d, None, 0.0), Duration::ZERO);
-        assert_eq!(retry_delay(d, None, 0.5), Duration::from_millis(400));
+        assert_eq!(retry_delay(d, None, 0.0, MAX_RETRY_AFTER), Duration::ZERO);
         assert_eq!(
-            retry_delay(d, Some(Duration::from_secs(3)), 0.5),
+            retry_delay(d, None, 0.5, MAX_RETRY_AFTER),
+            Duration::from_millis(400)
+        );
+        assert_eq!(
+            retry_delay(d, Some(Duration::from_secs(3)), 0.5, MAX_RETRY_AFTER),
             Duration::from_secs(3)
         );
+        // A server asking for 31 years gets the cap.
+        assert_eq!(
+            retry_delay(
+                d,
+                Some(Duration::from_secs(999_999_999)),
+                0.5,
+                MAX_RETRY_AFTER
+            ),
+            Duration::from_secs(60)
+        );
+    }
+
+    #[tokio::test]
+    async fn dot_slugs_never_become_a_path() {
+        // Port 9 on loopback: nothing is sent, so nothing needs to listen.
+        let client = Client::new(&ClientConfig::new("http://127.0.0.1:9")).unwrap();
+        for slug in [".", "..", ""] {
+            let err = client
+                .delete(Kind::Team, Some(slug), false)
+                .await
+                .unwrap_err();
+            assert!(matches!(err, ClientError::UnusableSlug { .. }), "{err}");
+            assert_eq!(
+                err.to_string(),
+                format!("DELETE Team: the slug \"{slug}\" cannot be used as a URL path segment (a slug must not be empty, `.` or `..`); no request was sent")
+            );
+            let err = client.read(Kind::Bucket, Some(slug)).await.unwrap_err();
+            assert!(matches!(err, ClientError::UnusableSlug { .. }), "{err}");
+            let err = client
+                .update(
+                    Kind::Bucket,
+                    Some(slug),
+                    &serde_json::json!({}),
+                    true,
+                    false,
+                )
+                .await
+                .unwrap_err();
+            assert!(matches!(err, ClientError::UnusableSlug { .. }), "{err}");
+        }
     }
 
     #[test]

@@ -42,7 +42,7 @@ pub fn validate(opts: &ValidateOptions) -> anyhow::Result<ExitCode> {
             plural(loaded.other_files, "file", "files")
         );
     }
-    let mut out = anstream::stdout().lock();
+    let mut out = crate::output::stdout();
     let error_style = Style::new().bold().fg_color(Some(AnsiColor::Red.into()));
     let warning_style = Style::new().bold().fg_color(Some(AnsiColor::Yellow.into()));
     // On a terminal, each problem comes with its source line; logs and CI get one line each.
@@ -70,11 +70,12 @@ pub fn validate(opts: &ValidateOptions) -> anyhow::Result<ExitCode> {
             "{}: {style}{}{style:#}: {}",
             d.location(),
             d.severity.as_str(),
-            d.problem
+            crate::output::Inert(&d.problem)
         )
         .context("writing to stdout")?;
         if opts.github_annotations {
-            writeln!(out, "{}", d.github_annotation()).context("writing to stdout")?;
+            out.command(&d.github_annotation())
+                .context("writing to stdout")?;
         }
     }
     let errors = loaded.error_count();
@@ -111,7 +112,7 @@ pub fn schema(out: Option<&std::path::Path>) -> anyhow::Result<ExitCode> {
         Some(path) => std::fs::write(path, text + "\n")
             .with_context(|| format!("writing the schema to {}", path.display()))?,
         None => {
-            let mut out = std::io::stdout().lock();
+            let mut out = crate::output::stdout();
             writeln!(out, "{text}").context("writing to stdout")?;
         }
     }
@@ -170,7 +171,7 @@ pub fn serve(opts: ServeOptions) -> anyhow::Result<ExitCode> {
             crate::registry::Profile::Seed => "seed",
         };
         {
-            let mut out = std::io::stdout().lock();
+            let mut out = crate::output::stdout();
             writeln!(out, "{}", emulator.url()).context("writing to stdout")?;
             out.flush().context("writing to stdout")?;
         }
@@ -207,6 +208,8 @@ pub struct TargetOptions {
     pub timeout: std::time::Duration,
     pub max_retries: u32,
     pub insecure_http: bool,
+    /// Pages one list walk may take (`--max-pages`).
+    pub max_pages: usize,
 }
 
 /// A connected target: the client, what to call it, and the in-process emulator of `--local`
@@ -251,6 +254,8 @@ pub async fn connect(t: &TargetOptions) -> anyhow::Result<Connection> {
         max_retries: t.max_retries,
         insecure_http: t.insecure_http,
         min_backoff: std::time::Duration::from_millis(200),
+        max_retry_after: crate::client::MAX_RETRY_AFTER,
+        max_pages: t.max_pages,
     };
     let client = crate::client::Client::new(&config)?;
     Ok(Connection {
@@ -296,7 +301,7 @@ pub fn load_valid(dir: &std::path::Path) -> anyhow::Result<manifest::Loaded> {
     let loaded = manifest::load_dir(dir)?;
     let errors = loaded.error_count();
     if errors > 0 {
-        let mut err = anstream::stderr().lock();
+        let mut err = crate::output::stderr();
         for d in loaded
             .diagnostics
             .iter()
@@ -320,7 +325,7 @@ pub fn load_valid(dir: &std::path::Path) -> anyhow::Result<manifest::Loaded> {
 }
 
 fn print_diagnostics(diagnostics: &[crate::diagnostic::Diagnostic]) {
-    let mut err = anstream::stderr().lock();
+    let mut err = crate::output::stderr();
     for d in diagnostics {
         let _ = writeln!(err, "{d}");
     }
@@ -396,7 +401,7 @@ pub fn plan(opts: PlanCommand) -> anyhow::Result<ExitCode> {
             }
         };
         {
-            let mut out = anstream::stdout().lock();
+            let mut out = crate::output::stdout();
             out.write_all(rendered.as_bytes())
                 .context("writing to stdout")?;
         }
@@ -508,12 +513,12 @@ pub struct ApplyCommand {
 
 fn ask_confirmation(plan: &crate::plan::Plan) -> anyhow::Result<bool> {
     use std::io::BufRead;
-    let mut err = std::io::stderr().lock();
+    let mut err = crate::output::stderr();
     write!(
         err,
         "\nApply {} to {}? Only 'yes' is accepted: ",
         plural(plan.actions.len(), "action", "actions"),
-        plan.target
+        crate::output::Inert(&plan.target)
     )
     .context("writing to stderr")?;
     err.flush().context("writing to stderr")?;
@@ -557,9 +562,9 @@ pub fn apply(opts: ApplyCommand) -> anyhow::Result<ExitCode> {
                     .await
                     .context("checking the saved plan against the target")?;
                 if !stale.is_empty() {
-                    let mut err = anstream::stderr().lock();
+                    let mut err = crate::output::stderr();
                     for s in &stale {
-                        let _ = writeln!(err, "  {s}");
+                        let _ = writeln!(err, "  {}", crate::output::Inert(s));
                     }
                     anyhow::bail!(
                         "the saved plan is stale ({} changed since it was made): nothing was changed; run `cfgctl plan --out` again",
@@ -578,8 +583,7 @@ pub fn apply(opts: ApplyCommand) -> anyhow::Result<ExitCode> {
                 drift: false,
             },
         );
-        anstream::stdout()
-            .lock()
+        crate::output::stdout()
             .write_all(rendered.as_bytes())
             .context("writing to stdout")?;
         // The very same check for a plan made now and a saved one.
@@ -589,7 +593,7 @@ pub fn apply(opts: ApplyCommand) -> anyhow::Result<ExitCode> {
             anyhow::bail!("refusing to apply: {}; nothing was changed", refused.join("; "));
         }
         if plan.actions.is_empty() {
-            writeln!(anstream::stdout().lock(), "\nNothing to apply.").context("writing to stdout")?;
+            writeln!(crate::output::stdout(), "\nNothing to apply.").context("writing to stdout")?;
             return Ok(ExitCode::SUCCESS);
         }
         if !opts.auto_approve {
@@ -616,37 +620,39 @@ pub fn apply(opts: ApplyCommand) -> anyhow::Result<ExitCode> {
             None
         };
         let report = |a: &crate::plan::Action, o: &Outcome| {
+            use crate::output::Inert;
+            let address = Inert(&a.address);
             let line = match o {
                 Outcome::Done { elapsed, resolved } => format!(
                     "{} {} ({} ms){}",
                     crate::apply::verb(a.action),
-                    a.address,
+                    address,
                     elapsed.as_millis(),
                     resolved
                         .as_ref()
-                        .map(|r| format!(": resolved conflict, {r}"))
+                        .map(|r| format!(": resolved conflict, {}", Inert(r)))
                         .unwrap_or_default()
                 ),
                 Outcome::Failed { reason } => {
-                    format!("failed to {} {}: {reason}", a.action.as_str(), a.address)
+                    format!("failed to {} {address}: {}", a.action.as_str(), Inert(reason))
                 }
                 Outcome::Skipped { because } => {
-                    format!("skipped {} {}: {because} failed", a.action.as_str(), a.address)
+                    format!("skipped {} {address}: {} failed", a.action.as_str(), Inert(because))
                 }
                 Outcome::Unsupported { reason } => {
-                    format!("not attempted {}: unsupported, {reason}", a.address)
+                    format!("not attempted {address}: unsupported, {}", Inert(reason))
                 }
             };
             match &bar {
                 Some(bar) => {
                     bar.inc(1);
-                    bar.set_message(a.address.to_string());
+                    bar.set_message(address.to_string());
                     if !o.is_success() {
                         bar.println(line);
                     }
                 }
                 None => {
-                    let _ = writeln!(std::io::stderr().lock(), "{line}");
+                    let _ = writeln!(crate::output::stderr(), "{line}");
                 }
             }
         };
@@ -675,7 +681,11 @@ pub fn apply(opts: ApplyCommand) -> anyhow::Result<ExitCode> {
             .filter_map(|(a, o)| match o {
                 Outcome::Done {
                     resolved: Some(r), ..
-                } => Some(format!("  {}: {r}", a.address)),
+                } => Some(format!(
+                    "  {}: {}",
+                    crate::output::Inert(&a.address),
+                    crate::output::Inert(r)
+                )),
                 _ => None,
             })
             .collect();
@@ -684,9 +694,12 @@ pub fn apply(opts: ApplyCommand) -> anyhow::Result<ExitCode> {
             .iter()
             .zip(&outcomes)
             .filter_map(|(a, o)| match o {
-                Outcome::Failed { reason } => {
-                    Some(format!("  {} {}: {reason}", a.action.as_str(), a.address))
-                }
+                Outcome::Failed { reason } => Some(format!(
+                    "  {} {}: {}",
+                    a.action.as_str(),
+                    crate::output::Inert(&a.address),
+                    crate::output::Inert(reason)
+                )),
                 _ => None,
             })
             .collect();
@@ -696,9 +709,10 @@ pub fn apply(opts: ApplyCommand) -> anyhow::Result<ExitCode> {
             .zip(&outcomes)
             .filter_map(|(a, o)| match o {
                 Outcome::Skipped { because } => Some(format!(
-                    "  {} {}: depends on {because}, which failed or is unsupported",
+                    "  {} {}: depends on {}, which failed or is unsupported",
                     a.action.as_str(),
-                    a.address
+                    crate::output::Inert(&a.address),
+                    crate::output::Inert(because)
                 )),
                 _ => None,
             })
@@ -708,7 +722,11 @@ pub fn apply(opts: ApplyCommand) -> anyhow::Result<ExitCode> {
             .iter()
             .zip(&outcomes)
             .filter_map(|(a, o)| match o {
-                Outcome::Unsupported { reason } => Some(format!("  {}: {reason}", a.address)),
+                Outcome::Unsupported { reason } => Some(format!(
+                    "  {}: {}",
+                    crate::output::Inert(&a.address),
+                    crate::output::Inert(reason)
+                )),
                 _ => None,
             })
             .collect();
@@ -739,8 +757,7 @@ pub fn apply(opts: ApplyCommand) -> anyhow::Result<ExitCode> {
                 }
             }
         }
-        anstream::stdout()
-            .lock()
+        crate::output::stdout()
             .write_all(summary.as_bytes())
             .context("writing to stdout")?;
         let all_ok = plan
@@ -784,9 +801,9 @@ pub fn export(opts: ExportCommand) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("reading the current state of {}", conn.name))?;
         let files = crate::export::export_files(&fetched.current, &opts.only)?;
         crate::export::write::write_export(&opts.out, &files, opts.force)?;
-        let mut err = anstream::stderr().lock();
+        let mut err = crate::output::stderr();
         for w in &fetched.warnings {
-            let _ = writeln!(err, "warning: {w}");
+            let _ = writeln!(err, "warning: {}", crate::output::Inert(w));
         }
         for def in crate::registry::KINDS
             .iter()
@@ -801,7 +818,7 @@ pub fn export(opts: ExportCommand) -> anyhow::Result<ExitCode> {
         let kinds: std::collections::BTreeSet<_> =
             fetched.current.resources.keys().map(|a| a.kind).collect();
         writeln!(
-            anstream::stdout().lock(),
+            crate::output::stdout(),
             "exported {} ({}) from {} to {}",
             plural(files.len(), "resource", "resources"),
             plural(kinds.len(), "kind", "kinds"),

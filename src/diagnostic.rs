@@ -62,6 +62,8 @@ pub enum Problem {
     SpecNotMapping(&'static str),
     #[error("{0} has no `spec.slug`; the slug is the resource's identity and is required")]
     MissingSlug(Kind),
+    #[error("{kind}: {}", crate::wire::unusable_segment_reason(.slug))]
+    UnusableSlug { kind: Kind, slug: String },
     #[error("{address}: {message}")]
     Schema { address: String, message: String },
     #[error("{address}: {rule} must be set")]
@@ -138,9 +140,9 @@ impl Diagnostic {
         }
     }
 
-    /// `file:line:col`.
+    /// `file:line:col` (the file name inert: it may hold any character).
     pub fn location(&self) -> String {
-        format!("{}:{}", self.file.display(), self.pos)
+        format!("{}:{}", crate::output::Inert(self.file.display()), self.pos)
     }
 
     /// The GitHub Actions workflow command for this diagnostic.
@@ -173,20 +175,18 @@ impl fmt::Display for Diagnostic {
             "{}: {}: {}",
             self.location(),
             self.severity.as_str(),
-            self.problem
+            crate::output::Inert(&self.problem)
         )
     }
 }
 
-// GitHub's workflow command escaping (actions/toolkit `command.ts`).
+// GitHub's workflow command escaping (actions/toolkit `command.ts`), in the output layer.
 fn escape_data(s: &str) -> String {
-    s.replace('%', "%25")
-        .replace('\r', "%0D")
-        .replace('\n', "%0A")
+    crate::output::workflow_data(s)
 }
 
 fn escape_property(s: &str) -> String {
-    escape_data(s).replace(':', "%3A").replace(',', "%2C")
+    crate::output::workflow_property(s)
 }
 
 /// The byte range of the token at a 1-based line and (character) column of a text.
@@ -224,8 +224,8 @@ pub fn render_snippet(d: &Diagnostic, source: &str, color: bool) -> Option<Strin
         Severity::Error => Level::ERROR,
         Severity::Warning => Level::WARNING,
     };
-    let message = d.problem.to_string();
-    let path = d.file.display().to_string();
+    let message = crate::output::Inert(&d.problem).to_string();
+    let path = crate::output::Inert(d.file.display()).to_string();
     let report = &[level.primary_title(message.as_str()).element(
         Snippet::source(source)
             .line_start(1)
@@ -258,12 +258,33 @@ mod tests {
         );
         assert_eq!(
             d.to_string(),
-            "teams/a,b.yaml:3:5: error: invalid YAML: 100% wrong\nreally"
+            "teams/a,b.yaml:3:5: error: invalid YAML: 100% wrong\\nreally"
         );
         assert_eq!(
             d.github_annotation(),
             "::error file=teams/a%2Cb.yaml,line=3,col=5::invalid YAML: 100%25 wrong%0Areally"
         );
+    }
+
+    #[test]
+    fn a_field_name_with_a_newline_cannot_start_a_workflow_command() {
+        let d = Diagnostic::warning(
+            "x\n::error::f.yaml",
+            Pos::new(2, 1),
+            Problem::UnknownEnvelopeField {
+                field: "a\n::warning file=evil.yaml,line=1::pwned\r".into(),
+                belongs_in_spec: false,
+            },
+        );
+        for text in [d.to_string(), d.github_annotation()] {
+            assert_eq!(text.lines().count(), 1, "{text}");
+        }
+        assert!(d
+            .to_string()
+            .contains("`a\\n::warning file=evil.yaml,line=1::pwned\\r`"));
+        assert!(d
+            .github_annotation()
+            .starts_with("::warning file=x%0A%3A%3Aerror%3A%3Af.yaml,line=2,col=1::"));
     }
 
     #[test]

@@ -351,6 +351,17 @@ impl DocCheck<'_> {
             None
         } else {
             match spec.get("slug") {
+                Some(Value::String(s)) if !crate::wire::is_usable_segment(s) && !s.is_empty() => {
+                    let pos = self.value_pos("/spec/slug");
+                    self.error(
+                        pos,
+                        Problem::UnusableSlug {
+                            kind,
+                            slug: s.clone(),
+                        },
+                    );
+                    None
+                }
                 Some(Value::String(s)) if !s.is_empty() => Some(s.clone()),
                 // A slug of another type is the schema check's to report.
                 Some(v) if !v.is_string() => None,
@@ -684,6 +695,23 @@ mod tests {
                 "x.yaml:14:3: warning: Bucket/c references Team/ghost at `team_slug`, which no manifest declares (it must already exist on the server)",
             ]
         );
+    }
+
+    #[test]
+    fn dot_slugs_are_located_errors() {
+        let (d, loaded) = load(&[(
+            "x.yaml",
+            "api_version: v1/config\nkind: Team\nspec: {slug: '.', name: A}\n---\napi_version: v1/config\nkind: Bucket\nspec:\n  name: B\n  slug: \"..\"\n---\napi_version: v1/config\nkind: Team\nspec: {slug: '', name: C}\n",
+        )]);
+        assert_eq!(
+            messages(&loaded, d.path()),
+            vec![
+                "x.yaml:3:14: error: Team: the slug \".\" cannot be used as a URL path segment (a slug must not be empty, `.` or `..`)",
+                "x.yaml:9:9: error: Bucket: the slug \"..\" cannot be used as a URL path segment (a slug must not be empty, `.` or `..`)",
+                "x.yaml:13:1: error: Team has no `spec.slug`; the slug is the resource's identity and is required",
+            ]
+        );
+        assert!(loaded.manifests.is_empty());
     }
 
     #[test]

@@ -8,6 +8,7 @@ use std::fmt::Write as _;
 use anstyle::{AnsiColor, Style};
 use serde_json::Value;
 
+use crate::output::{code_span, Inert, Markdown};
 use crate::plan::normalize::FieldChange;
 use crate::plan::{Action, ActionKind, Plan};
 
@@ -96,9 +97,12 @@ fn field_lines(action: &Action, f: &FieldChange) -> Vec<String> {
                 })
                 .unwrap_or(0);
             let sign = if f.before.is_none() { '+' } else { '-' };
-            out.push(format!("{sign} {}: (JSON document, {n} lines)", f.path));
+            out.push(format!(
+                "{sign} {}: (JSON document, {n} lines)",
+                Inert(&f.path)
+            ));
         } else {
-            out.push(format!("~ {}:", f.path));
+            out.push(format!("~ {}:", Inert(&f.path)));
             for line in document_diff(f.before.as_ref(), f.after.as_ref()).lines() {
                 out.push(format!("    {line}"));
             }
@@ -114,7 +118,7 @@ fn field_lines(action: &Action, f: &FieldChange) -> Vec<String> {
         (Some(b), Some(a)) => {
             let (bl, al) = (value_lines(b), value_lines(a));
             if bl.len() == 1 && al.len() == 1 {
-                out.push(format!("~ {}: {} -> {}", f.path, bl[0], al[0]));
+                out.push(format!("~ {}: {} -> {}", Inert(&f.path), bl[0], al[0]));
             } else {
                 push_value(&mut out, '-', &f.path, b);
                 push_value(&mut out, '+', &f.path, a);
@@ -127,6 +131,7 @@ fn field_lines(action: &Action, f: &FieldChange) -> Vec<String> {
 
 fn push_value(out: &mut Vec<String>, sign: char, path: &str, v: &Value) {
     let lines = value_lines(v);
+    let path = Inert(path);
     if lines.len() == 1 {
         out.push(format!("{sign} {path}: {}", lines[0]));
     } else {
@@ -164,7 +169,7 @@ fn cascade_lines(a: &Action) -> Vec<String> {
 fn location(a: &Action) -> String {
     a.source
         .as_ref()
-        .map(|s| format!("  ({}:{})", s.file.display(), s.line))
+        .map(|s| format!("  ({}:{})", Inert(s.file.display()), s.line))
         .unwrap_or_default()
 }
 
@@ -200,7 +205,11 @@ pub fn text(plan: &Plan, opts: TextOptions) -> String {
         Style::new()
     };
     let word = if opts.drift { "drift" } else { "plan" };
-    let _ = writeln!(out, "{bold}cfgctl {word}{bold:#} for {}", plan.target);
+    let _ = writeln!(
+        out,
+        "{bold}cfgctl {word}{bold:#} for {}",
+        Inert(&plan.target)
+    );
     if plan.actions.is_empty() {
         let _ = writeln!(
             out,
@@ -214,7 +223,7 @@ pub fn text(plan: &Plan, opts: TextOptions) -> String {
             out,
             "\n  {st}{} {}{st:#}{}",
             a.action.symbol(),
-            a.address,
+            Inert(&a.address),
             location(a)
         );
         match a.action {
@@ -223,12 +232,12 @@ pub fn text(plan: &Plan, opts: TextOptions) -> String {
                 let _ = writeln!(
                     out,
                     "      unsupported {intended}: {}",
-                    a.reason.as_deref().unwrap_or("")
+                    Inert(a.reason.as_deref().unwrap_or(""))
                 );
             }
             _ => {
                 if let Some(r) = &a.reason {
-                    let _ = writeln!(out, "      # {r}");
+                    let _ = writeln!(out, "      # {}", Inert(r));
                 }
             }
         }
@@ -282,7 +291,7 @@ pub fn text(plan: &Plan, opts: TextOptions) -> String {
                 } else {
                     ""
                 };
-                let _ = writeln!(out, "  ? {}{mark}", u.address);
+                let _ = writeln!(out, "  ? {}{mark}", Inert(&u.address));
             }
         }
     }
@@ -292,7 +301,7 @@ pub fn text(plan: &Plan, opts: TextOptions) -> String {
         .cloned()
         .chain(plan.guard_violations.iter().map(|g| g.to_string()))
     {
-        let _ = writeln!(out, "\nWarning: {w}");
+        let _ = writeln!(out, "\nWarning: {}", Inert(&w));
     }
     let _ = writeln!(out, "\n{bold}Plan:{bold:#} {}", summary_line(plan));
     out
@@ -308,7 +317,7 @@ pub fn json_plan(plan: &Plan, saved: bool) -> Value {
 fn markdown_details(a: &Action) -> String {
     let mut body = String::new();
     if let Some(r) = &a.reason {
-        let _ = writeln!(body, "# {r}");
+        let _ = writeln!(body, "# {}", Inert(r));
     }
     for line in cascade_lines(a) {
         let _ = writeln!(body, "{line}");
@@ -331,13 +340,13 @@ fn markdown_details(a: &Action) -> String {
     let loc = a
         .source
         .as_ref()
-        .map(|s| format!(" — <code>{}:{}</code>", s.file.display(), s.line))
+        .map(|s| format!(" — <code>{}:{}</code>", Markdown(s.file.display()), s.line))
         .unwrap_or_default();
     let mut out = format!(
         "<details><summary><code>{} {}</code> <b>{}</b>{loc}</summary>\n\n",
         a.action.symbol(),
         a.action.as_str(),
-        a.address
+        Markdown(&a.address)
     );
     if body.is_empty() {
         out.push_str("_no field details_\n");
@@ -362,7 +371,7 @@ pub fn markdown(plan: &Plan, budget: usize, drift: bool) -> String {
     let s = plan.summary();
     let mut head = String::new();
     let word = if drift { "drift" } else { "plan" };
-    let _ = writeln!(head, "### cfgctl {word} for `{}`\n", plan.target);
+    let _ = writeln!(head, "### cfgctl {word} for {}\n", code_span(&plan.target));
     let _ = writeln!(head, "**{}**\n", summary_line(plan));
     let _ = writeln!(head, "| action | resources |\n|---|---:|");
     for (label, n) in [
@@ -384,7 +393,7 @@ pub fn markdown(plan: &Plan, budget: usize, drift: bool) -> String {
         .cloned()
         .chain(plan.guard_violations.iter().map(|g| g.to_string()))
     {
-        let _ = writeln!(tail, "> **Warning:** {w}\n");
+        let _ = writeln!(tail, "> **Warning:** {}\n", Markdown(&w));
     }
     if !plan.unmanaged.is_empty() {
         let parts: Vec<String> = unmanaged_by_kind(plan)
@@ -499,6 +508,73 @@ mod tests {
         let md = markdown(&plan_of(1, 100_000), MARKDOWN_BUDGET, false);
         assert!(md.len() <= MARKDOWN_BUDGET);
         assert!(md.contains("diff truncated"));
+    }
+
+    /// A plan whose every untrusted string is hostile: slugs, field paths, reasons, warnings.
+    fn hostile_plan() -> Plan {
+        let mut p = plan_of(1, 3);
+        let slug =
+            "a\n::warning file=x::pwn\r\u{1b}]0;t\u{7}</b></summary>\n# [x](https://e.example) | `";
+        p.target = "local:dir`\n::error::t".into();
+        p.actions[0].address = Address::new(Kind::Team, Some(slug.into()));
+        p.actions[0].reason = Some("server said:\n::error::x".into());
+        p.actions[0].fields[0].path = "descr\n::warning::iption".into();
+        p.actions[0].source = Some(Source {
+            file: "t\n::x.yaml".into(),
+            line: 1,
+        });
+        p.unmanaged[0].address = Address::new(Kind::Dashboard, Some("u\n::error::u".into()));
+        p.warnings = vec!["the target said <script>\n::warning::w".into()];
+        p
+    }
+
+    #[test]
+    fn hostile_strings_are_inert_in_text() {
+        let text = text(
+            &hostile_plan(),
+            TextOptions {
+                color: false,
+                verbose: true,
+                drift: false,
+            },
+        );
+        for line in text.lines() {
+            assert!(!line.trim_start().starts_with("::"), "{line}\n{text}");
+        }
+        assert!(!text.contains('\r') && !text.contains('\u{1b}') && !text.contains('\u{7}'));
+        assert!(
+            text.contains("+ Team/a\\n::warning file=x::pwn\\r\\u001b]0;t\\u0007"),
+            "{text}"
+        );
+        assert!(
+            text.contains("+ descr\\n::warning::iption: \"xxx\""),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn hostile_strings_are_inert_in_markdown() {
+        let md = markdown(&hostile_plan(), MARKDOWN_BUDGET, false);
+        for line in md.lines() {
+            assert!(!line.trim_start().starts_with("::"), "{line}\n{md}");
+            assert!(!line.starts_with("# [x]"), "a fake heading: {line}");
+        }
+        assert!(!md.contains("</b></summary>\n"), "{md}");
+        assert!(!md.contains("<script>"), "{md}");
+        assert!(!md.contains("[x](https"), "{md}");
+        assert!(md.contains("&lt;/b&gt;&lt;/summary&gt;"), "{md}");
+        // The reason stays a comment line inside the diff fence.
+        assert!(
+            md.contains("```diff\n# server said:\\n::error::x\n"),
+            "{md}"
+        );
+        assert_eq!(md.matches("<details>").count(), 1);
+        assert_eq!(md.matches("</details>").count(), 1);
+        assert_eq!(md.matches("<summary>").count(), 1);
+        assert!(
+            md.starts_with("### cfgctl plan for `` local:dir`\\n::error::t ``\n"),
+            "{md}"
+        );
     }
 
     #[test]

@@ -77,6 +77,13 @@ pub async fn fetch(client: &Client) -> Result<Fetched, ClientError> {
                 None
             } else {
                 match item.get("slug").and_then(Value::as_str) {
+                    Some(s) if !s.is_empty() && !crate::wire::is_usable_segment(s) => {
+                        warnings.push(format!(
+                            "the target lists a {kind} that cfgctl cannot address: {}; it is left alone (neither compared, updated nor deleted)",
+                            crate::wire::unusable_segment_reason(s)
+                        ));
+                        continue;
+                    }
                     Some(s) if !s.is_empty() => Some(s.to_string()),
                     _ => {
                         warnings.push(format!(

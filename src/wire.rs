@@ -56,6 +56,18 @@ pub fn item_path(kind: Kind, slug: Option<&str>) -> String {
     }
 }
 
+/// Whether a slug can be one URL path segment: not empty, not `.` or `..` (which a URL
+/// resolves to the collection or the API root, whatever their encoding).
+pub fn is_usable_segment(slug: &str) -> bool {
+    !matches!(slug, "" | "." | "..")
+}
+
+/// Why a slug cannot be used, as one sentence (for every side's error message).
+pub fn unusable_segment_reason(slug: &str) -> String {
+    let shown = crate::output::Inert(slug);
+    format!("the slug \"{shown}\" cannot be used as a URL path segment (a slug must not be empty, `.` or `..`)")
+}
+
 /// Percent-encodes a path segment (RFC 3986 unreserved characters pass).
 pub fn encode_segment(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
@@ -312,6 +324,17 @@ pub fn is_retryable_status(status: u16) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unusable_segments() {
+        for bad in ["", ".", ".."] {
+            assert!(!is_usable_segment(bad), "{bad:?}");
+        }
+        for good in ["...", ".a", "a.", "a/b", "%2e"] {
+            assert!(is_usable_segment(good), "{good:?}");
+        }
+        assert!(unusable_segment_reason("..").contains("\"..\""));
+    }
 
     #[test]
     fn paths() {

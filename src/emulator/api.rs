@@ -343,6 +343,9 @@ impl Api {
             None
         } else {
             match req.object.get("slug").and_then(Value::as_str) {
+                Some(slug) if !slug.is_empty() && !wire::is_usable_segment(slug) => {
+                    return Err(ApiError::BadRequest(wire::unusable_segment_reason(slug)));
+                }
                 Some(slug) if !slug.is_empty() => {
                     if self.store.exists(kind, slug)? {
                         return Err(ApiError::Conflict(format!(
@@ -391,6 +394,11 @@ impl Api {
         now: &str,
     ) -> Result<Value, ApiError> {
         let req = Self::parse_body(kind, Write::Update, body)?;
+        if let Some(path_slug) = slug.filter(|s| !wire::is_usable_segment(s)) {
+            return Err(ApiError::BadRequest(wire::unusable_segment_reason(
+                path_slug,
+            )));
+        }
         if let (Some(path_slug), Some(body_slug)) =
             (slug, req.object.get("slug").and_then(Value::as_str))
         {
@@ -506,7 +514,8 @@ impl Api {
                 )));
             }
         }
-        let fingerprint = query.filter_fingerprint();
+        // A token is bound to the kind as well as to the filters: another list refuses it.
+        let fingerprint = format!("{}?{}", def.path, query.filter_fingerprint());
         let after = match query.token.as_deref().filter(|t| !t.is_empty()) {
             None => String::new(),
             Some(token) => {
@@ -514,7 +523,7 @@ impl Api {
                     .ok_or_else(|| ApiError::BadRequest("invalid page.token".into()))?;
                 if bound != fingerprint {
                     return Err(ApiError::BadRequest(
-                        "page.token was issued for other filters: filters must be identical on every page; restart from the first page".into(),
+                        "page.token was issued for another list or other filters: kind and filters must be identical on every page; restart from the first page".into(),
                     ));
                 }
                 after

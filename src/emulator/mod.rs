@@ -8,6 +8,7 @@
 
 pub mod api;
 pub mod faults;
+pub mod idle;
 pub mod query;
 pub mod ratelimit;
 pub mod store;
@@ -292,6 +293,11 @@ pub fn app(state: Arc<AppState>) -> Router {
         .layer(middleware::from_fn_with_state(Arc::clone(&state), record));
     Router::new()
         .route(STATS_PATH, get(stats_get).delete(stats_reset))
+        // The counters reveal what a tenant holds: the same token as the API.
+        .route_layer(middleware::from_fn_with_state(
+            Arc::clone(&state),
+            check_token,
+        ))
         .merge(api)
         .with_state(state)
 }
@@ -612,6 +618,15 @@ pub struct Emulator {
 impl Emulator {
     /// Starts the emulator on `listen` (port 0 picks a free port) in the current runtime.
     pub async fn start(config: &Config, listen: SocketAddr) -> Result<Emulator, EmulatorError> {
+        Emulator::start_with_idle_timeout(config, listen, idle::DEFAULT_IDLE_TIMEOUT).await
+    }
+
+    /// [`Emulator::start`], closing connections silent for `idle` (tests use a short one).
+    pub async fn start_with_idle_timeout(
+        config: &Config,
+        listen: SocketAddr,
+        idle: std::time::Duration,
+    ) -> Result<Emulator, EmulatorError> {
         let state = AppState::new(config)?;
         let listener = tokio::net::TcpListener::bind(listen)
             .await
@@ -629,6 +644,7 @@ impl Emulator {
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let router = app(state);
         let task = tokio::spawn(async move {
+            let listener = idle::IdleListener::new(listener, idle);
             let served = axum::serve(listener, router)
                 .with_graceful_shutdown(async {
                     let _ = rx.await;

@@ -256,6 +256,7 @@ async fn plan_now(
         timeout: std::time::Duration::from_secs(30),
         max_retries: 5,
         insecure_http: false,
+        max_pages: cfgctl::client::DEFAULT_MAX_PAGES,
     })
     .await
     .unwrap();

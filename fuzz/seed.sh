@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Writes the seed corpora of the fuzz targets from fixtures/ into fuzz/corpus/TARGET/.
+# Run from fuzz/ after `cargo afl build --release` (the emulator seeds come from the target
+# binary) with a cfgctl binary built in ../target/debug (for the saved-plan seeds).
+set -euo pipefail
+cd "$(dirname "$0")"
+rm -rf corpus
+mkdir -p corpus/manifest corpus/settings corpus/saved_plan corpus/emulator_request
+
+# The manifest target reads one file: the first byte picks YAML (even) or JSON (odd).
+n=0
+while IFS= read -r -d '' f; do
+  n=$((n + 1))
+  case "$f" in
+    *.json) selector='\001' ;;
+    *) selector='\000' ;;
+  esac
+  { printf "$selector"; cat "$f"; } > "corpus/manifest/fixture-$n"
+done < <(find ../fixtures -type f \( -name '*.yaml' -o -name '*.yml' -o -name '*.json' \) ! -name cfgctl.yaml -print0 | sort -z)
+
+n=0
+for f in $(find ../fixtures -name cfgctl.yaml | sort); do
+  n=$((n + 1))
+  cp "$f" "corpus/settings/fixture-$n"
+done
+printf 'prune: []\n' > corpus/settings/empty-prune
+printf 'ignore:\n  - {kind: Dashboard, path: "a.b[0].c"}\nexclude: ["Team/x-*"]\n' > corpus/settings/ignore
+
+# Saved plans: creates (against an empty local tenant), then updates and deletes.
+cfgctl=../target/debug/cfgctl
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+"$cfgctl" --local="$scratch/t.db" plan ../fixtures/valid --out corpus/saved_plan/creates.json > /dev/null
+"$cfgctl" --local="$scratch/t.db" apply ../fixtures/valid --auto-approve > /dev/null
+cp -r ../fixtures/valid "$scratch/changed"
+rm -r "$scratch/changed/dashboards"
+sed -i 's/name: Platform/name: Platform team/' "$scratch/changed/teams/"*.yaml
+"$cfgctl" --local="$scratch/t.db" plan "$scratch/changed" --prune --out corpus/saved_plan/updates-deletes.json > /dev/null
+
+CFGCTL_FUZZ_WRITE_CORPUS=corpus/emulator_request target/release/emulator_request
+for t in manifest settings saved_plan emulator_request; do
+  echo "$t: $(ls corpus/$t | wc -l) seeds"
+done

@@ -1,0 +1,472 @@
+//! The one layer every printed string passes through: redaction of secrets and inert display
+//! of text that came from manifests or from a server.
+//!
+//! Two halves, so that no output path can forget it:
+//! - [`Inert`] and [`Markdown`] are display wrappers for untrusted text (slugs, field names,
+//!   server messages, file names). `Inert` escapes control characters (a CR or LF in a slug
+//!   cannot start a fake line, an ESC cannot move the cursor) and bidirectional overrides;
+//!   `Markdown` also neutralises HTML and Markdown for the pull-request comment. Both redact.
+//! - [`stdout`] and [`stderr`] are the writers every command, the error printer of `cli` and
+//!   the log use. They redact every registered secret from the bytes written (whatever
+//!   carried it: a URL, a server's message, a log field), escape stray control characters
+//!   (only `\n`, `\t` and colour sequences pass), and make sure no line starts a GitHub
+//!   workflow command (`::` or `##[`) unless it was written with [`Guarded::command`].
+//!
+//! The secrets come from [`register_secret`], called at startup with the API token (and the
+//! password or query values of a `--url`); they are redacted as [`REDACTED`].
+
+use std::borrow::Cow;
+use std::fmt;
+use std::io::{self, Write};
+use std::sync::RwLock;
+
+/// What a secret is replaced with.
+pub const REDACTED: &str = "[REDACTED]";
+
+/// Secrets shorter than this are not registered: redacting every `a` of the output would
+/// make it unreadable, and such a value is no API token.
+const MIN_SECRET_LEN: usize = 4;
+
+static SECRETS: RwLock<Vec<String>> = RwLock::new(Vec::new());
+
+/// Registers a secret (and its percent-encoded forms) to be redacted from everything printed
+/// from now on, by this process.
+pub fn register_secret(secret: &str) {
+    let secret = secret.trim();
+    if secret.chars().count() < MIN_SECRET_LEN {
+        return;
+    }
+    let mut forms = vec![secret.to_string()];
+    let query: String = form_urlencoded::byte_serialize(secret.as_bytes()).collect();
+    forms.push(query);
+    forms.push(crate::wire::encode_segment(secret));
+    let mut secrets = SECRETS.write().unwrap_or_else(|e| e.into_inner());
+    for f in forms {
+        if !secrets.contains(&f) {
+            secrets.push(f);
+        }
+    }
+    // Longest first, so a secret that contains another is replaced whole.
+    secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+}
+
+/// Registers what a `--url` carries that is secret: the user info's password (and a user name
+/// that looks like a token) and every query value.
+pub fn register_url_secrets(raw: &str) {
+    if let Ok(url) = reqwest::Url::parse(raw.trim()) {
+        if let Some(p) = url.password() {
+            register_secret(p);
+            if let Ok(decoded) = percent_decode(p) {
+                register_secret(&decoded);
+            }
+        }
+        if !url.username().is_empty() {
+            register_secret(url.username());
+        }
+        for (_, v) in url.query_pairs() {
+            register_secret(&v);
+        }
+    }
+}
+
+fn percent_decode(s: &str) -> Result<String, std::string::FromUtf8Error> {
+    let bytes: Vec<u8> = form_urlencoded::parse(format!("x={s}").as_bytes())
+        .next()
+        .map(|(_, v)| v.into_owned().into_bytes())
+        .unwrap_or_default();
+    String::from_utf8(bytes)
+}
+
+/// The text with every registered secret replaced by [`REDACTED`].
+pub fn redact(text: &str) -> Cow<'_, str> {
+    let secrets = SECRETS.read().unwrap_or_else(|e| e.into_inner());
+    if !secrets.iter().any(|s| text.contains(s.as_str())) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = text.to_string();
+    for s in secrets.iter() {
+        if out.contains(s.as_str()) {
+            out = out.replace(s.as_str(), REDACTED);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// A URL as it may be shown: without user info, query or fragment.
+pub fn display_url(raw: &str) -> String {
+    match reqwest::Url::parse(raw.trim()) {
+        Ok(mut url) => {
+            let had_credentials = !url.username().is_empty() || url.password().is_some();
+            let _ = url.set_username("");
+            let _ = url.set_password(None);
+            let had_query = url.query().is_some() || url.fragment().is_some();
+            url.set_query(None);
+            url.set_fragment(None);
+            let mut shown = url.as_str().trim_end_matches('/').to_string();
+            if had_credentials {
+                shown = shown.replacen("://", &format!("://{REDACTED}@"), 1);
+            }
+            if had_query {
+                shown.push_str(&format!("?{REDACTED}"));
+            }
+            Inert(shown).to_string()
+        }
+        // Not a URL: nothing can be told apart, so only its scheme-like start is kept.
+        Err(_) => {
+            let head: String = raw
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, ':' | '/' | '.' | '-'))
+                .take(40)
+                .collect();
+            format!("{}…", Inert(head))
+        }
+    }
+}
+
+/// Whether a character is shown escaped in text output: C0 and C1 controls (a tab too, so a
+/// value keeps its column), DEL, and the bidirectional controls that reorder what a terminal
+/// shows (CVE-2021-42574).
+fn is_unsafe_char(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
+fn push_escaped(out: &mut String, c: char) {
+    match c {
+        '\n' => out.push_str("\\n"),
+        '\r' => out.push_str("\\r"),
+        '\t' => out.push_str("\\t"),
+        // JSON's escape form: the guard may meet a C1 control inside a JSON string (serde_json
+        // leaves them raw), and this keeps the document valid and exact.
+        c => out.push_str(&format!("\\u{:04x}", u32::from(c))),
+    }
+}
+
+/// Control characters escaped (`\n`, `\r`, `\t`, `\u001b`), everything else as it is.
+pub fn escape_controls(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(is_unsafe_char) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if is_unsafe_char(c) {
+            push_escaped(&mut out, c);
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// Untrusted text for text output: redacted, control characters escaped. Never spans lines.
+#[derive(Clone, Copy, Debug)]
+pub struct Inert<T>(pub T);
+
+impl<T: fmt::Display> fmt::Display for Inert<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let text = self.0.to_string();
+        f.write_str(&escape_controls(&redact(&text)))
+    }
+}
+
+/// Untrusted text for the Markdown plan: inert, and HTML and Markdown neutralised (entities
+/// for `<>&"'`, backslashes before Markdown's punctuation), so a slug cannot close a tag,
+/// open a link, a table cell or a heading. Safe inside HTML elements and in Markdown text.
+#[derive(Clone, Copy, Debug)]
+pub struct Markdown<T>(pub T);
+
+impl<T: fmt::Display> fmt::Display for Markdown<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let text = Inert(&self.0).to_string();
+        let mut out = String::with_capacity(text.len());
+        for c in text.chars() {
+            match c {
+                '<' => out.push_str("&lt;"),
+                '>' => out.push_str("&gt;"),
+                '&' => out.push_str("&amp;"),
+                '"' => out.push_str("&quot;"),
+                '\'' => out.push_str("&#39;"),
+                '\\' | '`' | '*' | '_' | '[' | ']' | '(' | ')' | '#' | '|' | '!' | '~' | '@'
+                | '{' | '}' => {
+                    // As a numeric entity: it holds in Markdown text and inside HTML alike
+                    // (a backslash escape would show literally inside `<code>`).
+                    out.push_str(&format!("&#{};", u32::from(c)));
+                }
+                c => out.push(c),
+            }
+        }
+        f.write_str(&out)
+    }
+}
+
+/// Untrusted text as a Markdown code span: inert, between backticks longer than any run of
+/// backticks inside it (so it cannot close the span early).
+pub fn code_span(text: &str) -> String {
+    let text = Inert(text).to_string();
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    if longest == 0 {
+        return format!("`{text}`");
+    }
+    let fence = "`".repeat(longest + 1);
+    format!("{fence} {text} {fence}")
+}
+
+/// GitHub workflow command escaping of a message (`%`, CR, LF), after redaction.
+pub fn workflow_data(text: &str) -> String {
+    redact(text)
+        .replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
+}
+
+/// GitHub workflow command escaping of a property value (also `:` and `,`).
+pub fn workflow_property(text: &str) -> String {
+    workflow_data(text).replace(':', "%3A").replace(',', "%2C")
+}
+
+/// A line of output made safe: redacted, stray control characters escaped (colour sequences
+/// `ESC [ … m` pass), and a workflow command defused unless `command` is set.
+fn guard_line(line: &str, command: bool) -> String {
+    let line = redact(line);
+    let mut out = String::with_capacity(line.len());
+    let mut chars = line.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        if c == '\u{1b}' {
+            if let Some(len) = sgr_len(&line[i..]) {
+                out.push_str(&line[i..i + len]);
+                for _ in 1..line[i..i + len].chars().count() {
+                    chars.next();
+                }
+                continue;
+            }
+        }
+        if c == '\t' || !is_unsafe_char(c) {
+            out.push(c);
+        } else {
+            push_escaped(&mut out, c);
+        }
+    }
+    if !command {
+        let trimmed = out.trim_start();
+        // The runner trims leading white space before it looks for a command.
+        if trimmed.starts_with("::") || trimmed.starts_with("##[") {
+            let at = out.len() - trimmed.len();
+            out.insert(at, '\\');
+        }
+    }
+    out
+}
+
+/// The length of a colour sequence (`ESC [ digits/; m`) at the start of `s`.
+fn sgr_len(s: &str) -> Option<usize> {
+    let rest = s.strip_prefix("\u{1b}[")?;
+    let params = rest
+        .bytes()
+        .take_while(|b| b.is_ascii_digit() || *b == b';')
+        .count();
+    (rest.as_bytes().get(params) == Some(&b'm')).then_some(2 + params + 1)
+}
+
+/// A writer that guards every complete line written to it (see the module doc). Lines are
+/// buffered until their newline, or until the writer is flushed or dropped, so a secret split
+/// across two writes is still redacted.
+pub struct Guarded<W: Write> {
+    inner: W,
+    pending: Vec<u8>,
+}
+
+impl<W: Write> Guarded<W> {
+    pub fn new(inner: W) -> Guarded<W> {
+        Guarded {
+            inner,
+            pending: Vec::new(),
+        }
+    }
+
+    /// Writes a GitHub workflow command line: the one way to start a line with `::`.
+    pub fn command(&mut self, line: &str) -> io::Result<()> {
+        // A command starts its own line.
+        if !self.pending.is_empty() {
+            self.pending.push(b'\n');
+        }
+        self.flush_pending(true)?;
+        let safe = guard_line(&line.replace(['\r', '\n'], " "), true);
+        self.inner.write_all(safe.as_bytes())?;
+        self.inner.write_all(b"\n")
+    }
+
+    fn emit(&mut self, bytes: &[u8]) -> io::Result<()> {
+        let text = String::from_utf8_lossy(bytes);
+        let (body, newline) = match text.strip_suffix('\n') {
+            Some(b) => (b, true),
+            None => (text.as_ref(), false),
+        };
+        let safe = guard_line(body, false);
+        self.inner.write_all(safe.as_bytes())?;
+        if newline {
+            self.inner.write_all(b"\n")?;
+        }
+        Ok(())
+    }
+
+    /// Writes out the buffered partial line (`all`) or only the complete lines.
+    fn flush_pending(&mut self, all: bool) -> io::Result<()> {
+        while let Some(end) = self.pending.iter().position(|&b| b == b'\n') {
+            let line: Vec<u8> = self.pending.drain(..=end).collect();
+            self.emit(&line)?;
+        }
+        if all && !self.pending.is_empty() {
+            let rest = std::mem::take(&mut self.pending);
+            self.emit(&rest)?;
+        }
+        Ok(())
+    }
+}
+
+impl<W: Write> Write for Guarded<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.pending.extend_from_slice(buf);
+        self.flush_pending(false)?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.flush_pending(true)?;
+        self.inner.flush()
+    }
+}
+
+impl<W: Write> Drop for Guarded<W> {
+    fn drop(&mut self) {
+        let _ = self.flush();
+    }
+}
+
+/// Standard output, guarded (colour handled by anstream).
+pub fn stdout() -> Guarded<anstream::AutoStream<io::StdoutLock<'static>>> {
+    Guarded::new(anstream::stdout().lock())
+}
+
+/// Standard error, guarded (colour handled by anstream).
+pub fn stderr() -> Guarded<anstream::AutoStream<io::StderrLock<'static>>> {
+    Guarded::new(anstream::stderr().lock())
+}
+
+/// The log's writer: standard error, guarded.
+pub fn log_writer() -> Guarded<io::Stderr> {
+    Guarded::new(io::stderr())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Secrets are process-wide; each test registers its own distinct ones.
+
+    fn guarded(text: &str) -> String {
+        let mut out = Vec::new();
+        {
+            let mut w = Guarded::new(&mut out);
+            w.write_all(text.as_bytes()).unwrap();
+        }
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn secrets_are_redacted_in_every_form() {
+        register_secret("tok-3f9a/b c");
+        assert_eq!(redact("x tok-3f9a/b c y"), "x [REDACTED] y");
+        assert_eq!(redact("?t=tok-3f9a%2Fb+c"), "?t=[REDACTED]");
+        assert_eq!(redact("/p/tok-3f9a%2Fb%20c"), "/p/[REDACTED]");
+        assert_eq!(redact("nothing here"), "nothing here");
+        register_secret("ab");
+        assert_eq!(redact("ab"), "ab", "too short to be a token");
+    }
+
+    #[test]
+    fn a_secret_split_across_writes_is_redacted() {
+        register_secret("split-secret-77");
+        let mut out = Vec::new();
+        {
+            let mut w = Guarded::new(&mut out);
+            w.write_all(b"a split-sec").unwrap();
+            w.write_all(b"ret-77 b\nsecond").unwrap();
+        }
+        assert_eq!(String::from_utf8(out).unwrap(), "a [REDACTED] b\nsecond");
+    }
+
+    #[test]
+    fn url_secrets_are_registered_and_urls_shown_without_them() {
+        register_url_secrets("https://user:pw-99xx@h.example.com/?token=q-token-5&a=b");
+        assert_eq!(redact("pw-99xx and q-token-5"), "[REDACTED] and [REDACTED]");
+        assert_eq!(
+            display_url("https://user:pw@h.example.com/x?token=q"),
+            "https://[REDACTED]@h.example.com/x?[REDACTED]"
+        );
+        assert_eq!(
+            display_url("https://h.example.com/"),
+            "https://h.example.com"
+        );
+        assert_eq!(display_url("not a url with secret"), "not…");
+    }
+
+    #[test]
+    fn inert_escapes_controls_and_bidi() {
+        assert_eq!(
+            Inert("a\nb\r\tc\u{1b}[2Jd\u{202e}").to_string(),
+            "a\\nb\\r\\tc\\u001b[2Jd\\u202e"
+        );
+        assert_eq!(Inert("plain é").to_string(), "plain é");
+    }
+
+    #[test]
+    fn markdown_neutralises_html_and_markdown() {
+        let shown = Markdown("x</code></summary>\n# [pwn](https://e.example)|`*").to_string();
+        assert_eq!(
+            shown,
+            "x&lt;/code&gt;&lt;/summary&gt;&#92;n&#35; &#91;pwn&#93;&#40;https://e.example&#41;&#124;&#96;&#42;"
+        );
+        assert_eq!(Markdown("a-b.c").to_string(), "a-b.c");
+    }
+
+    #[test]
+    fn code_spans() {
+        assert_eq!(
+            code_span("https://t.example.com"),
+            "`https://t.example.com`"
+        );
+        assert_eq!(code_span("a``b\n"), "``` a``b\\n ```");
+    }
+
+    #[test]
+    fn no_line_starts_a_workflow_command_unless_meant() {
+        assert_eq!(
+            guarded("ok\n::warning file=x::pwn\n  ::error::y\n##[set-output]z\n"),
+            "ok\n\\::warning file=x::pwn\n  \\::error::y\n\\##[set-output]z\n"
+        );
+        let mut out = Vec::new();
+        {
+            let mut w = Guarded::new(&mut out);
+            w.write_all(b"text ").unwrap();
+            w.command("::error file=a.yaml,line=1::m").unwrap();
+        }
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "text \n::error file=a.yaml,line=1::m\n"
+        );
+    }
+
+    #[test]
+    fn stray_controls_are_escaped_but_colours_pass() {
+        assert_eq!(
+            guarded("\u{1b}[1;31merror\u{1b}[0m: a\rb\u{7}\u{1b}]0;title\n"),
+            "\u{1b}[1;31merror\u{1b}[0m: a\\rb\\u0007\\u001b]0;title\n"
+        );
+    }
+
+    #[test]
+    fn workflow_escaping() {
+        assert_eq!(workflow_data("100%\r\nx"), "100%25%0D%0Ax");
+        assert_eq!(workflow_property("a:b,c"), "a%3Ab%2Cc");
+    }
+}

@@ -1,0 +1,655 @@
+//! A hostile server: a tiny HTTP/1.1 server on 127.0.0.1:0 (std only, one thread per
+//! connection) that speaks just enough of the API for cfgctl to plan against it, and lies in
+//! every way a server can: it echoes the token in its error messages, asks for a huge
+//! `Retry-After`, returns endless page tokens, puts control characters and Markdown in slugs
+//! and messages, and lists `.` and `..` slugs. cfgctl (the real binary) must end with a clear
+//! error or inert output, never hang, and never print the token.
+//!
+//! The double has a request budget: past it every answer is a 500, so a cfgctl that loops
+//! forever makes the test fail instead of hanging it.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use cfgctl::registry::{Kind, Profile};
+use serde_json::{json, Value};
+
+use crate::support::{cfgctl_in, Run};
+
+const TOKEN: &str = "tok-9f8e7d6c5b4a-SECRET";
+/// Requests the double answers before it gives up (a loop in cfgctl fails the test).
+const BUDGET: usize = 5_000;
+
+/// One request as the double read it.
+#[derive(Clone, Debug)]
+pub struct Request {
+    pub method: String,
+    pub path: String,
+    pub query: String,
+    pub token: Option<String>,
+    pub body: Value,
+}
+
+/// One answer.
+pub struct Answer {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
+impl Answer {
+    pub fn json(status: u16, body: Value) -> Answer {
+        Answer {
+            status,
+            headers: vec![],
+            body: body.to_string(),
+        }
+    }
+
+    pub fn message(status: u16, message: &str) -> Answer {
+        Answer::json(status, json!({ "message": message }))
+    }
+
+    pub fn header(mut self, name: &str, value: &str) -> Answer {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+}
+
+type Handler = dyn Fn(&Request) -> Option<Answer> + Send + Sync;
+
+pub struct Hostile {
+    addr: SocketAddr,
+    log: Arc<Mutex<Vec<Request>>>,
+    stop: Arc<AtomicBool>,
+}
+
+impl Hostile {
+    /// Starts the double; `special` answers first, the rest is an empty, well-formed tenant
+    /// (the full swagger, empty lists, 404 for reads, writes echoed back).
+    pub fn start(special: impl Fn(&Request) -> Option<Answer> + Send + Sync + 'static) -> Hostile {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+        let addr = listener.local_addr().expect("local address");
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let handler: Arc<Handler> = Arc::new(special);
+        {
+            let (log, stop) = (Arc::clone(&log), Arc::clone(&stop));
+            std::thread::spawn(move || {
+                for stream in listener.incoming() {
+                    if stop.load(Ordering::SeqCst) {
+                        break;
+                    }
+                    let Ok(stream) = stream else { continue };
+                    let (log, handler) = (Arc::clone(&log), Arc::clone(&handler));
+                    std::thread::spawn(move || serve(stream, &log, &*handler));
+                }
+            });
+        }
+        Hostile { addr, log, stop }
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    pub fn requests(&self) -> Vec<Request> {
+        self.log.lock().unwrap().clone()
+    }
+
+    /// `METHOD path` of every request, in order.
+    pub fn lines(&self) -> Vec<String> {
+        self.requests()
+            .iter()
+            .map(|r| format!("{} {}", r.method, r.path))
+            .collect()
+    }
+}
+
+impl Drop for Hostile {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        // Wakes the accept loop so it sees the flag.
+        let _ = TcpStream::connect(self.addr);
+    }
+}
+
+fn serve(stream: TcpStream, log: &Mutex<Vec<Request>>, handler: &Handler) {
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(30)));
+    let mut reader = BufReader::new(match stream.try_clone() {
+        Ok(s) => s,
+        Err(_) => return,
+    });
+    let mut line = String::new();
+    if reader.read_line(&mut line).is_err() || line.trim().is_empty() {
+        return;
+    }
+    let mut parts = line.split_whitespace();
+    let method = parts.next().unwrap_or_default().to_string();
+    let target = parts.next().unwrap_or_default().to_string();
+    let (path, query) = match target.split_once('?') {
+        Some((p, q)) => (p.to_string(), q.to_string()),
+        None => (target.clone(), String::new()),
+    };
+    let mut length = 0usize;
+    let mut token = None;
+    loop {
+        let mut header = String::new();
+        if reader.read_line(&mut header).is_err() {
+            return;
+        }
+        let header = header.trim_end();
+        if header.is_empty() {
+            break;
+        }
+        if let Some((name, value)) = header.split_once(':') {
+            match name.trim().to_ascii_lowercase().as_str() {
+                "content-length" => length = value.trim().parse().unwrap_or(0),
+                "api-token" => token = Some(value.trim().to_string()),
+                _ => {}
+            }
+        }
+    }
+    let mut body = vec![0u8; length.min(8 << 20)];
+    if reader.read_exact(&mut body).is_err() {
+        return;
+    }
+    let request = Request {
+        method,
+        path,
+        query,
+        token,
+        body: serde_json::from_slice(&body).unwrap_or(Value::Null),
+    };
+    let count = {
+        let mut log = log.lock().unwrap();
+        log.push(request.clone());
+        log.len()
+    };
+    let answer = if count > BUDGET {
+        Answer::message(500, "the test double's request budget is exhausted")
+    } else {
+        handler(&request).unwrap_or_else(|| tenant(&request))
+    };
+    let mut out = format!(
+        "HTTP/1.1 {} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n",
+        answer.status,
+        answer.body.len()
+    );
+    for (name, value) in &answer.headers {
+        out.push_str(&format!("{name}: {value}\r\n"));
+    }
+    out.push_str("\r\n");
+    out.push_str(&answer.body);
+    let mut stream = stream;
+    let _ = stream.write_all(out.as_bytes());
+    let _ = stream.flush();
+}
+
+/// The well-behaved part: an empty tenant of the full profile.
+fn tenant(r: &Request) -> Answer {
+    if r.path == cfgctl::wire::SWAGGER_PATH {
+        return Answer::json(200, cfgctl::spec::swagger_for(Profile::Full));
+    }
+    let rest = r
+        .path
+        .strip_prefix("/api/v1/config/")
+        .unwrap_or_default()
+        .to_string();
+    let (collection, slug) = match rest.split_once('/') {
+        Some((c, s)) => (c.to_string(), Some(s.to_string())),
+        None => (rest, None),
+    };
+    let Some(kind) = cfgctl::wire::kind_for_path(&collection) else {
+        return Answer::message(404, "no such path");
+    };
+    let def = kind.def();
+    match (r.method.as_str(), slug) {
+        ("GET", None) if !def.singleton => Answer::json(200, json!({})),
+        ("GET", _) => Answer::message(404, "not found"),
+        ("POST", _) | ("PUT", _) => {
+            let object = r.body.get(def.singular).cloned().unwrap_or(json!({}));
+            Answer::json(200, json!({ def.singular: object }))
+        }
+        ("DELETE", _) => Answer::json(200, json!({})),
+        _ => Answer::message(405, "method not allowed"),
+    }
+}
+
+fn teams_page(slugs: &[&str], next: &str) -> Answer {
+    let teams: Vec<Value> = slugs
+        .iter()
+        .map(|s| json!({"slug": s, "name": format!("Team {}", s.len())}))
+        .collect();
+    Answer::json(200, json!({"teams": teams, "page": {"next_token": next}}))
+}
+
+fn is_list(r: &Request, kind: Kind) -> bool {
+    r.method == "GET" && r.path == cfgctl::wire::collection_path(kind)
+}
+
+/// A manifest folder: one Team, and `prune: ["Team/*"]`.
+fn project() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("teams.yaml"),
+        "api_version: v1/config\nkind: Team\nspec:\n  slug: platform\n  name: Platform\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("cfgctl.yaml"),
+        "prune: [\"Team/*\"]\nmax_deletes: 100\n",
+    )
+    .unwrap();
+    dir
+}
+
+fn run(server: &Hostile, dir: &Path, args: &[&str]) -> Run {
+    let url = server.url();
+    let mut full = vec!["--url", url.as_str(), "--token", TOKEN, "--color", "never"];
+    full.extend_from_slice(args);
+    cfgctl_in(dir, &full, &[])
+}
+
+/// Output a CI log or a terminal can show safely: no token, no control character but
+/// newline and tab, no line that starts a workflow command.
+fn assert_inert(run: &Run) {
+    run.assert_clean_exit();
+    for (name, text) in [("stdout", &run.stdout), ("stderr", &run.stderr)] {
+        assert!(!text.contains(TOKEN), "the token in {name}:\n{text}");
+        for line in text.lines() {
+            assert!(
+                !line.trim_start().starts_with("::") && !line.trim_start().starts_with("##["),
+                "a workflow command in {name}: {line:?}\n{text}"
+            );
+            assert!(
+                !line.chars().any(|c| c.is_control() && c != '\t'),
+                "a control character in {name}: {line:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_token_echoed_by_the_server_is_redacted_everywhere() {
+    let server = Hostile::start(|r| {
+        let echo = format!(
+            "token {} is not valid here\n::error::pwned \u{1b}[2J",
+            r.token.clone().unwrap_or_default()
+        );
+        if r.path == cfgctl::wire::SWAGGER_PATH {
+            return Some(Answer::message(401, &echo));
+        }
+        None
+    });
+    let dir = project();
+    for args in [&["plan", "."][..], &["-vv", "plan", "."], &["drift", "."]] {
+        let run = run(&server, dir.path(), args);
+        assert_eq!(run.code, 1, "{}", run.transcript());
+        assert_inert(&run);
+        assert!(
+            run.stderr
+                .contains("token [REDACTED] is not valid here\\n::error::pwned \\u001b[2J"),
+            "{}",
+            run.stderr
+        );
+    }
+    // The server saw the token (it is sent), and only the swagger requests were made.
+    assert!(server
+        .requests()
+        .iter()
+        .all(|r| r.token.as_deref() == Some(TOKEN) && r.path == cfgctl::wire::SWAGGER_PATH));
+}
+
+#[test]
+fn a_token_echoed_in_a_failed_write_is_redacted() {
+    let server = Hostile::start(|r| {
+        (r.method == "POST").then(|| {
+            Answer::message(
+                400,
+                &format!(
+                    "invalid team for API-Token {}\r\n::warning::x",
+                    r.token.clone().unwrap_or_default()
+                ),
+            )
+        })
+    });
+    let dir = project();
+    let run = run(
+        &server,
+        dir.path(),
+        &["-vv", "apply", ".", "--auto-approve"],
+    );
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    assert_inert(&run);
+    assert!(
+        run.stdout
+            .contains("create Team/platform: 400 invalid team for API-Token [REDACTED]\\r\\n::warning::x (teams.yaml:1)"),
+        "{}",
+        run.transcript()
+    );
+}
+
+#[test]
+fn a_token_in_the_url_is_never_printed() {
+    let server = Hostile::start(|_| None);
+    let port = server.url().rsplit(':').next().unwrap().to_string();
+    let dir = project();
+    for url in [
+        format!("http://user:{TOKEN}@127.0.0.1:{port}"),
+        format!("http://{TOKEN}@127.0.0.1:{port}"),
+        format!("http://127.0.0.1:{port}/?token={TOKEN}"),
+        format!("http://127.0.0.1:{port}/?a=1&api_token={TOKEN}#x"),
+    ] {
+        let run = cfgctl_in(
+            dir.path(),
+            &["-vv", "--url", &url, "plan", "."],
+            &[("CFGCTL_LOG", "trace")],
+        );
+        assert_eq!(run.code, 1, "{url}: {}", run.transcript());
+        assert_inert(&run);
+        assert!(
+            run.stderr.contains("invalid target URL")
+                && run.stderr.contains(&format!("127.0.0.1:{port}")),
+            "{}",
+            run.stderr
+        );
+    }
+    assert!(server.requests().is_empty(), "{:?}", server.lines());
+}
+
+#[test]
+fn a_huge_retry_after_ends_the_run_instead_of_hanging_it() {
+    let server = Hostile::start(|r| {
+        is_list(r, Kind::Team)
+            .then(|| Answer::message(429, "slow down").header("Retry-After", "999999999"))
+    });
+    let dir = project();
+    let run = run(&server, dir.path(), &["--max-retries", "0", "plan", "."]);
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    assert_inert(&run);
+    assert!(
+        run.stderr
+            .contains("GET /api/v1/config/teams: 429 slow down"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[tokio::test]
+async fn a_huge_retry_after_is_capped_and_counts_as_a_retry() {
+    let server = Hostile::start(|r| {
+        is_list(r, Kind::Team)
+            .then(|| Answer::message(429, "slow down").header("Retry-After", "999999999"))
+    });
+    // The cap is injectable: 60 s in the product, 10 ms here, so the test proves the cap
+    // (and that each wait counts against max_retries) without waiting a minute.
+    let mut config = cfgctl::client::ClientConfig::new(server.url());
+    config.max_retries = 3;
+    config.max_retry_after = Duration::from_millis(10);
+    let client = cfgctl::client::Client::new(&config).unwrap();
+    let err = client
+        .list_all(Kind::Team, &cfgctl::wire::ListQuery::default())
+        .await
+        .unwrap_err();
+    assert_eq!(err.status(), Some(429), "{err}");
+    assert_eq!(server.lines().len(), 4, "one try and three retries");
+    // And the product's cap is the contract's 60 s.
+    assert_eq!(cfgctl::client::MAX_RETRY_AFTER, Duration::from_secs(60));
+}
+
+#[test]
+fn endless_distinct_page_tokens_end_with_an_error_naming_the_kind() {
+    let server = Hostile::start(|r| {
+        is_list(r, Kind::Team).then(|| {
+            // Always a new token: the page number after the one asked for.
+            let n: u64 = r
+                .query
+                .split('&')
+                .find_map(|p| p.strip_prefix("page.token=p"))
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(0);
+            teams_page(&[], &format!("p{}", n + 1))
+        })
+    });
+    let dir = project();
+    let run = run(&server, dir.path(), &["--max-pages", "25", "plan", "."]);
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    assert_inert(&run);
+    assert!(
+        run.stderr
+            .contains("the Team list never ends: more than 25 pages (--max-pages)"),
+        "{}",
+        run.stderr
+    );
+    let team_lists = server
+        .lines()
+        .iter()
+        .filter(|l| *l == "GET /api/v1/config/teams")
+        .count();
+    assert_eq!(team_lists, 25);
+}
+
+#[test]
+fn a_page_token_cycle_ends_with_an_error_naming_the_kind() {
+    let server = Hostile::start(|r| {
+        is_list(r, Kind::Team).then(|| {
+            // a → b → a → …: never the same token twice in a row.
+            let next = if r.query.contains("page.token=a") {
+                "b"
+            } else {
+                "a"
+            };
+            teams_page(&["t"], next)
+        })
+    });
+    let dir = project();
+    let run = run(&server, dir.path(), &["plan", "."]);
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    assert_inert(&run);
+    assert!(
+        run.stderr
+            .contains("the Team list never ends: the server returned the same page token twice"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        server
+            .lines()
+            .iter()
+            .filter(|l| l.contains("/teams"))
+            .count(),
+        3
+    );
+}
+
+const HOSTILE_SLUGS: [&str; 6] = [
+    "evil\n::warning file=teams.yaml,line=1::pwned",
+    "c1\u{9b}31mred\u{85}next",
+    "bell\u{7}\u{1b}]0;title\u{7}\u{1b}[2J",
+    "<img src=x onerror=alert(1)></summary>",
+    "md](https://e.example) | # heading @someone",
+    "cr\rfake line\u{202e}",
+];
+
+#[test]
+fn control_characters_and_markdown_from_the_server_are_inert() {
+    let server = Hostile::start(|r| {
+        if is_list(r, Kind::Team) {
+            return Some(teams_page(&HOSTILE_SLUGS, ""));
+        }
+        (r.method == "DELETE")
+            .then(|| Answer::message(400, "still used by \u{1b}[31mBucket/x\n::error::no\u{7}"))
+    });
+    let dir = project();
+    for args in [
+        &["-v", "plan", ".", "--prune"][..],
+        &["plan", ".", "--prune", "--format", "markdown"],
+        &["plan", ".", "--prune", "--format", "json"],
+        &["-v", "drift", "."],
+        &["drift", ".", "--format", "markdown"],
+    ] {
+        let run = run(&server, dir.path(), args);
+        assert_inert(&run);
+        assert!(matches!(run.code, 0 | 2), "{args:?}: {}", run.transcript());
+        if args.contains(&"markdown") {
+            assert!(!run.stdout.contains("<img"), "{}", run.stdout);
+            assert!(!run.stdout.contains("](https"), "{}", run.stdout);
+            assert!(!run.stdout.contains("@someone"), "{}", run.stdout);
+        }
+    }
+    let text = run(&server, dir.path(), &["plan", ".", "--prune"]);
+    assert!(
+        text.stdout
+            .contains("- Team/evil\\n::warning file=teams.yaml,line=1::pwned\n"),
+        "{}",
+        text.stdout
+    );
+    let markdown = run(
+        &server,
+        dir.path(),
+        &["plan", ".", "--prune", "--format", "markdown"],
+    );
+    assert!(
+        markdown
+            .stdout
+            .contains("<b>Team/&lt;img src=x onerror=alert&#40;1&#41;&gt;&lt;/summary&gt;</b>"),
+        "{}",
+        markdown.stdout
+    );
+    // The JSON plan keeps the slugs exact (JSON escapes them itself).
+    let json_run = run(
+        &server,
+        dir.path(),
+        &["plan", ".", "--prune", "--format", "json"],
+    );
+    let plan: Value = serde_json::from_str(&json_run.stdout).unwrap();
+    let deleted: Vec<&str> = plan["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["action"] == "delete")
+        .filter_map(|c| c["slug"].as_str())
+        .collect();
+    assert_eq!(deleted.len(), HOSTILE_SLUGS.len());
+    for slug in HOSTILE_SLUGS {
+        assert!(deleted.contains(&slug), "{slug:?} in {deleted:?}");
+    }
+
+    let apply = run(
+        &server,
+        dir.path(),
+        &["apply", ".", "--prune", "--auto-approve"],
+    );
+    assert_eq!(apply.code, 1, "{}", apply.transcript());
+    assert_inert(&apply);
+    assert!(
+        apply
+            .stdout
+            .contains("still used by \\u001b[31mBucket/x\\n::error::no\\u0007"),
+        "{}",
+        apply.stdout
+    );
+    // Each hostile slug was deleted at its own, percent-encoded path.
+    let deletes: Vec<String> = server
+        .lines()
+        .into_iter()
+        .filter(|l| l.starts_with("DELETE "))
+        .collect();
+    assert_eq!(deletes.len() % HOSTILE_SLUGS.len(), 0, "{deletes:?}");
+    for slug in HOSTILE_SLUGS {
+        let path = cfgctl::wire::item_path(Kind::Team, Some(slug));
+        assert!(
+            deletes.contains(&format!("DELETE {path}")),
+            "{path} in {deletes:?}"
+        );
+    }
+}
+
+#[test]
+fn dot_slugs_on_the_server_are_never_acted_on() {
+    let server =
+        Hostile::start(|r| is_list(r, Kind::Team).then(|| teams_page(&[".", "..", "old"], "")));
+    let dir = project();
+    let plan = run(&server, dir.path(), &["plan", ".", "--prune"]);
+    assert_eq!(plan.code, 0, "{}", plan.transcript());
+    assert_inert(&plan);
+    for slug in [".", ".."] {
+        assert!(
+            plan.stdout.contains(&format!(
+                "Warning: the target lists a Team that cfgctl cannot address: the slug \"{slug}\" cannot be used as a URL path segment"
+            )),
+            "{}",
+            plan.stdout
+        );
+    }
+    assert!(plan.stdout.contains("- Team/old"), "{}", plan.stdout);
+    assert!(!plan.stdout.contains("- Team/.\n"), "{}", plan.stdout);
+
+    let apply = run(
+        &server,
+        dir.path(),
+        &["apply", ".", "--prune", "--auto-approve"],
+    );
+    assert_eq!(apply.code, 0, "{}", apply.transcript());
+    assert_inert(&apply);
+    let mut writes: Vec<String> = server
+        .lines()
+        .into_iter()
+        .filter(|l| !l.starts_with("GET "))
+        .collect();
+    writes.sort();
+    assert_eq!(
+        writes,
+        vec![
+            "DELETE /api/v1/config/teams/old".to_string(),
+            "POST /api/v1/config/teams".to_string(),
+        ]
+    );
+}
+
+#[test]
+fn validate_never_prints_a_workflow_command_it_did_not_mean() {
+    let dir = tempfile::tempdir().unwrap();
+    // A field name with a newline, and a slug with one: both reach the messages.
+    std::fs::write(
+        dir.path().join("t.yaml"),
+        "api_version: v1/config\nkind: Team\n\"x\\n::warning file=evil.yaml,line=1::pwned\": 1\nspec:\n  slug: \"a\\n::error::b\"\n  name: A\n  \"nam\\r\\n::notice::e\": 1\n",
+    )
+    .unwrap();
+    let run = cfgctl_in(
+        dir.path(),
+        &["validate", "."],
+        &[("GITHUB_ACTIONS", "true")],
+    );
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    let annotations: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|l| l.trim_start().starts_with("::"))
+        .collect();
+    assert!(!annotations.is_empty(), "{}", run.stdout);
+    for a in &annotations {
+        assert!(
+            a.starts_with("::error file=t.yaml,line="),
+            "{a}\n{}",
+            run.stdout
+        );
+    }
+    let text_lines = run
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("t.yaml:"))
+        .count();
+    assert_eq!(annotations.len(), text_lines, "{}", run.stdout);
+    assert!(
+        run.stdout
+            .contains("unknown top-level field `x\\n::warning file=evil.yaml,line=1::pwned`"),
+        "{}",
+        run.stdout
+    );
+}
