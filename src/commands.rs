@@ -136,8 +136,7 @@ pub fn graph(opts: GraphCommand) -> anyhow::Result<ExitCode> {
         let conn = connect(&opts.target).await?;
         let (plan, _current) = plan_against(&conn, &loaded, opts.prune, &opts.only).await?;
         let text = crate::render::graph::render(&plan, opts.format);
-        anstream::stdout()
-            .lock()
+        crate::output::stdout()
             .write_all(text.as_bytes())
             .context("writing to stdout")?;
         Ok(ExitCode::SUCCESS)
@@ -972,8 +971,7 @@ pub fn pull(opts: PullCommand) -> anyhow::Result<ExitCode> {
         pulled.gone.len(),
         plan.unchanged
     );
-    anstream::stdout()
-        .lock()
+    crate::output::stdout()
         .write_all(out.as_bytes())
         .context("writing to stdout")?;
     Ok(ExitCode::SUCCESS)

@@ -653,3 +653,49 @@ fn validate_never_prints_a_workflow_command_it_did_not_mean() {
         run.stdout
     );
 }
+
+/// The class, not the instance: every byte cfgctl prints goes through `output`'s guarded
+/// writers. A new output path that writes to the process's stdout or stderr directly (and so
+/// could forget redaction or escaping) fails this test, naming the line.
+#[test]
+fn no_output_path_bypasses_the_output_layer() {
+    let forbidden = [
+        "anstream::stdout()",
+        "anstream::stderr()",
+        "println!",
+        "eprintln!",
+        "print!(",
+        "eprint!(",
+        "std::io::stdout().lock()",
+        "std::io::stderr().lock()",
+        "io::stdout().lock()",
+        "io::stderr().lock()",
+    ];
+    // Where a raw stream is the point: the layer itself, and completions (clap writes them).
+    let allowed_files = ["output.rs"];
+    let mut found = Vec::new();
+    for entry in walkdir::WalkDir::new(crate::support::root().join("src")) {
+        let entry = entry.unwrap();
+        let path = entry.path();
+        if path.extension().and_then(|e| e.to_str()) != Some("rs")
+            || allowed_files.iter().any(|f| path.ends_with(f))
+        {
+            continue;
+        }
+        let text = std::fs::read_to_string(path).unwrap();
+        for (i, line) in text.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or("");
+            if code.contains("clap_complete::generate") {
+                continue;
+            }
+            if forbidden.iter().any(|f| code.contains(f)) {
+                found.push(format!("{}:{}: {}", path.display(), i + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "write through crate::output::stdout()/stderr() instead:\n{}",
+        found.join("\n")
+    );
+}
