@@ -1,0 +1,66 @@
+//! `cfgctl export --out DIR`: the target's state as manifest files.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+
+use super::*;
+
+/// Options of `cfgctl export`.
+#[derive(Debug, Clone)]
+pub struct ExportCommand {
+    pub out: PathBuf,
+    pub force: bool,
+    pub only: Vec<crate::pattern::Pattern>,
+    pub target: TargetOptions,
+}
+
+/// `cfgctl export`: writes the target's state as manifests.
+pub fn export(opts: ExportCommand) -> anyhow::Result<ExitCode> {
+    // Refuse a non-empty folder before reading the target at all.
+    let non_empty = std::fs::read_dir(&opts.out)
+        .map(|mut d| d.next().is_some())
+        .unwrap_or(false);
+    if non_empty && !opts.force {
+        return Err(crate::export::write::WriteError::NotEmpty {
+            dir: opts.out.clone(),
+        }
+        .into());
+    }
+    runtime()?.block_on(async {
+        let conn = connect(&opts.target).await?;
+        let fetched = crate::state::fetch(&conn.client)
+            .await
+            .with_context(|| format!("reading the current state of {}", conn.name))?;
+        let files = crate::export::export_files(&fetched.current, &opts.only)?;
+        crate::export::write::write_export(&opts.out, &files, opts.force)?;
+        let mut err = crate::output::stderr();
+        for w in &fetched.warnings {
+            let _ = writeln!(err, "warning: {}", crate::output::Inert(w));
+        }
+        for def in crate::registry::KINDS
+            .iter()
+            .filter(|d| !fetched.caps.can_read_state(d.kind))
+        {
+            let _ = writeln!(
+                err,
+                "note: {} not exported: the target cannot list it",
+                def.name
+            );
+        }
+        let kinds: std::collections::BTreeSet<_> =
+            fetched.current.resources.keys().map(|a| a.kind).collect();
+        writeln!(
+            crate::output::stdout(),
+            "exported {} ({}) from {} to {}",
+            plural(files.len(), "resource", "resources"),
+            plural(kinds.len(), "kind", "kinds"),
+            conn.name,
+            opts.out.display()
+        )
+        .context("writing to stdout")?;
+        Ok(ExitCode::SUCCESS)
+    })
+}

@@ -1,0 +1,187 @@
+//! The commands: one thin file per command (after cargo's `bin/cargo/commands/*.rs`), each
+//! taking resolved option structs (never clap types) and returning the exit code; the work
+//! itself lives in the library's layers (`manifest`, `state`, `plan`, `render`, `apply`,
+//! `export`, `pull`, `drift`). Errors that end a command come back as `anyhow` errors with
+//! context; `main` prints them once. This file holds what the commands share: connecting to a
+//! target, loading manifests that must be valid, planning against the target.
+
+mod apply;
+mod export;
+mod graph;
+mod plan;
+mod pull;
+mod schema;
+mod serve;
+mod validate;
+
+pub use apply::*;
+pub use export::*;
+pub use graph::*;
+pub use plan::*;
+pub use pull::*;
+pub use schema::*;
+pub use serve::*;
+pub use validate::*;
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::Context;
+
+use crate::diagnostic::Severity;
+use crate::manifest;
+
+pub(crate) fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// Where the commands that need a tenant send their requests.
+#[derive(Debug, Clone)]
+pub struct TargetOptions {
+    pub url: Option<String>,
+    pub token: Option<String>,
+    /// The embedded local tenant's store.
+    pub local: Option<PathBuf>,
+    pub timeout: std::time::Duration,
+    pub max_retries: u32,
+    pub insecure_http: bool,
+    /// Pages one list walk may take (`--max-pages`).
+    pub max_pages: usize,
+}
+
+/// A connected target: the client, what to call it, and the in-process emulator of `--local`
+/// (kept alive as long as the connection).
+pub struct Connection {
+    pub client: crate::client::Client,
+    pub name: String,
+    _local: Option<crate::emulator::Emulator>,
+}
+
+/// Connects to `--url` or starts the `--local` tenant.
+pub async fn connect(t: &TargetOptions) -> anyhow::Result<Connection> {
+    let (url, name, local) = match (&t.url, &t.local) {
+        (Some(_), Some(_)) => anyhow::bail!("--url and --local name two targets: choose one"),
+        (None, None) => anyhow::bail!(
+            "no target: pass --url URL (or set CFGCTL_URL) for a tenant, or --local for the embedded local tenant"
+        ),
+        (Some(url), None) => (url.clone(), url.trim_end_matches('/').to_string(), None),
+        (None, Some(path)) => {
+            let config = crate::emulator::Config {
+                data: Some(path.clone()),
+                ..crate::emulator::Config::default()
+            };
+            let emulator = crate::emulator::Emulator::start(
+                &config,
+                std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
+            )
+            .await
+            .with_context(|| format!("starting the local tenant over {}", path.display()))?;
+            let url = emulator.url();
+            (url, format!("local:{}", path.display()), Some(emulator))
+        }
+    };
+    let config = crate::client::ClientConfig {
+        base_url: url,
+        token: if local.is_some() {
+            None
+        } else {
+            t.token.clone()
+        },
+        timeout: t.timeout,
+        max_retries: t.max_retries,
+        insecure_http: t.insecure_http,
+        min_backoff: std::time::Duration::from_millis(200),
+        max_retry_after: crate::client::MAX_RETRY_AFTER,
+        max_pages: t.max_pages,
+    };
+    let client = crate::client::Client::new(&config)?;
+    Ok(Connection {
+        client,
+        name,
+        _local: local,
+    })
+}
+
+/// Output format of plan and drift.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Text,
+    Json,
+    Markdown,
+}
+
+pub(crate) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")
+}
+
+/// Loads the manifests for a command that needs them all valid; problems go to stderr.
+pub fn load_valid(dir: &std::path::Path) -> anyhow::Result<manifest::Loaded> {
+    let loaded = manifest::load_dir(dir)?;
+    let errors = loaded.error_count();
+    if errors > 0 {
+        let mut err = crate::output::stderr();
+        for d in loaded
+            .diagnostics
+            .iter()
+            .filter(|d| d.severity == Severity::Error)
+        {
+            let _ = writeln!(err, "{d}");
+        }
+        anyhow::bail!(
+            "{} in the manifests under `{}`: run `cfgctl validate` for details",
+            plural(errors, "error", "errors"),
+            dir.display()
+        );
+    }
+    if loaded.manifest_files == 0 {
+        anyhow::bail!(
+            "no manifests in `{}` (no *.yaml, *.yml or *.json files)",
+            dir.display()
+        );
+    }
+    Ok(loaded)
+}
+
+pub(crate) fn print_diagnostics(diagnostics: &[crate::diagnostic::Diagnostic]) {
+    let mut err = crate::output::stderr();
+    for d in diagnostics {
+        let _ = writeln!(err, "{d}");
+    }
+}
+
+/// Reads the target and plans the manifests against it; plan errors are printed located.
+pub async fn plan_against(
+    conn: &Connection,
+    loaded: &manifest::Loaded,
+    prune: bool,
+    only: &[crate::pattern::Pattern],
+) -> anyhow::Result<(crate::plan::Plan, crate::plan::Current)> {
+    let fetched = crate::state::fetch(&conn.client)
+        .await
+        .with_context(|| format!("reading the current state of {}", conn.name))?;
+    let opts = crate::plan::PlanOptions {
+        target: conn.name.clone(),
+        prune,
+        only: only.to_vec(),
+    };
+    let mut plan = match crate::plan::plan(
+        &loaded.manifests,
+        &fetched.current,
+        &fetched.caps,
+        &loaded.settings,
+        &opts,
+    ) {
+        Ok(p) => p,
+        Err(e) => {
+            print_diagnostics(&e.0);
+            return Err(e.into());
+        }
+    };
+    let mut warnings = fetched.warnings;
+    warnings.append(&mut plan.warnings);
+    plan.warnings = warnings;
+    Ok((plan, fetched.current))
+}

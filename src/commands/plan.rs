@@ -1,0 +1,175 @@
+//! `cfgctl plan` and `cfgctl drift`: read the target, plan, render.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+
+use super::*;
+use crate::manifest;
+
+/// Options of `cfgctl plan` and `cfgctl drift`.
+#[derive(Debug, Clone)]
+pub struct PlanCommand {
+    pub dir: PathBuf,
+    pub format: Format,
+    pub detailed_exitcode: bool,
+    pub out: Option<PathBuf>,
+    pub prune: bool,
+    pub server_validate: bool,
+    pub only: Vec<crate::pattern::Pattern>,
+    /// `drift`: exit 2 on drift, the prune scope counted.
+    pub drift: bool,
+    pub verbose: bool,
+    pub target: TargetOptions,
+}
+
+/// `cfgctl plan` / `cfgctl drift`.
+pub fn plan(opts: PlanCommand) -> anyhow::Result<ExitCode> {
+    let loaded = load_valid(&opts.dir)?;
+    runtime()?.block_on(async {
+        let conn = connect(&opts.target).await?;
+        let (mut plan, current) = plan_against(&conn, &loaded, opts.prune, &opts.only).await?;
+        if opts.server_validate {
+            let rejected = server_validate(&conn.client, &mut plan, &loaded.manifests).await?;
+            if !rejected.is_empty() {
+                print_diagnostics(&rejected);
+                anyhow::bail!(
+                    "the server rejected {} (dry run)",
+                    plural(rejected.len(), "change", "changes")
+                );
+            }
+        }
+        let rendered = match opts.format {
+            format if opts.drift => render_drift(&plan, &current.known, format, opts.verbose)?,
+            Format::Text => crate::render::text(
+                &plan,
+                crate::render::TextOptions {
+                    color: true,
+                    verbose: opts.verbose,
+                    drift: opts.drift,
+                },
+            ),
+            Format::Json => {
+                serde_json::to_string_pretty(&crate::render::json_plan(&plan, false))
+                    .context("serialising the plan")?
+                    + "\n"
+            }
+            Format::Markdown => {
+                crate::render::markdown(&plan, crate::render::MARKDOWN_BUDGET, opts.drift)
+            }
+        };
+        {
+            let mut out = crate::output::stdout();
+            out.write_all(rendered.as_bytes())
+                .context("writing to stdout")?;
+        }
+        if let Some(path) = &opts.out {
+            let saved = serde_json::to_string_pretty(&crate::render::json_plan(&plan, true))
+                .context("serialising the plan")?;
+            std::fs::write(path, saved + "\n")
+                .with_context(|| format!("writing the plan to {}", path.display()))?;
+        }
+        let code = if opts.drift {
+            if plan.has_drift() {
+                2
+            } else {
+                0
+            }
+        } else if opts.detailed_exitcode && plan.has_changes() {
+            2
+        } else {
+            0
+        };
+        Ok(ExitCode::from(code))
+    })
+}
+
+/// Sends every create and update with `dry_run`; the server's rejections, located at the
+/// manifests. Actions waiting for a create cannot be validated and are noted.
+pub(super) async fn server_validate(
+    client: &crate::client::Client,
+    plan: &mut crate::plan::Plan,
+    manifests: &[manifest::Manifest],
+) -> anyhow::Result<Vec<crate::diagnostic::Diagnostic>> {
+    use crate::plan::ActionKind;
+    let mut rejected = Vec::new();
+    let mut notes = Vec::new();
+    for a in &plan.actions {
+        if !matches!(
+            a.action,
+            ActionKind::Create | ActionKind::Update | ActionKind::Upsert
+        ) {
+            continue;
+        }
+        let pending: Vec<String> = a
+            .depends_on
+            .iter()
+            .map(|&d| &plan.actions[d])
+            .filter(|d| matches!(d.action, ActionKind::Create | ActionKind::Upsert))
+            .map(|d| d.address.to_string())
+            .collect();
+        if !pending.is_empty() {
+            notes.push(format!(
+                "{} not validated by the server: it waits for {} to be created",
+                a.address,
+                pending.join(", ")
+            ));
+            continue;
+        }
+        let Some(body) = &a.body else { continue };
+        let kind = a.address.kind;
+        let result = match a.action {
+            ActionKind::Create => client.create(kind, body, true).await.map(|_| ()),
+            _ => client
+                .update(
+                    kind,
+                    a.address.slug.as_deref(),
+                    body,
+                    a.action == ActionKind::Upsert,
+                    true,
+                )
+                .await
+                .map(|_| ()),
+        };
+        match result {
+            Ok(()) => {}
+            Err(e) if matches!(e.status(), Some(400 | 404 | 409)) => {
+                let m = manifests.iter().find(|m| m.address() == a.address);
+                let (file, pos) = m
+                    .map(|m| (m.file.clone(), m.pos))
+                    .unwrap_or_else(|| (PathBuf::from("<plan>"), crate::yaml::Pos::new(1, 1)));
+                rejected.push(crate::diagnostic::Diagnostic::error(
+                    file,
+                    pos,
+                    crate::diagnostic::Problem::ServerRejected {
+                        address: a.address.to_string(),
+                        message: e.server_reply().map(|r| r.to_string()).unwrap_or_default(),
+                    },
+                ));
+            }
+            Err(e) => return Err(e).context("validating on the server"),
+        }
+    }
+    plan.warnings.extend(notes);
+    Ok(rejected)
+}
+
+/// The `drift` report in the chosen format.
+pub(super) fn render_drift(
+    plan: &crate::plan::Plan,
+    known: &std::collections::BTreeSet<crate::registry::Kind>,
+    format: Format,
+    verbose: bool,
+) -> anyhow::Result<String> {
+    Ok(match format {
+        Format::Text => crate::drift::text(plan, known, true, verbose),
+        Format::Json => {
+            serde_json::to_string_pretty(&crate::drift::json(plan, known))
+                .context("serialising the drift report")?
+                + "\n"
+        }
+        Format::Markdown => crate::drift::markdown(plan, known, crate::render::MARKDOWN_BUDGET),
+    })
+}

@@ -1,0 +1,144 @@
+//! `cfgctl pull [DIR]`: the target's state written back into the manifests.
+
+use std::fmt::Write as _;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+
+use super::*;
+
+/// Options of `cfgctl pull`.
+#[derive(Debug, Clone)]
+pub struct PullCommand {
+    pub dir: PathBuf,
+    pub only: Vec<crate::pattern::Pattern>,
+    pub include_unmanaged: bool,
+    pub target: TargetOptions,
+}
+
+/// `cfgctl pull`: writes the target's state back into the manifests (reads only from the
+/// target); the files are written at the end, each atomically.
+pub fn pull(opts: PullCommand) -> anyhow::Result<ExitCode> {
+    let loaded = load_valid(&opts.dir)?;
+    let (plan, current) = runtime()?.block_on(async {
+        let conn = connect(&opts.target).await?;
+        plan_against(&conn, &loaded, false, &opts.only).await
+    })?;
+    let mut texts = std::collections::BTreeMap::new();
+    for m in &loaded.manifests {
+        if !texts.contains_key(&m.file) {
+            let text = std::fs::read_to_string(&m.file)
+                .with_context(|| format!("reading {}", m.file.display()))?;
+            texts.insert(m.file.clone(), text);
+        }
+    }
+    let pulled = crate::pull::pull(&crate::pull::PullInput {
+        manifests: &loaded.manifests,
+        texts: &texts,
+        current: &current,
+        plan: &plan,
+        ignore: &loaded.settings.ignore,
+        include_unmanaged: opts.include_unmanaged,
+    })
+    .context("nothing was written")?;
+    // Every file is checked before anything is written, so a refusal writes nothing.
+    for f in &pulled.rewritten {
+        crate::pull::write::check_replace(&f.path)
+            .with_context(|| format!("cannot rewrite {}: nothing was written", f.path.display()))?;
+    }
+    let new_paths: Vec<PathBuf> = pulled
+        .created
+        .iter()
+        .map(|f| opts.dir.join(&f.path))
+        .collect();
+    for (f, path) in pulled.created.iter().zip(&new_paths) {
+        crate::pull::write::check_new_path(&opts.dir, &f.path).with_context(|| {
+            format!(
+                "cannot write {} for {}: nothing was written",
+                path.display(),
+                f.address
+            )
+        })?;
+    }
+    for f in &pulled.rewritten {
+        crate::pull::write::atomically(&f.path, &f.text, true)
+            .with_context(|| format!("writing {}", f.path.display()))?;
+    }
+    for (f, path) in pulled.created.iter().zip(&new_paths) {
+        crate::pull::write::atomically(path, &f.text, false)
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+
+    // Names from the target are printed inert (no control characters reach the terminal).
+    let inert = |s: &dyn std::fmt::Display| crate::drift::inert(&s.to_string());
+    let mut out = String::new();
+    let _ = writeln!(out, "cfgctl pull from {}", inert(&plan.target));
+    for w in &plan.warnings {
+        let _ = writeln!(out, "warning: {}", inert(w));
+    }
+    if !pulled.rewritten.is_empty() || !pulled.created.is_empty() {
+        let _ = writeln!(out, "\nFiles changed:");
+    }
+    for f in &pulled.rewritten {
+        let names: Vec<String> = f.addresses.iter().map(|a| inert(a)).collect();
+        let _ = writeln!(
+            out,
+            "  ~ {}: {}",
+            inert(&f.path.display()),
+            names.join(", ")
+        );
+    }
+    for (f, path) in pulled.created.iter().zip(&new_paths) {
+        let _ = writeln!(
+            out,
+            "  + {}: {} (new file)",
+            inert(&display_path(path)),
+            inert(&f.address)
+        );
+    }
+    if !pulled.gone.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nGone from the target (manifests kept; remove them to accept the deletion, or `cfgctl apply` to create them again):"
+        );
+        for g in &pulled.gone {
+            let _ = writeln!(out, "  - {} ({})", inert(&g.address), inert(&g.source));
+        }
+    }
+    if !pulled.not_compared.is_empty() {
+        let names: Vec<String> = pulled.not_compared.iter().map(|a| inert(a)).collect();
+        let _ = writeln!(
+            out,
+            "\nNot pulled (the target cannot read them): {}",
+            names.join(", ")
+        );
+    }
+    let in_scope = plan.unmanaged.iter().filter(|u| u.in_prune_scope).count();
+    if in_scope > 0 && !opts.include_unmanaged {
+        let _ = writeln!(
+            out,
+            "\n{} inside the prune scope not pulled: --include-unmanaged writes them as new files.",
+            plural(in_scope, "unmanaged resource", "unmanaged resources")
+        );
+    }
+    let pulled_count: usize = pulled.rewritten.iter().map(|f| f.addresses.len()).sum();
+    let _ = writeln!(
+        out,
+        "\nPull: {} pulled into {}, {} new, {} gone from the target, {} unchanged.",
+        plural(pulled_count, "resource", "resources"),
+        plural(pulled.rewritten.len(), "file", "files"),
+        plural(pulled.created.len(), "file", "files"),
+        pulled.gone.len(),
+        plan.unchanged
+    );
+    crate::output::stdout()
+        .write_all(out.as_bytes())
+        .context("writing to stdout")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub(super) fn display_path(path: &std::path::Path) -> String {
+    path.strip_prefix(".").unwrap_or(path).display().to_string()
+}

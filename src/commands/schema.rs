@@ -1,0 +1,21 @@
+//! `cfgctl schema [--out FILE]`: the editor JSON Schema.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use anyhow::Context;
+
+/// `cfgctl schema`: the editor JSON Schema on stdout, or in `out`.
+pub fn schema(out: Option<&std::path::Path>) -> anyhow::Result<ExitCode> {
+    let text = serde_json::to_string_pretty(&crate::spec::manifest_schema())
+        .context("serialising the schema")?;
+    match out {
+        Some(path) => std::fs::write(path, text + "\n")
+            .with_context(|| format!("writing the schema to {}", path.display()))?,
+        None => {
+            let mut out = crate::output::stdout();
+            writeln!(out, "{text}").context("writing to stdout")?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
