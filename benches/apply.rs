@@ -60,7 +60,8 @@ fn main() {
             let t = common::team(i);
             let slug = t["slug"].as_str().unwrap_or_default().to_string();
             let url = format!("{}{}", server.url, wire::item_path(Kind::Team, Some(&slug)));
-            let body = wire::update_body(Kind::Team, &t, true, false);
+            let body =
+                wire::update_body(Kind::Team, &t, wire::IfMissing::Create, wire::Commit::Apply);
             let r = client.put(&url).json(&body).send().await.expect("answered");
             assert!(r.status().is_success());
         }

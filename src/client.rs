@@ -509,10 +509,10 @@ impl Client {
         &self,
         kind: Kind,
         object: &Value,
-        dry_run: bool,
+        commit: wire::Commit,
     ) -> Result<Option<Value>, ClientError> {
         let address = Address::new(kind, object_slug(kind, object));
-        let body = wire::create_body(kind, object, dry_run);
+        let body = wire::create_body(kind, object, commit);
         let resp = self
             .call(
                 Method::POST,
@@ -531,12 +531,12 @@ impl Client {
         kind: Kind,
         slug: Option<&str>,
         object: &Value,
-        create_if_missing: bool,
-        dry_run: bool,
+        if_missing: wire::IfMissing,
+        commit: wire::Commit,
     ) -> Result<Option<Value>, ClientError> {
         usable(&Method::PUT, kind, slug)?;
         let address = Address::new(kind, slug.map(str::to_string));
-        let body = wire::update_body(kind, object, create_if_missing, dry_run);
+        let body = wire::update_body(kind, object, if_missing, commit);
         let resp = self
             .call(
                 Method::PUT,
@@ -554,19 +554,15 @@ impl Client {
         &self,
         kind: Kind,
         slug: Option<&str>,
-        force: bool,
+        cascade: wire::Cascade,
     ) -> Result<(), ClientError> {
         usable(&Method::DELETE, kind, slug)?;
         let address = Address::new(kind, slug.map(str::to_string));
-        let query = if force && kind.def().force_delete {
-            "force_delete=true"
-        } else {
-            ""
-        };
+        let query = wire::delete_query(kind, cascade);
         self.call(
             Method::DELETE,
             &wire::item_path(kind, slug),
-            query,
+            &query,
             None,
             Some(address),
         )
@@ -707,7 +703,7 @@ mod tests {
         let client = Client::new(&ClientConfig::new("http://127.0.0.1:9")).unwrap();
         for slug in [".", "..", ""] {
             let err = client
-                .delete(Kind::Team, Some(slug), false)
+                .delete(Kind::Team, Some(slug), wire::Cascade::No)
                 .await
                 .unwrap_err();
             assert!(matches!(err, ClientError::UnusableSlug { .. }), "{err}");
@@ -722,8 +718,8 @@ mod tests {
                     Kind::Bucket,
                     Some(slug),
                     &serde_json::json!({}),
-                    true,
-                    false,
+                    wire::IfMissing::Create,
+                    wire::Commit::Apply,
                 )
                 .await
                 .unwrap_err();

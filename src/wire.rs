@@ -133,23 +133,60 @@ pub fn operation_id(kind: Kind, op: Op) -> String {
 }
 
 /// Body of a create: `{"bucket": {...}, "dry_run": false}`.
-pub fn create_body(kind: Kind, object: &Value, dry_run: bool) -> Value {
+/// Whether a write takes effect or is only validated by the server (`dry_run`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Commit {
+    Apply,
+    DryRun,
+}
+
+/// What an update does when the resource does not exist (`create_if_missing`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IfMissing {
+    Fail,
+    Create,
+}
+
+/// Whether a delete also takes what references the resource (`force_delete`, for the kinds
+/// whose registry row says their delete can cascade).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cascade {
+    No,
+    Force,
+}
+
+/// The delete query parameter of a cascading delete.
+pub const FORCE_DELETE: &str = "force_delete";
+
+/// The list query parameter that asks for embedded documents in list results.
+pub const INCLUDE_DASHBOARD_JSON: &str = "include_dashboard_json";
+
+/// The query of a delete: `force_delete=true` only for a cascade of a kind that has one.
+pub fn delete_query(kind: Kind, cascade: Cascade) -> String {
+    if cascade == Cascade::Force && kind.def().force_delete {
+        format!("{FORCE_DELETE}=true")
+    } else {
+        String::new()
+    }
+}
+
+pub fn create_body(kind: Kind, object: &Value, commit: Commit) -> Value {
     let mut body = Map::new();
     body.insert(kind.def().singular.to_string(), object.clone());
-    if dry_run {
+    if commit == Commit::DryRun {
         body.insert("dry_run".into(), json!(true));
     }
     Value::Object(body)
 }
 
 /// Body of an update: `{"bucket": {...}, "create_if_missing": false, "dry_run": false}`.
-pub fn update_body(kind: Kind, object: &Value, create_if_missing: bool, dry_run: bool) -> Value {
+pub fn update_body(kind: Kind, object: &Value, if_missing: IfMissing, commit: Commit) -> Value {
     let mut body = Map::new();
     body.insert(kind.def().singular.to_string(), object.clone());
-    if create_if_missing {
+    if if_missing == IfMissing::Create {
         body.insert("create_if_missing".into(), json!(true));
     }
-    if dry_run {
+    if commit == Commit::DryRun {
         body.insert("dry_run".into(), json!(true));
     }
     Value::Object(body)
@@ -360,7 +397,7 @@ mod tests {
     #[test]
     fn write_bodies_round_trip() {
         let obj = json!({"slug": "a", "name": "A"});
-        let body = update_body(Kind::Bucket, &obj, true, false);
+        let body = update_body(Kind::Bucket, &obj, IfMissing::Create, Commit::Apply);
         assert_eq!(
             body,
             json!({"bucket": {"slug": "a", "name": "A"}, "create_if_missing": true})
@@ -368,7 +405,7 @@ mod tests {
         let req = parse_write_body(Kind::Bucket, Write::Update, &body).unwrap();
         assert_eq!(req.object, obj);
         assert!(req.create_if_missing && !req.dry_run);
-        let create = create_body(Kind::DerivedLabel, &obj, true);
+        let create = create_body(Kind::DerivedLabel, &obj, Commit::DryRun);
         assert_eq!(
             create,
             json!({"derived_label": {"slug": "a", "name": "A"}, "dry_run": true})

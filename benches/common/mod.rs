@@ -110,7 +110,7 @@ pub async fn create_teams(base_url: &str, n: usize, concurrency: usize) {
         let client = client.clone();
         let url = url.clone();
         async move {
-            let body = wire::create_body(Kind::Team, &team(i), false);
+            let body = wire::create_body(Kind::Team, &team(i), wire::Commit::Apply);
             let r = client
                 .post(&url)
                 .json(&body)

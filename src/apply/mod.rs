@@ -5,9 +5,12 @@
 //! 409 on create → read, equal → done, else update; 404 on update → create; 404 on delete →
 //! done. Every other failure fails the action and skips what depends on it.
 
+pub mod dry_run;
 pub mod queue;
+pub mod report;
 pub mod saved;
 
+use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -15,8 +18,9 @@ use serde_json::Value;
 
 use crate::client::{Client, ClientError};
 use crate::plan::normalize::normalize;
-use crate::plan::{Action, ActionKind, Current, Plan};
+use crate::plan::{Action, ActionKind, Current, Plan, Source};
 use crate::registry::Address;
+use crate::wire::{Cascade, Commit, IfMissing};
 use queue::DependencyQueue;
 
 /// Executor options.
@@ -32,11 +36,11 @@ pub struct ExecOptions {
 pub enum Outcome {
     Done {
         elapsed: Duration,
-        /// A conflict resolved on the way (§3), in words.
-        resolved: Option<String>,
+        /// A conflict resolved on the way (§3).
+        resolved: Option<Resolved>,
     },
     Failed {
-        reason: String,
+        reason: Failure,
     },
     /// Not attempted: a dependency failed or was unsupported.
     Skipped {
@@ -54,6 +58,86 @@ impl Outcome {
     }
 }
 
+/// A conflict of PRODUCT.md §3 that the executor resolved.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Resolved {
+    /// 409 on create, and what exists is what the manifest says.
+    AlreadyIdentical,
+    /// 409 on create, and what exists was updated to the manifest.
+    UpdatedExisting,
+    /// 404 on update: created again.
+    Recreated,
+    /// 404 on delete.
+    AlreadyGone,
+}
+
+impl fmt::Display for Resolved {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Resolved::AlreadyIdentical => "already existed, identical to the manifest",
+            Resolved::UpdatedExisting => "already existed; updated to the manifest",
+            Resolved::Recreated => "had been deleted since the plan; created again",
+            Resolved::AlreadyGone => "was already gone",
+        })
+    }
+}
+
+/// Why an action failed: the target's answer (status kept), where its manifest is, and for a
+/// refused delete what still references the resource.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Failure {
+    /// The HTTP status, when the target answered.
+    pub status: Option<u16>,
+    /// The server's reply (with its code and request id) or the transport failure, in words.
+    pub message: String,
+    pub source: Option<Source>,
+    /// For a delete refused with 400: referrers the current state shows that the server's
+    /// message does not already name.
+    pub still_referenced_by: Vec<Address>,
+}
+
+impl Failure {
+    fn of(action: &Action, e: &ClientError) -> Failure {
+        let message = match e {
+            ClientError::Status { status, reply, .. } => format!("{status} {reply}"),
+            other => other.to_string(),
+        };
+        Failure {
+            status: e.status(),
+            message,
+            source: action.source.clone(),
+            still_referenced_by: vec![],
+        }
+    }
+
+    fn interrupted() -> Failure {
+        Failure {
+            status: None,
+            message: "not run (interrupted)".into(),
+            source: None,
+            still_referenced_by: vec![],
+        }
+    }
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)?;
+        if let Some(s) = &self.source {
+            write!(f, " ({}:{})", s.file.display(), s.line)?;
+        }
+        if !self.still_referenced_by.is_empty() {
+            let names: Vec<String> = self
+                .still_referenced_by
+                .iter()
+                .map(ToString::to_string)
+                .collect();
+            write!(f, "; still referenced by {}", names.join(", "))?;
+        }
+        Ok(())
+    }
+}
+
 /// The past tense of an action, for progress lines.
 pub fn verb(action: ActionKind) -> &'static str {
     match action {
@@ -65,92 +149,89 @@ pub fn verb(action: ActionKind) -> &'static str {
     }
 }
 
-fn located(action: &Action, message: String) -> String {
-    match &action.source {
-        Some(s) => format!("{message} ({}:{})", s.file.display(), s.line),
-        None => message,
-    }
-}
-
-fn server_text(e: &ClientError) -> String {
-    match e {
-        ClientError::Status { status, reply, .. } => format!("{status} {reply}"),
-        other => other.to_string(),
-    }
-}
-
 async fn run_action(
     client: &Client,
     action: &Action,
     referrers_now: Vec<Address>,
     opts: ExecOptions,
-) -> Result<Option<String>, String> {
+) -> Result<Option<Resolved>, Failure> {
     let kind = action.address.kind;
     let slug = action.address.slug.as_deref();
     let null = Value::Null;
     let body = action.body.as_ref().unwrap_or(&null);
+    let failed = |e: &ClientError| Failure::of(action, e);
     match action.action {
-        ActionKind::Create => match client.create(kind, body, false).await {
+        ActionKind::Create => match client.create(kind, body, Commit::Apply).await {
             Ok(_) => Ok(None),
             Err(e) if e.status() == Some(409) => {
                 // Created by someone else since the plan (or by our own retried POST).
-                let existing = client
-                    .read(kind, slug)
-                    .await
-                    .map_err(|r| located(action, server_text(&r)))?;
+                let existing = client.read(kind, slug).await.map_err(|r| failed(&r))?;
                 match existing {
-                    None => Err(located(action, server_text(&e))),
+                    None => Err(failed(&e)),
                     Some(obj) if normalize(kind, &obj, &[]) == normalize(kind, body, &[]) => {
-                        Ok(Some("already existed, identical to the manifest".into()))
+                        Ok(Some(Resolved::AlreadyIdentical))
                     }
                     Some(obj) => {
                         // Fields of a newer API than this cfgctl's stay as the target has them.
                         let mut body = body.clone();
                         crate::plan::newer::carry_over(kind, &obj, &mut body);
                         client
-                            .update(kind, slug, &body, false, false)
+                            .update(kind, slug, &body, IfMissing::Fail, Commit::Apply)
                             .await
-                            .map(|_| Some("already existed; updated to the manifest".into()))
-                            .map_err(|u| located(action, server_text(&u)))
+                            .map(|_| Some(Resolved::UpdatedExisting))
+                            .map_err(|u| failed(&u))
                     }
                 }
             }
-            Err(e) => Err(located(action, server_text(&e))),
+            Err(e) => Err(failed(&e)),
         },
-        ActionKind::Update => match client.update(kind, slug, body, false, false).await {
-            Ok(_) => Ok(None),
-            Err(e) if e.status() == Some(404) => client
-                .create(kind, body, false)
+        ActionKind::Update => {
+            match client
+                .update(kind, slug, body, IfMissing::Fail, Commit::Apply)
                 .await
-                .map(|_| Some("had been deleted since the plan; created again".into()))
-                .map_err(|c| located(action, server_text(&c))),
-            Err(e) => Err(located(action, server_text(&e))),
-        },
+            {
+                Ok(_) => Ok(None),
+                Err(e) if e.status() == Some(404) => client
+                    .create(kind, body, Commit::Apply)
+                    .await
+                    .map(|_| Some(Resolved::Recreated))
+                    .map_err(|c| failed(&c)),
+                Err(e) => Err(failed(&e)),
+            }
+        }
         ActionKind::Upsert => client
-            .update(kind, slug, body, true, false)
+            .update(kind, slug, body, IfMissing::Create, Commit::Apply)
             .await
             .map(|_| None)
-            .map_err(|e| located(action, server_text(&e))),
-        ActionKind::Delete => match client.delete(kind, slug, opts.force_delete_buckets).await {
-            Ok(()) => Ok(None),
-            Err(e) if e.status() == Some(404) => Ok(Some("was already gone".into())),
-            Err(e) if e.status() == Some(400) => {
-                // Name the referrers the current state shows, unless the server already did.
-                let text = server_text(&e);
-                let names: Vec<String> = referrers_now
-                    .iter()
-                    .map(|a| a.to_string())
-                    .filter(|a| !text.contains(a.as_str()))
-                    .collect();
-                if names.is_empty() {
-                    Err(text)
-                } else {
-                    Err(format!("{text}; still referenced by {}", names.join(", ")))
+            .map_err(|e| failed(&e)),
+        ActionKind::Delete => {
+            let cascade = if opts.force_delete_buckets {
+                Cascade::Force
+            } else {
+                Cascade::No
+            };
+            match client.delete(kind, slug, cascade).await {
+                Ok(()) => Ok(None),
+                Err(e) if e.status() == Some(404) => Ok(Some(Resolved::AlreadyGone)),
+                Err(e) => {
+                    let mut failure = failed(&e);
+                    if e.status() == Some(400) {
+                        // Name the referrers the current state shows, unless the server did.
+                        failure.still_referenced_by = referrers_now
+                            .into_iter()
+                            .filter(|a| !failure.message.contains(a.to_string().as_str()))
+                            .collect();
+                    }
+                    Err(failure)
                 }
             }
-            Err(e) => Err(server_text(&e)),
-        },
-        ActionKind::Unsupported => Err(action.reason.clone().unwrap_or_default()),
+        }
+        ActionKind::Unsupported => Err(Failure {
+            status: None,
+            message: action.reason.clone().unwrap_or_default(),
+            source: None,
+            still_referenced_by: vec![],
+        }),
     }
 }
 
@@ -233,7 +314,7 @@ pub async fn execute(
         .into_iter()
         .map(|o| {
             o.unwrap_or(Outcome::Failed {
-                reason: "not run (interrupted)".into(),
+                reason: Failure::interrupted(),
             })
         })
         .collect()

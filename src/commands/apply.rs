@@ -1,6 +1,5 @@
 //! `cfgctl apply [DIR | PLANFILE]`: plan (or read a saved plan), confirm, execute, report.
 
-use std::fmt::Write as _;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -45,8 +44,6 @@ pub(super) fn ask_confirmation(plan: &crate::plan::Plan) -> anyhow::Result<bool>
 
 /// `cfgctl apply`: plan (or read a saved plan), confirm, execute, report.
 pub fn apply(opts: ApplyCommand) -> anyhow::Result<ExitCode> {
-    use crate::apply::Outcome;
-    use crate::plan::ActionKind;
     use std::io::IsTerminal;
 
     let from_file = opts.source.is_file();
@@ -120,55 +117,8 @@ pub fn apply(opts: ApplyCommand) -> anyhow::Result<ExitCode> {
             }
         }
 
-        let on_terminal = std::io::stderr().is_terminal();
-        let bar = if on_terminal {
-            let bar = indicatif::ProgressBar::new(plan.actions.len() as u64);
-            if let Ok(style) = indicatif::ProgressStyle::with_template(
-                "{spinner} [{bar:30}] {pos}/{len} {msg}",
-            ) {
-                bar.set_style(style.progress_chars("=> "));
-            }
-            Some(bar)
-        } else {
-            None
-        };
-        let report = |a: &crate::plan::Action, o: &Outcome| {
-            use crate::output::Inert;
-            let address = Inert(&a.address);
-            let line = match o {
-                Outcome::Done { elapsed, resolved } => format!(
-                    "{} {} ({} ms){}",
-                    crate::apply::verb(a.action),
-                    address,
-                    elapsed.as_millis(),
-                    resolved
-                        .as_ref()
-                        .map(|r| format!(": resolved conflict, {}", Inert(r)))
-                        .unwrap_or_default()
-                ),
-                Outcome::Failed { reason } => {
-                    format!("failed to {} {address}: {}", a.action.as_str(), Inert(reason))
-                }
-                Outcome::Skipped { because } => {
-                    format!("skipped {} {address}: {} failed", a.action.as_str(), Inert(because))
-                }
-                Outcome::Unsupported { reason } => {
-                    format!("not attempted {address}: unsupported, {}", Inert(reason))
-                }
-            };
-            match &bar {
-                Some(bar) => {
-                    bar.inc(1);
-                    bar.set_message(address.to_string());
-                    if !o.is_success() {
-                        bar.println(line);
-                    }
-                }
-                None => {
-                    let _ = writeln!(crate::output::stderr(), "{line}");
-                }
-            }
-        };
+        let progress =
+            crate::apply::report::Progress::new(plan.actions.len(), std::io::stderr().is_terminal());
         let client = std::sync::Arc::new(conn.client);
         let outcomes = crate::apply::execute(
             std::sync::Arc::clone(&client),
@@ -178,107 +128,16 @@ pub fn apply(opts: ApplyCommand) -> anyhow::Result<ExitCode> {
                 parallelism: opts.parallelism,
                 force_delete_buckets: opts.force_delete_buckets,
             },
-            report,
+            |a, o| progress.report(a, o),
         )
         .await;
-        if let Some(bar) = &bar {
-            bar.finish_and_clear();
-        }
-
-        let mut summary = String::new();
-        let done = outcomes.iter().filter(|o| o.is_success()).count();
-        let resolved: Vec<String> = plan
-            .actions
-            .iter()
-            .zip(&outcomes)
-            .filter_map(|(a, o)| match o {
-                Outcome::Done {
-                    resolved: Some(r), ..
-                } => Some(format!(
-                    "  {}: {}",
-                    crate::output::Inert(&a.address),
-                    crate::output::Inert(r)
-                )),
-                _ => None,
-            })
-            .collect();
-        let failed: Vec<String> = plan
-            .actions
-            .iter()
-            .zip(&outcomes)
-            .filter_map(|(a, o)| match o {
-                Outcome::Failed { reason } => Some(format!(
-                    "  {} {}: {}",
-                    a.action.as_str(),
-                    crate::output::Inert(&a.address),
-                    crate::output::Inert(reason)
-                )),
-                _ => None,
-            })
-            .collect();
-        let skipped: Vec<String> = plan
-            .actions
-            .iter()
-            .zip(&outcomes)
-            .filter_map(|(a, o)| match o {
-                Outcome::Skipped { because } => Some(format!(
-                    "  {} {}: depends on {}, which failed or is unsupported",
-                    a.action.as_str(),
-                    crate::output::Inert(&a.address),
-                    crate::output::Inert(because)
-                )),
-                _ => None,
-            })
-            .collect();
-        let unsupported: Vec<String> = plan
-            .actions
-            .iter()
-            .zip(&outcomes)
-            .filter_map(|(a, o)| match o {
-                Outcome::Unsupported { reason } => Some(format!(
-                    "  {}: {}",
-                    crate::output::Inert(&a.address),
-                    crate::output::Inert(reason)
-                )),
-                _ => None,
-            })
-            .collect();
-        let _ = writeln!(
-            summary,
-            "\nApply: {} done ({} resolved {}), {} failed, {} skipped, {} unsupported, {} unchanged.",
-            done,
-            resolved.len(),
-            if resolved.len() == 1 { "conflict" } else { "conflicts" },
-            failed.len(),
-            skipped.len(),
-            unsupported.len(),
-            plan.unchanged
-        );
-        if let Some(slowed) = client.throttle().slow_down() {
-            let _ = writeln!(summary, "Rate limit: {slowed}.");
-        }
-        for (title, lines) in [
-            ("Resolved conflicts:", &resolved),
-            ("Failed:", &failed),
-            ("Skipped:", &skipped),
-            ("Not attempted (unsupported by the target):", &unsupported),
-        ] {
-            if !lines.is_empty() {
-                let _ = writeln!(summary, "{title}");
-                for l in lines {
-                    let _ = writeln!(summary, "{l}");
-                }
-            }
-        }
+        progress.finish();
+        let summary =
+            crate::apply::report::summary(&plan, &outcomes, client.throttle().slow_down());
         crate::output::stdout()
             .write_all(summary.as_bytes())
             .context("writing to stdout")?;
-        let all_ok = plan
-            .actions
-            .iter()
-            .zip(&outcomes)
-            .all(|(a, o)| o.is_success() && a.action != ActionKind::Unsupported);
-        Ok(if all_ok {
+        Ok(if crate::apply::report::all_ok(&plan, &outcomes) {
             ExitCode::SUCCESS
         } else {
             ExitCode::from(1)

@@ -7,7 +7,6 @@ use std::process::ExitCode;
 use anyhow::Context;
 
 use super::*;
-use crate::manifest;
 
 /// Options of `cfgctl plan` and `cfgctl drift`.
 #[derive(Debug, Clone)]
@@ -32,7 +31,10 @@ pub fn plan(opts: PlanCommand) -> anyhow::Result<ExitCode> {
         let conn = connect(&opts.target).await?;
         let (mut plan, current) = plan_against(&conn, &loaded, opts.prune, &opts.only).await?;
         if opts.server_validate {
-            let rejected = server_validate(&conn.client, &mut plan, &loaded.manifests).await?;
+            let rejected =
+                crate::apply::dry_run::server_validate(&conn.client, &mut plan, &loaded.manifests)
+                    .await
+                    .context("validating on the server")?;
             if !rejected.is_empty() {
                 print_diagnostics(&rejected);
                 anyhow::bail!(
@@ -84,76 +86,6 @@ pub fn plan(opts: PlanCommand) -> anyhow::Result<ExitCode> {
         };
         Ok(ExitCode::from(code))
     })
-}
-
-/// Sends every create and update with `dry_run`; the server's rejections, located at the
-/// manifests. Actions waiting for a create cannot be validated and are noted.
-pub(super) async fn server_validate(
-    client: &crate::client::Client,
-    plan: &mut crate::plan::Plan,
-    manifests: &[manifest::Manifest],
-) -> anyhow::Result<Vec<crate::diagnostic::Diagnostic>> {
-    use crate::plan::ActionKind;
-    let mut rejected = Vec::new();
-    let mut notes = Vec::new();
-    for a in &plan.actions {
-        if !matches!(
-            a.action,
-            ActionKind::Create | ActionKind::Update | ActionKind::Upsert
-        ) {
-            continue;
-        }
-        let pending: Vec<String> = a
-            .depends_on
-            .iter()
-            .map(|&d| &plan.actions[d])
-            .filter(|d| matches!(d.action, ActionKind::Create | ActionKind::Upsert))
-            .map(|d| d.address.to_string())
-            .collect();
-        if !pending.is_empty() {
-            notes.push(format!(
-                "{} not validated by the server: it waits for {} to be created",
-                a.address,
-                pending.join(", ")
-            ));
-            continue;
-        }
-        let Some(body) = &a.body else { continue };
-        let kind = a.address.kind;
-        let result = match a.action {
-            ActionKind::Create => client.create(kind, body, true).await.map(|_| ()),
-            _ => client
-                .update(
-                    kind,
-                    a.address.slug.as_deref(),
-                    body,
-                    a.action == ActionKind::Upsert,
-                    true,
-                )
-                .await
-                .map(|_| ()),
-        };
-        match result {
-            Ok(()) => {}
-            Err(e) if matches!(e.status(), Some(400 | 404 | 409)) => {
-                let m = manifests.iter().find(|m| m.address() == a.address);
-                let (file, pos) = m
-                    .map(|m| (m.file.clone(), m.pos))
-                    .unwrap_or_else(|| (PathBuf::from("<plan>"), crate::yaml::Pos::new(1, 1)));
-                rejected.push(crate::diagnostic::Diagnostic::error(
-                    file,
-                    pos,
-                    crate::diagnostic::Problem::ServerRejected {
-                        address: a.address.to_string(),
-                        message: e.server_reply().map(|r| r.to_string()).unwrap_or_default(),
-                    },
-                ));
-            }
-            Err(e) => return Err(e).context("validating on the server"),
-        }
-    }
-    plan.warnings.extend(notes);
-    Ok(rejected)
 }
 
 /// The `drift` report in the chosen format.

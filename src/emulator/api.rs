@@ -673,7 +673,7 @@ mod tests {
     fn create(api: &mut Api, kind: Kind, object: Value) -> Result<Value, ApiError> {
         api.create(
             kind,
-            &wire::create_body(kind, &object, false),
+            &wire::create_body(kind, &object, wire::Commit::Apply),
             "2026-01-01T00:00:00Z",
         )
     }
@@ -761,8 +761,8 @@ mod tests {
         let body = wire::update_body(
             Kind::ClassicDashboard,
             &json!({"name": "D", "bucket_slug": "b", "dashboard_json": "{\"title\":\"T2\"}"}),
-            false,
-            false,
+            wire::IfMissing::Fail,
+            wire::Commit::Apply,
         );
         let updated = api
             .update(

@@ -137,8 +137,8 @@ async fn seed_profile_serves_exactly_the_seed_column() {
             &wire::update_body(
                 Kind::ConsumptionBudget,
                 &json!({"name": "B", "resource": "LOG_PERSISTED_BYTES"}),
-                true,
-                false,
+                wire::IfMissing::Create,
+                wire::Commit::Apply,
             ),
         )
         .await;
@@ -674,7 +674,11 @@ async fn dry_run_and_create_if_missing() {
         .send(
             Method::POST,
             &path,
-            &wire::create_body(Kind::Team, &json!({"slug": "t", "name": "T"}), true),
+            &wire::create_body(
+                Kind::Team,
+                &json!({"slug": "t", "name": "T"}),
+                wire::Commit::DryRun,
+            ),
         )
         .await;
     assert_eq!((r.status, r.body.clone()), (200, json!({})));
@@ -684,7 +688,7 @@ async fn dry_run_and_create_if_missing() {
         .send(
             Method::POST,
             &path,
-            &wire::create_body(Kind::Team, &json!({"slug": "t"}), true),
+            &wire::create_body(Kind::Team, &json!({"slug": "t"}), wire::Commit::DryRun),
         )
         .await;
     assert_eq!(r.status, 400);
@@ -694,7 +698,12 @@ async fn dry_run_and_create_if_missing() {
         .send(
             Method::PUT,
             &item,
-            &wire::update_body(Kind::Team, &json!({"name": "T"}), false, false),
+            &wire::update_body(
+                Kind::Team,
+                &json!({"name": "T"}),
+                wire::IfMissing::Fail,
+                wire::Commit::Apply,
+            ),
         )
         .await;
     assert_eq!(r.status, 404);
@@ -702,7 +711,12 @@ async fn dry_run_and_create_if_missing() {
         .send(
             Method::PUT,
             &item,
-            &wire::update_body(Kind::Team, &json!({"name": "T"}), true, true),
+            &wire::update_body(
+                Kind::Team,
+                &json!({"name": "T"}),
+                wire::IfMissing::Create,
+                wire::Commit::DryRun,
+            ),
         )
         .await;
     assert_eq!(
@@ -715,7 +729,12 @@ async fn dry_run_and_create_if_missing() {
         .send(
             Method::PUT,
             &item,
-            &wire::update_body(Kind::Team, &json!({"name": "T"}), true, false),
+            &wire::update_body(
+                Kind::Team,
+                &json!({"name": "T"}),
+                wire::IfMissing::Create,
+                wire::Commit::Apply,
+            ),
         )
         .await;
     assert_eq!(r.status, 200);
@@ -725,7 +744,12 @@ async fn dry_run_and_create_if_missing() {
         .send(
             Method::PUT,
             &item,
-            &wire::update_body(Kind::Team, &json!({"name": "New"}), false, true),
+            &wire::update_body(
+                Kind::Team,
+                &json!({"name": "New"}),
+                wire::IfMissing::Fail,
+                wire::Commit::DryRun,
+            ),
         )
         .await;
     assert_eq!(r.status, 200);

@@ -133,7 +133,11 @@ async fn client_errors_keep_the_code_and_the_request_id() {
     let t = Tenant::full().await;
     let client = t.client();
     let err = client
-        .create(Kind::Team, &json!({"slug": "t", "name": ""}), false)
+        .create(
+            Kind::Team,
+            &json!({"slug": "t", "name": ""}),
+            cfgctl::wire::Commit::Apply,
+        )
         .await
         .unwrap_err();
     assert_eq!(err.status(), Some(400));
@@ -150,8 +154,8 @@ async fn client_errors_keep_the_code_and_the_request_id() {
             Kind::Team,
             Some("absent"),
             &json!({"name": "A"}),
-            false,
-            false,
+            cfgctl::wire::IfMissing::Fail,
+            cfgctl::wire::Commit::Apply,
         )
         .await
         .unwrap_err();

@@ -82,7 +82,7 @@ impl Tenant {
         self.send(
             Method::POST,
             &wire::collection_path(kind),
-            &wire::create_body(kind, &object, false),
+            &wire::create_body(kind, &object, wire::Commit::Apply),
         )
         .await
     }
@@ -91,7 +91,7 @@ impl Tenant {
         self.send(
             Method::PUT,
             &wire::item_path(kind, slug),
-            &wire::update_body(kind, &object, false, false),
+            &wire::update_body(kind, &object, wire::IfMissing::Fail, wire::Commit::Apply),
         )
         .await
     }
