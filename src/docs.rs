@@ -186,7 +186,7 @@ pub fn reference_markdown() -> String {
             let _ = writeln!(out, "- `{f}` is unique across all {}s", def.name);
         }
         for e in def.embedded_json {
-            let vol: Vec<String> = e.volatile.iter().map(|v| format!("`{v}`")).collect();
+            let vol: Vec<String> = e.volatile.iter().map(|v| format!("`{}`", v.path)).collect();
             let _ = writeln!(
                 out,
                 "- `{}` holds a JSON document: write it as a JSON string or as YAML. Compared as JSON, without {} (the server rewrites them)",

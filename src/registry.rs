@@ -167,10 +167,35 @@ pub struct ListFilter {
 #[derive(Clone, Copy, Debug)]
 pub struct EmbeddedJson {
     pub field: &'static str,
-    /// Members of the document the server rewrites on every write (dotted paths).
-    pub volatile: &'static [&'static str],
+    /// Members of the document the server rewrites on every write (dotted paths), and how.
+    pub volatile: &'static [Volatile],
     /// Left empty in list results unless the list asks `include_dashboard_json=true`.
     pub omitted_in_lists: bool,
+}
+
+/// A member of an embedded document that the server rewrites on every write.
+#[derive(Clone, Copy, Debug)]
+pub struct Volatile {
+    /// Dotted path inside the document.
+    pub path: &'static str,
+    pub rewrite: Rewrite,
+}
+
+/// What the server writes into a volatile member.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rewrite {
+    /// The resource's numeric id.
+    Id,
+    /// One more than the previous version (1 on create).
+    Version,
+    /// The time of the first write, kept afterwards.
+    CreatedAt,
+    /// The time of this write.
+    UpdatedAt,
+}
+
+const fn volatile(path: &'static str, rewrite: Rewrite) -> Volatile {
+    Volatile { path, rewrite }
 }
 
 /// A "required if" rule of the swagger's field descriptions: at least one of these dotted
@@ -225,6 +250,9 @@ pub struct KindDef {
     pub unique_fields: &'static [&'static str],
     /// Delete accepts `force_delete=true`, which cascades to the resources that reference it.
     pub force_delete: bool,
+    /// The swagger definition of a delete's answer, when it has a body (the bucket delete
+    /// lists what it took with it); `None`: an empty object.
+    pub delete_response: Option<&'static str>,
     /// The kind's value in the API's `ResourceType` enum (the change log of a bucket delete).
     pub resource_type: Option<&'static str>,
 }
@@ -285,6 +313,7 @@ pub static KINDS: [KindDef; 13] = [
         required: &[],
         unique_fields: &[],
         force_delete: true,
+        delete_response: Some("configv1DeleteBucketResponse"),
         resource_type: Some("BUCKET"),
     },
     KindDef {
@@ -311,7 +340,10 @@ pub static KINDS: [KindDef; 13] = [
         ],
         embedded_json: &[EmbeddedJson {
             field: "dashboard_json",
-            volatile: &["id", "version"],
+            volatile: &[
+                volatile("id", Rewrite::Id),
+                volatile("version", Rewrite::Version),
+            ],
             omitted_in_lists: true,
         }],
         required: &[
@@ -320,6 +352,7 @@ pub static KINDS: [KindDef; 13] = [
         ],
         unique_fields: &[],
         force_delete: false,
+        delete_response: None,
         resource_type: Some("GRAFANA_DASHBOARD"),
     },
     KindDef {
@@ -346,6 +379,7 @@ pub static KINDS: [KindDef; 13] = [
         required: &[],
         unique_fields: &[],
         force_delete: false,
+        delete_response: None,
         resource_type: None,
     },
     KindDef {
@@ -372,6 +406,7 @@ pub static KINDS: [KindDef; 13] = [
         required: &[],
         unique_fields: &[],
         force_delete: false,
+        delete_response: None,
         resource_type: None,
     },
     KindDef {
@@ -397,15 +432,16 @@ pub static KINDS: [KindDef; 13] = [
         embedded_json: &[EmbeddedJson {
             field: "dashboard_json",
             volatile: &[
-                "metadata.created_at",
-                "metadata.updated_at",
-                "metadata.version",
+                volatile("metadata.created_at", Rewrite::CreatedAt),
+                volatile("metadata.updated_at", Rewrite::UpdatedAt),
+                volatile("metadata.version", Rewrite::Version),
             ],
             omitted_in_lists: true,
         }],
         required: &[],
         unique_fields: &[],
         force_delete: false,
+        delete_response: None,
         resource_type: Some("DASHBOARD"),
     },
     KindDef {
@@ -430,6 +466,7 @@ pub static KINDS: [KindDef; 13] = [
         required: &[RequiredOneOf(&["description"])],
         unique_fields: &[],
         force_delete: false,
+        delete_response: None,
         resource_type: None,
     },
     KindDef {
@@ -450,6 +487,7 @@ pub static KINDS: [KindDef; 13] = [
         required: &[],
         unique_fields: &["label_name"],
         force_delete: false,
+        delete_response: None,
         resource_type: None,
     },
     KindDef {
@@ -470,6 +508,7 @@ pub static KINDS: [KindDef; 13] = [
         required: &[],
         unique_fields: &["metric_name"],
         force_delete: false,
+        delete_response: None,
         resource_type: None,
     },
     KindDef {
@@ -490,6 +529,7 @@ pub static KINDS: [KindDef; 13] = [
         required: &[],
         unique_fields: &[],
         force_delete: false,
+        delete_response: None,
         resource_type: None,
     },
     KindDef {
@@ -525,6 +565,7 @@ pub static KINDS: [KindDef; 13] = [
         ])],
         unique_fields: &[],
         force_delete: false,
+        delete_response: None,
         resource_type: Some("MONITOR"),
     },
     KindDef {
@@ -551,6 +592,7 @@ pub static KINDS: [KindDef; 13] = [
         required: &[RequiredOneOf(&["bucket_slug", "team_slug"])],
         unique_fields: &[],
         force_delete: false,
+        delete_response: None,
         resource_type: Some("NOTIFICATION_POLICY"),
     },
     KindDef {
@@ -571,6 +613,7 @@ pub static KINDS: [KindDef; 13] = [
         required: &[],
         unique_fields: &[],
         force_delete: false,
+        delete_response: None,
         resource_type: None,
     },
     KindDef {
@@ -591,6 +634,7 @@ pub static KINDS: [KindDef; 13] = [
         required: &[],
         unique_fields: &[],
         force_delete: false,
+        delete_response: None,
         resource_type: None,
     },
 ];

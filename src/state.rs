@@ -42,8 +42,10 @@ pub async fn capabilities(client: &Client) -> Result<(Capabilities, Option<Strin
 pub fn list_filters(kind: Kind) -> ListQuery {
     let mut q = ListQuery::default();
     if kind.def().embedded_json.iter().any(|e| e.omitted_in_lists) {
-        q.filters
-            .insert("include_dashboard_json".into(), vec!["true".into()]);
+        q.filters.insert(
+            crate::wire::INCLUDE_DASHBOARD_JSON.into(),
+            vec!["true".into()],
+        );
     }
     q
 }

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use super::store::{Store, StoreError, Stored};
 use crate::jsonpath::get_path;
-use crate::registry::{Address, Kind};
+use crate::registry::{Address, Kind, Rewrite};
 use crate::semantics::Semantics;
 use crate::spec::{self, Description};
 use crate::wire::{self, ListQuery, Write, COMMON_FILTERS};
@@ -265,16 +265,15 @@ impl Api {
                 .and_then(|p| p.get(embedded.field))
                 .and_then(Value::as_str)
                 .and_then(|t| serde_json::from_str(t).ok());
-            for path in embedded.volatile {
-                let old = old_doc.as_ref().and_then(|d| get_path(d, path));
-                let leaf = path.rsplit('.').next().unwrap_or(path);
-                let value = match leaf {
-                    "id" => json!(id),
-                    "version" => json!(old.and_then(Value::as_i64).unwrap_or(0) + 1),
-                    "created_at" => old.cloned().unwrap_or_else(|| json!(now)),
-                    _ => json!(now),
+            for v in embedded.volatile {
+                let old = old_doc.as_ref().and_then(|d| get_path(d, v.path));
+                let value = match v.rewrite {
+                    Rewrite::Id => json!(id),
+                    Rewrite::Version => json!(old.and_then(Value::as_i64).unwrap_or(0) + 1),
+                    Rewrite::CreatedAt => old.cloned().unwrap_or_else(|| json!(now)),
+                    Rewrite::UpdatedAt => json!(now),
                 };
-                set_path(&mut doc, path, value);
+                set_path(&mut doc, v.path, value);
             }
             let text = sorted(&doc).to_string();
             if let Some(map) = object.as_object_mut() {
@@ -442,7 +441,7 @@ impl Api {
                 ))),
             }
         };
-        let force = kind.def().force_delete && flag("force_delete")?;
+        let force = kind.def().force_delete && flag(wire::FORCE_DELETE)?;
         let dry_run = flag("dry_run")?;
         if self.store.get(kind, slug)?.is_none() {
             return Err(not_found(kind, slug));
@@ -481,9 +480,9 @@ impl Api {
             return Ok(json!({}));
         }
         self.store.delete_all(&doomed)?;
-        if !kind.def().force_delete {
+        let Some(response) = kind.def().delete_response else {
             return Ok(json!({}));
-        }
+        };
         let changes: Vec<Value> = doomed
             .iter()
             .map(|a| {
@@ -495,7 +494,7 @@ impl Api {
             })
             .collect();
         Ok(spec::canonical_definition(
-            "configv1DeleteBucketResponse",
+            response,
             &json!({ "changes": changes }),
         ))
     }
@@ -529,7 +528,7 @@ impl Api {
                 after
             }
         };
-        let include_json = match query.filters.remove("include_dashboard_json") {
+        let include_json = match query.filters.remove(wire::INCLUDE_DASHBOARD_JSON) {
             None => false,
             Some(v) => match v.last().map(String::as_str) {
                 Some("true") => true,

@@ -153,8 +153,8 @@ pub fn manifest_form(kind: Kind, object: &Value) -> Value {
             let Ok(mut doc) = serde_json::from_str::<Value>(text) else {
                 continue;
             };
-            for path in embedded.volatile {
-                crate::jsonpath::remove_path(&mut doc, path);
+            for v in embedded.volatile {
+                crate::jsonpath::remove_path(&mut doc, v.path);
             }
             map.insert(embedded.field.to_string(), doc);
         }
