@@ -289,16 +289,47 @@ fn print_diagnostics(diagnostics: &[crate::diagnostic::Diagnostic]) {
     }
 }
 
-/// Reads the target and plans the manifests against it; plan errors are printed located.
-async fn plan_against(
+/// Loads the manifests (on blocking threads, all cores) while connecting and reading the
+/// target (on the runtime): the download hides behind the parsing. A manifest problem wins
+/// over a target problem, as if the manifests had been loaded first; when the load fails, the
+/// reading is abandoned.
+async fn load_connect_fetch(
+    dir: &std::path::Path,
+    target: &TargetOptions,
+) -> anyhow::Result<(manifest::Loaded, Connection, crate::state::Fetched)> {
+    let owned = dir.to_path_buf();
+    let mut loading = tokio::task::spawn_blocking(move || load_valid(&owned));
+    let reading = async {
+        let conn = connect(target).await?;
+        let fetched = crate::state::fetch(&conn.client)
+            .await
+            .with_context(|| format!("reading the current state of {}", conn.name))?;
+        anyhow::Ok((conn, fetched))
+    };
+    tokio::pin!(reading);
+    let mut read = None;
+    let loaded = loop {
+        tokio::select! {
+            l = &mut loading => break l,
+            r = &mut reading, if read.is_none() => read = Some(r),
+        }
+    };
+    let loaded = loaded.context("loading the manifests")??;
+    let (conn, fetched) = match read {
+        Some(r) => r?,
+        None => reading.await?,
+    };
+    Ok((loaded, conn, fetched))
+}
+
+/// Plans the manifests against what was read from the target; plan errors are printed located.
+fn plan_against(
     conn: &Connection,
     loaded: &manifest::Loaded,
+    fetched: crate::state::Fetched,
     prune: bool,
     only: &[crate::pattern::Pattern],
 ) -> anyhow::Result<(crate::plan::Plan, crate::plan::Current)> {
-    let fetched = crate::state::fetch(&conn.client)
-        .await
-        .with_context(|| format!("reading the current state of {}", conn.name))?;
     let opts = crate::plan::PlanOptions {
         target: conn.name.clone(),
         prune,
@@ -325,10 +356,9 @@ async fn plan_against(
 
 /// `cfgctl plan` / `cfgctl drift`.
 pub fn plan(opts: PlanCommand) -> anyhow::Result<ExitCode> {
-    let loaded = load_valid(&opts.dir)?;
     runtime()?.block_on(async {
-        let conn = connect(&opts.target).await?;
-        let (mut plan, _current) = plan_against(&conn, &loaded, opts.prune, &opts.only).await?;
+        let (loaded, conn, fetched) = load_connect_fetch(&opts.dir, &opts.target).await?;
+        let (mut plan, _current) = plan_against(&conn, &loaded, fetched, opts.prune, &opts.only)?;
         if opts.server_validate {
             let rejected = server_validate(&conn.client, &mut plan, &loaded.manifests).await?;
             if !rejected.is_empty() {
@@ -494,14 +524,14 @@ pub fn apply(opts: ApplyCommand) -> anyhow::Result<ExitCode> {
     use std::io::IsTerminal;
 
     let from_file = opts.source.is_file();
-    let loaded = if from_file {
-        None
-    } else {
-        Some(load_valid(&opts.source)?)
-    };
     runtime()?.block_on(async {
-        let conn = connect(&opts.target).await?;
-        let (plan, current) = match &loaded {
+        let (conn, loaded) = if from_file {
+            (connect(&opts.target).await?, None)
+        } else {
+            let (loaded, conn, fetched) = load_connect_fetch(&opts.source, &opts.target).await?;
+            (conn, Some((loaded, fetched)))
+        };
+        let (plan, current) = match loaded {
             None => {
                 let text = std::fs::read_to_string(&opts.source)
                     .with_context(|| format!("reading the plan file {}", opts.source.display()))?;
@@ -530,7 +560,8 @@ pub fn apply(opts: ApplyCommand) -> anyhow::Result<ExitCode> {
                 }
                 (plan, crate::plan::Current::default())
             }
-            Some(loaded) => plan_against(&conn, loaded, opts.prune, &opts.only).await?,
+            // The manifests are dropped here: the plan holds what apply sends.
+            Some((loaded, fetched)) => plan_against(&conn, &loaded, fetched, opts.prune, &opts.only)?,
         };
         let rendered = crate::render::text(
             &plan,
