@@ -426,6 +426,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 profile: profile.into(),
                 page_size,
                 faults: faults.unwrap_or_default(),
+                ..crate::emulator::Config::default()
             },
         }),
     }

@@ -66,6 +66,8 @@ pub struct Api {
     pub store: Store,
     /// Page size when the client states none.
     pub page_size: u64,
+    /// The largest page served.
+    pub max_page_size: u64,
 }
 
 fn describe(address: &Address) -> String {
@@ -496,7 +498,7 @@ impl Api {
             .max_size
             .filter(|&n| n > 0)
             .unwrap_or(self.page_size)
-            .clamp(1, MAX_PAGE_SIZE);
+            .clamp(1, self.max_page_size.max(1));
         let limit = usize::try_from(size).unwrap_or(usize::MAX);
         let mut items: Vec<(String, Value)> = Vec::new();
         let mut more = false;
@@ -616,6 +618,7 @@ mod tests {
         Api {
             store: Store::open(None).unwrap(),
             page_size: 100,
+            max_page_size: MAX_PAGE_SIZE,
         }
     }
 

@@ -47,6 +47,8 @@ pub struct Config {
     pub profile: Profile,
     /// Page size when a list states none.
     pub page_size: u64,
+    /// The largest page served, whatever `page.max_size` asks for (at most 1000).
+    pub max_page_size: u64,
     pub faults: Faults,
 }
 
@@ -57,6 +59,7 @@ impl Default for Config {
             token: None,
             profile: Profile::Full,
             page_size: 100,
+            max_page_size: api::MAX_PAGE_SIZE,
             faults: Faults::default(),
         }
     }
@@ -172,6 +175,7 @@ impl AppState {
             api: Mutex::new(Api {
                 store,
                 page_size: config.page_size.max(1),
+                max_page_size: config.max_page_size.clamp(1, api::MAX_PAGE_SIZE),
             }),
             token: config.token.clone().filter(|t| !t.is_empty()),
             profile: config.profile,
