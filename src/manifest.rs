@@ -717,6 +717,23 @@ mod tests {
     }
 
     #[test]
+    fn embedded_strings_are_checked_without_being_kept() {
+        let (d, loaded) = load(&[(
+            "d.yaml",
+            "api_version: v1/config\nkind: Dashboard\nspec:\n  slug: d\n  name: D\n  dashboard_json: '[1, {\"a\": 2}]'\n---\napi_version: v1/config\nkind: Dashboard\nspec:\n  slug: e\n  name: E\n  dashboard_json:\n    panels: {a: {b: [1, 2]}}\n",
+        )]);
+        assert_eq!(
+            messages(&loaded, d.path()),
+            vec!["d.yaml:6:19: error: invalid `dashboard_json`: the document must be a JSON object, found a list"]
+        );
+        // Positions inside a document written as a mapping are not kept.
+        let e = &loaded.manifests[0];
+        assert!(e.spans.get("/dashboard_json").is_some());
+        assert!(e.spans.get("/dashboard_json/panels").is_none());
+        assert!(e.spans.get("/name").is_some());
+    }
+
+    #[test]
     fn hidden_entries_are_skipped() {
         let (_d, loaded) = load(&[
             (".hidden.yaml", "not: [valid"),

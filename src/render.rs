@@ -78,8 +78,29 @@ pub fn document_diff(before: Option<&Value>, after: Option<&Value>) -> String {
         .to_string()
 }
 
+/// A field as shown: an embedded document still held as its JSON text (a create's fields keep
+/// it so, rather than a parsed copy of every document for the whole plan) is parsed here.
+fn displayed<'a>(action: &Action, f: &'a FieldChange) -> std::borrow::Cow<'a, FieldChange> {
+    let parse = |v: &Option<Value>| match v {
+        Some(Value::String(text)) => serde_json::from_str::<Value>(text).ok(),
+        _ => None,
+    };
+    if !is_document(action, &f.path) {
+        return std::borrow::Cow::Borrowed(f);
+    }
+    match (parse(&f.before), parse(&f.after)) {
+        (None, None) => std::borrow::Cow::Borrowed(f),
+        (before, after) => std::borrow::Cow::Owned(FieldChange {
+            path: f.path.clone(),
+            before: before.or_else(|| f.before.clone()),
+            after: after.or_else(|| f.after.clone()),
+        }),
+    }
+}
+
 /// The field lines of an action, without colour: `~ path: before -> after`.
 fn field_lines(action: &Action, f: &FieldChange) -> Vec<String> {
+    let f = &*displayed(action, f);
     let mut out = Vec::new();
     if is_document(action, &f.path) {
         if f.before.is_none() || f.after.is_none() {
@@ -265,7 +286,8 @@ pub fn text(plan: &Plan, opts: TextOptions) -> String {
     out
 }
 
-fn field_json(f: &FieldChange) -> Value {
+fn field_json(a: &Action, f: &FieldChange) -> Value {
+    let f = &*displayed(a, f);
     json!({
         "path": f.path,
         "before": f.before.clone().unwrap_or(Value::Null),
@@ -285,7 +307,7 @@ fn action_json(plan: &Plan, a: &Action, saved: bool) -> Value {
         "slug": a.address.slug,
         "action": a.action.as_str(),
         "source": a.source.as_ref().map(|s| json!({"file": s.file.display().to_string(), "line": s.line})),
-        "fields": a.fields.iter().map(field_json).collect::<Vec<_>>(),
+        "fields": a.fields.iter().map(|f| field_json(a, f)).collect::<Vec<_>>(),
         "depends_on": depends,
         "reason": a.reason,
     });
@@ -486,6 +508,24 @@ mod tests {
             &md[md.len() - 400..]
         );
         assert!(md.contains("Unmanaged on the target"));
+    }
+
+    #[test]
+    fn documents_kept_as_text_show_as_documents() {
+        let doc = json!({"kind": "Dashboard", "spec": {"panels": {"a": 1}}});
+        let mut a = action(0, 1);
+        a.address = Address::new(Kind::Dashboard, Some("d".into()));
+        a.fields = vec![FieldChange {
+            path: "dashboard_json".into(),
+            before: None,
+            after: Some(json!(doc.to_string())),
+        }];
+        let mut p = plan_of(0, 0);
+        p.actions = vec![a];
+        let text = text(&p, TextOptions::default());
+        assert!(text.contains("+ dashboard_json: (JSON document, 8 lines)"), "{text}");
+        let j = json_plan(&p, false);
+        assert_eq!(j["changes"][0]["fields"][0]["after"], doc);
     }
 
     #[test]

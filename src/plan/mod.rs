@@ -483,7 +483,8 @@ fn compare_all(
             let kind = address.kind;
             let compared = match current.resources.get(address) {
                 Some(cur) if current.known.contains(&kind) => compare(kind, cur, &m.spec, settings),
-                _ => Compared::Written(normalize::written_fields(kind, &m.spec)),
+                // Embedded documents stay JSON text; `render` parses them for display.
+                _ => Compared::Written(normalize::all_fields(&m.spec, true)),
             };
             (address.clone(), compared)
         })
@@ -494,7 +495,7 @@ fn compare_all(
 fn written(compared: &mut BTreeMap<Address, Compared>, m: &Manifest) -> Vec<FieldChange> {
     match compared.remove(&m.address()) {
         Some(Compared::Written(fields)) => fields,
-        _ => normalize::written_fields(m.kind, &m.spec),
+        _ => normalize::all_fields(&m.spec, true),
     }
 }
 
