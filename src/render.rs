@@ -523,7 +523,10 @@ mod tests {
         let mut p = plan_of(0, 0);
         p.actions = vec![a];
         let text = text(&p, TextOptions::default());
-        assert!(text.contains("+ dashboard_json: (JSON document, 8 lines)"), "{text}");
+        assert!(
+            text.contains("+ dashboard_json: (JSON document, 8 lines)"),
+            "{text}"
+        );
         let j = json_plan(&p, false);
         assert_eq!(j["changes"][0]["fields"][0]["after"], doc);
     }
