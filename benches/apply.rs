@@ -1,6 +1,7 @@
-//! 10,000 creates: `cfgctl apply --parallelism 16`, next to a one-request-at-a-time upsert
+//! 10,000 creates of the harness's realistic mix (half of them ~4 KB dashboards; see
+//! `common/mix.rs`): `cfgctl apply --parallelism 16`, next to a one-request-at-a-time upsert
 //! loop over the same resources, and next to the emulator's raw create capacity at the same
-//! concurrency. Each runs against a fresh `cfgctl serve` process (in-memory store) on
+//! concurrency (kind after kind, parents first). Each runs against a fresh `cfgctl serve` process (in-memory store) on
 //! 127.0.0.1. Run with `cargo bench --bench apply` (`-- --resources N --parallelism P
 //! --latency-ms L`, where L makes the emulator wait before each answer, a stand-in for a
 //! network round trip).
@@ -10,7 +11,6 @@ mod common;
 use std::process::Command;
 use std::time::Instant;
 
-use cfgctl::registry::Kind;
 use cfgctl::wire;
 
 fn main() {
@@ -27,7 +27,8 @@ fn main() {
         .enable_all()
         .build()
         .expect("runtime");
-    let dir = common::team_manifests(n, "apply");
+    let resources = common::mix::generate(n, 1);
+    let dir = common::mix::write_repo(&resources, "apply");
 
     let server = common::serve(&serve_args);
     let started = Instant::now();
@@ -56,14 +57,21 @@ fn main() {
     let client = reqwest::Client::new();
     let started = Instant::now();
     rt.block_on(async {
-        for i in 0..n {
-            let t = common::team(i);
-            let slug = t["slug"].as_str().unwrap_or_default().to_string();
-            let url = format!("{}{}", server.url, wire::item_path(Kind::Team, Some(&slug)));
-            let body =
-                wire::update_body(Kind::Team, &t, wire::IfMissing::Create, wire::Commit::Apply);
-            let r = client.put(&url).json(&body).send().await.expect("answered");
-            assert!(r.status().is_success());
+        for r in &resources {
+            let slug = r.spec["slug"].as_str().unwrap_or_default();
+            let url = format!("{}{}", server.url, wire::item_path(r.kind, Some(slug)));
+            let body = wire::update_body(
+                r.kind,
+                &r.spec,
+                wire::IfMissing::Create,
+                wire::Commit::Apply,
+            );
+            let resp = client.put(&url).json(&body).send().await.expect("answered");
+            assert!(
+                resp.status().is_success(),
+                "upsert failed: {}",
+                resp.status()
+            );
         }
     });
     let loop_time = started.elapsed();
@@ -71,7 +79,7 @@ fn main() {
 
     let server = common::serve(&serve_args);
     let started = Instant::now();
-    rt.block_on(common::create_teams(&server.url, n, p));
+    rt.block_on(common::create_all(&server.url, &resources, p));
     let raw_time = started.elapsed();
     drop(server);
     let _ = std::fs::remove_dir_all(&dir);

@@ -1,7 +1,8 @@
 //! The cost of a no-change plan on a large tenant, next to a refresh-based approach.
 //!
-//! Seeds a real `cfgctl serve` process (release build, on 127.0.0.1) with N Teams, writes the
-//! same N Teams as manifests, then measures
+//! Writes N manifests of the harness's realistic mix (half of them ~4 KB dashboards; see
+//! `common/mix.rs`), seeds a real `cfgctl serve` process (release build, on 127.0.0.1) with the
+//! same N resources, then measures
 //!   1. `cfgctl plan --detailed-exitcode` (a subprocess): wall time and requests made, from the
 //!      emulator's own counter;
 //!   2. a per-resource read of the same N resources at concurrency 16 (what a tool that
@@ -14,7 +15,6 @@ mod common;
 use std::process::Command;
 use std::time::Instant;
 
-use cfgctl::registry::Kind;
 use cfgctl::wire;
 use serde_json::Value;
 
@@ -34,8 +34,9 @@ fn main() {
     };
     let client = reqwest::Client::new();
     let base = server.url.clone();
-    rt.block_on(common::create_teams(&base, n, 16));
-    let dir = common::team_manifests(n, "plan");
+    let resources = common::mix::generate(n, 1);
+    rt.block_on(common::create_all(&base, &resources, 16));
+    let dir = common::mix::write_repo(&resources, "plan");
     let stats_url = format!("{base}/__emulator/stats");
     rt.block_on(client.delete(&stats_url).send())
         .expect("reset stats");
@@ -63,12 +64,18 @@ fn main() {
     {
         let client = client.clone();
         let base = base.clone();
+        let urls: std::sync::Arc<Vec<String>> = std::sync::Arc::new(
+            resources
+                .iter()
+                .map(|r| {
+                    let slug = r.spec["slug"].as_str().unwrap_or_default();
+                    format!("{base}{}", wire::item_path(r.kind, Some(slug)))
+                })
+                .collect(),
+        );
         rt.block_on(common::concurrently(n, 16, move |i| {
             let client = client.clone();
-            let url = format!(
-                "{base}{}",
-                wire::item_path(Kind::Team, Some(&format!("team-{i:05}")))
-            );
+            let url = urls[i].clone();
             async move {
                 let r = client.get(&url).send().await.expect("answered");
                 assert!(r.status().is_success());

@@ -561,6 +561,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 server_defaults: server_defaults == OnOff::On,
                 swagger,
                 rate_limit,
+                ..crate::emulator::Config::default()
             },
         }),
     }

@@ -466,7 +466,7 @@ impl Client {
                 .call(Method::GET, &path, &query.to_query_string(), None, None)
                 .await?;
             pages += 1;
-            let (page, next) = wire::parse_list_response(kind, &body).map_err(|reason| {
+            let (page, next) = wire::take_list_response(kind, body).map_err(|reason| {
                 ClientError::BadResponse {
                     method: Method::GET,
                     path: path.clone(),

@@ -11,6 +11,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use rayon::prelude::*;
 use serde_json::Value;
 
 use crate::diagnostic::{self, Diagnostic, Problem};
@@ -119,6 +120,8 @@ pub fn load_dir(dir: &Path) -> Result<Loaded, LoadError> {
     }
     let mut loaded = Loaded::default();
     let settings_path = dir.join(settings::FILE_NAME);
+    // Manifest files in walk (sorted) order; parsed and checked in parallel below.
+    let mut files: Vec<(PathBuf, PathBuf)> = Vec::new();
     let walker = walkdir::WalkDir::new(dir)
         .follow_links(false)
         .sort_by_file_name()
@@ -151,7 +154,21 @@ pub fn load_dir(dir: &Path) -> Result<Loaded, LoadError> {
             continue;
         }
         loaded.manifest_files += 1;
-        load_file(path, &shown, &mut loaded);
+        files.push((path.to_path_buf(), shown));
+    }
+    // Every file on its own, on all cores; the results are put back in walk order, so the
+    // outcome is the same as a sequential load.
+    let per_file: Vec<Loaded> = files
+        .par_iter()
+        .map(|(path, shown)| {
+            let mut one = Loaded::default();
+            load_file(path, shown, &mut one);
+            one
+        })
+        .collect();
+    for mut one in per_file {
+        loaded.manifests.append(&mut one.manifests);
+        loaded.diagnostics.append(&mut one.diagnostics);
     }
     check_set(&mut loaded);
     diagnostic::sort(&mut loaded.diagnostics);
@@ -249,6 +266,55 @@ fn split_json_array(doc: Document) -> Vec<Document> {
         .collect()
 }
 
+/// The type of a JSON text's top-level value (as [`crate::jsonpath::type_name`] words it), read without
+/// building the value: checking an embedded document costs no allocation.
+struct Shape(&'static str);
+
+impl<'de> serde::Deserialize<'de> for Shape {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Shape, D::Error> {
+        d.deserialize_any(ShapeVisitor)
+    }
+}
+
+struct ShapeVisitor;
+
+impl<'de> serde::de::Visitor<'de> for ShapeVisitor {
+    type Value = Shape;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_unit<E>(self) -> Result<Shape, E> {
+        Ok(Shape("nothing"))
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Shape, E> {
+        Ok(Shape("a boolean"))
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Shape, E> {
+        Ok(Shape("an integer"))
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Shape, E> {
+        Ok(Shape("an integer"))
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Shape, E> {
+        Ok(Shape("a number"))
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Shape, E> {
+        Ok(Shape("a string"))
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Shape, A::Error> {
+        while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+        Ok(Shape("a list"))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Shape, A::Error> {
+        while map
+            .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+            .is_some()
+        {}
+        Ok(Shape("a mapping"))
+    }
+}
+
 /// The checks of one document.
 struct DocCheck<'a> {
     file: &'a Path,
@@ -344,7 +410,12 @@ impl DocCheck<'_> {
                 return None;
             }
         };
-        let spans = self.doc.spans.subtree("/spec");
+        let mut spans = self.doc.spans.subtree("/spec");
+        // The nodes inside an embedded document are checked here and never pointed at later:
+        // keeping their positions for the whole run would cost more than the document itself.
+        for embedded in kind.def().embedded_json {
+            spans.remove_below(&format!("/{}", escape_pointer(embedded.field)));
+        }
         let mut spec = Value::Object(spec);
         let bad_embedded = self.embedded_json(kind, &mut spec);
         let slug = if kind.def().singleton {
@@ -437,17 +508,16 @@ impl DocCheck<'_> {
                     *value = Value::String(text);
                 }
                 Value::String(text) if text.trim().is_empty() => {}
-                Value::String(text) => match serde_json::from_str::<Value>(text) {
-                    Ok(Value::Object(_)) => {}
-                    Ok(other) => {
+                Value::String(text) => match serde_json::from_str::<Shape>(text) {
+                    Ok(Shape("a mapping")) => {}
+                    Ok(Shape(found)) => {
                         let pos = self.value_pos(&pointer);
                         self.error(
                             pos,
                             Problem::InvalidEmbeddedJson {
                                 field,
                                 message: format!(
-                                    "the document must be a JSON object, found {}",
-                                    crate::jsonpath::type_name(&other)
+                                    "the document must be a JSON object, found {found}"
                                 ),
                             },
                         );
@@ -648,6 +718,23 @@ mod tests {
             loaded.manifests[0].spec["dashboard_json"],
             Value::String("{\"kind\":\"Dashboard\",\"spec\":{\"panels\":{}}}".into())
         );
+    }
+
+    #[test]
+    fn embedded_strings_are_checked_without_being_kept() {
+        let (d, loaded) = load(&[(
+            "d.yaml",
+            "api_version: v1/config\nkind: Dashboard\nspec:\n  slug: d\n  name: D\n  dashboard_json: '[1, {\"a\": 2}]'\n---\napi_version: v1/config\nkind: Dashboard\nspec:\n  slug: e\n  name: E\n  dashboard_json:\n    panels: {a: {b: [1, 2]}}\n",
+        )]);
+        assert_eq!(
+            messages(&loaded, d.path()),
+            vec!["d.yaml:6:19: error: invalid `dashboard_json`: the document must be a JSON object, found a list"]
+        );
+        // Positions inside a document written as a mapping are not kept.
+        let e = &loaded.manifests[0];
+        assert!(e.spans.get("/dashboard_json").is_some());
+        assert!(e.spans.get("/dashboard_json/panels").is_none());
+        assert!(e.spans.get("/name").is_some());
     }
 
     #[test]

@@ -84,6 +84,7 @@ pub fn document_diff(before: Option<&Value>, after: Option<&Value>) -> String {
 
 /// The field lines of an action, without colour: `~ path: before -> after`.
 fn field_lines(action: &Action, f: &FieldChange) -> Vec<String> {
+    let f = &*crate::plan::normalize::displayed(action.address.kind, f);
     let mut out = Vec::new();
     if is_document(action, &f.path) {
         if f.before.is_none() || f.after.is_none() {
@@ -493,6 +494,27 @@ mod tests {
             &md[md.len() - 400..]
         );
         assert!(md.contains("Unmanaged on the target"));
+    }
+
+    #[test]
+    fn documents_kept_as_text_show_as_documents() {
+        let doc = json!({"kind": "Dashboard", "spec": {"panels": {"a": 1}}});
+        let mut a = action(0, 1);
+        a.address = Address::new(Kind::Dashboard, Some("d".into()));
+        a.fields = vec![FieldChange {
+            path: "dashboard_json".into(),
+            before: None,
+            after: Some(json!(doc.to_string())),
+        }];
+        let mut p = plan_of(0, 0);
+        p.actions = vec![a];
+        let text = text(&p, TextOptions::default());
+        assert!(
+            text.contains("+ dashboard_json: (JSON document, 8 lines)"),
+            "{text}"
+        );
+        let j = json_plan(&p, false);
+        assert_eq!(j["changes"][0]["fields"][0]["after"], doc);
     }
 
     #[test]

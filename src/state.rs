@@ -37,10 +37,18 @@ pub async fn capabilities(client: &Client) -> Result<(Capabilities, Option<Strin
     }
 }
 
+/// The page size asked for: the emulator's maximum. A server that honours less sends less
+/// (`page.max_size` is a preference), so a slow round trip costs as few pages as the target
+/// allows.
+pub const LIST_PAGE_SIZE: u64 = 1000;
+
 /// The filters of a full read of a kind's list (`include_dashboard_json` where lists omit
-/// documents).
+/// documents), asking for the largest pages.
 pub fn list_filters(kind: Kind) -> ListQuery {
-    let mut q = ListQuery::default();
+    let mut q = ListQuery {
+        max_size: Some(LIST_PAGE_SIZE),
+        ..ListQuery::default()
+    };
     if kind.def().embedded_json.iter().any(|e| e.omitted_in_lists) {
         q.filters.insert(
             crate::wire::INCLUDE_DASHBOARD_JSON.into(),

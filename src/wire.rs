@@ -290,6 +290,24 @@ pub fn parse_list_response(kind: Kind, body: &Value) -> Result<(Vec<Value>, Stri
     Ok((items, next))
 }
 
+/// [`parse_list_response`] taking the body: the items are moved out, not copied.
+pub fn take_list_response(kind: Kind, mut body: Value) -> Result<(Vec<Value>, String), String> {
+    let def = kind.def();
+    let key = def.plural.unwrap_or(def.singular);
+    let next = body
+        .get("page")
+        .and_then(|p| p.get("next_token"))
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    let items = match body.get_mut(key).map(Value::take) {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(items)) => items,
+        Some(_) => return Err(format!("\"{key}\" in the list response is not an array")),
+    };
+    Ok((items, next))
+}
+
 /// The parameters of one list request.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ListQuery {

@@ -102,6 +102,14 @@ impl Spans {
         self.0.iter()
     }
 
+    /// Forgets the positions strictly below `pointer` (the pointer's own stays).
+    pub fn remove_below(&mut self, pointer: &str) {
+        // Keys below are exactly those in [`pointer/`, `pointer0`): '0' follows '/'.
+        let mut below = self.0.split_off(&format!("{pointer}/"));
+        let mut after = below.split_off(&format!("{pointer}0"));
+        self.0.append(&mut after);
+    }
+
     /// Shifts every position by whole lines (a JSON document inside a YAML string).
     pub fn insert(&mut self, pointer: String, span: NodeSpan) {
         self.0.insert(pointer, span);

@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+pub mod mix;
+
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -121,4 +123,44 @@ pub async fn create_teams(base_url: &str, n: usize, concurrency: usize) {
         }
     })
     .await;
+}
+
+/// POSTs the resources kind after kind (parents first, as generated), each kind with
+/// `concurrency` clients; panics on a failed create.
+pub async fn create_all(base_url: &str, resources: &[mix::Resource], concurrency: usize) {
+    use cfgctl::wire;
+    let client = reqwest::Client::new();
+    let mut start = 0;
+    while start < resources.len() {
+        let kind = resources[start].kind;
+        let end = resources[start..]
+            .iter()
+            .position(|r| r.kind != kind)
+            .map_or(resources.len(), |p| start + p);
+        let url = format!("{base_url}{}", wire::collection_path(kind));
+        let bodies: Arc<Vec<String>> = Arc::new(
+            resources[start..end]
+                .iter()
+                .map(|r| wire::create_body(kind, &r.spec, wire::Commit::Apply).to_string())
+                .collect(),
+        );
+        let client = client.clone();
+        concurrently(end - start, concurrency, move |i| {
+            let client = client.clone();
+            let url = url.clone();
+            let bodies = Arc::clone(&bodies);
+            async move {
+                let r = client
+                    .post(&url)
+                    .header("content-type", "application/json")
+                    .body(bodies[i].clone())
+                    .send()
+                    .await
+                    .expect("answered");
+                assert!(r.status().is_success(), "create failed: {}", r.status());
+            }
+        })
+        .await;
+        start = end;
+    }
 }

@@ -235,6 +235,23 @@ async fn run_action(
     }
 }
 
+/// What [`run_action`] reads of an action: the displayed fields (a create's parsed documents)
+/// and the dependencies stay behind, so starting an action copies only its body.
+fn for_execution(a: &Action) -> Action {
+    Action {
+        address: a.address.clone(),
+        action: a.action,
+        source: a.source.clone(),
+        fields: Vec::new(),
+        depends_on: Vec::new(),
+        reason: a.reason.clone(),
+        body: a.body.clone(),
+        intended: a.intended,
+        fingerprint: None,
+        cascade: Vec::new(),
+    }
+}
+
 /// Runs the plan; `report` is called once per action as it ends (in completion order).
 pub async fn execute(
     client: Arc<Client>,
@@ -271,7 +288,7 @@ pub async fn execute(
                 continue;
             }
             let client = Arc::clone(&client);
-            let action = action.clone();
+            let action = for_execution(action);
             let refs = if action.action == ActionKind::Delete {
                 current.referrers(&action.address)
             } else {

@@ -47,14 +47,14 @@ pub fn apply(opts: ApplyCommand) -> anyhow::Result<ExitCode> {
     use std::io::IsTerminal;
 
     let from_file = opts.source.is_file();
-    let loaded = if from_file {
-        None
-    } else {
-        Some(load_valid(&opts.source)?)
-    };
     runtime()?.block_on(async {
-        let conn = connect(&opts.target).await?;
-        let (plan, current) = match &loaded {
+        let (conn, loaded) = if from_file {
+            (connect(&opts.target).await?, None)
+        } else {
+            let (loaded, conn, fetched) = load_connect_fetch(&opts.source, &opts.target).await?;
+            (conn, Some((loaded, fetched)))
+        };
+        let (plan, current) = match loaded {
             None => {
                 let text = std::fs::read_to_string(&opts.source)
                     .with_context(|| format!("reading the plan file {}", opts.source.display()))?;
@@ -83,7 +83,10 @@ pub fn apply(opts: ApplyCommand) -> anyhow::Result<ExitCode> {
                 }
                 (plan, crate::plan::Current::default())
             }
-            Some(loaded) => plan_against(&conn, loaded, opts.prune, &opts.only).await?,
+            // The manifests are dropped here: the plan holds what apply sends.
+            Some((loaded, fetched)) => {
+                plan_fetched(&conn, &loaded, fetched, opts.prune, &opts.only)?
+            }
         };
         let rendered = crate::render::text(
             &plan,

@@ -152,6 +152,43 @@ pub(crate) fn print_diagnostics(diagnostics: &[crate::diagnostic::Diagnostic]) {
     }
 }
 
+/// Loads the manifests (on blocking threads, all cores) while connecting and reading the
+/// target (on the runtime): the download hides behind the parsing. A manifest problem wins
+/// over a target problem, as if the manifests had been loaded first; when the load fails, the
+/// reading is abandoned.
+pub(crate) async fn load_connect_fetch(
+    dir: &std::path::Path,
+    target: &TargetOptions,
+) -> anyhow::Result<(manifest::Loaded, Connection, crate::state::Fetched)> {
+    let owned = dir.to_path_buf();
+    let mut loading = tokio::task::spawn_blocking(move || load_valid(&owned));
+    let reading = async {
+        let conn = connect(target).await?;
+        let fetched = fetch(&conn).await?;
+        anyhow::Ok((conn, fetched))
+    };
+    tokio::pin!(reading);
+    let mut read = None;
+    let loaded = loop {
+        tokio::select! {
+            l = &mut loading => break l,
+            r = &mut reading, if read.is_none() => read = Some(r),
+        }
+    };
+    let loaded = loaded.context("loading the manifests")??;
+    let (conn, fetched) = match read {
+        Some(r) => r?,
+        None => reading.await?,
+    };
+    Ok((loaded, conn, fetched))
+}
+
+async fn fetch(conn: &Connection) -> anyhow::Result<crate::state::Fetched> {
+    crate::state::fetch(&conn.client)
+        .await
+        .with_context(|| format!("reading the current state of {}", conn.name))
+}
+
 /// Reads the target and plans the manifests against it; plan errors are printed located.
 pub async fn plan_against(
     conn: &Connection,
@@ -159,9 +196,18 @@ pub async fn plan_against(
     prune: bool,
     only: &[crate::pattern::Pattern],
 ) -> anyhow::Result<(crate::plan::Plan, crate::plan::Current)> {
-    let fetched = crate::state::fetch(&conn.client)
-        .await
-        .with_context(|| format!("reading the current state of {}", conn.name))?;
+    let fetched = fetch(conn).await?;
+    plan_fetched(conn, loaded, fetched, prune, only)
+}
+
+/// Plans the manifests against what was read from the target; plan errors are printed located.
+pub(crate) fn plan_fetched(
+    conn: &Connection,
+    loaded: &manifest::Loaded,
+    fetched: crate::state::Fetched,
+    prune: bool,
+    only: &[crate::pattern::Pattern],
+) -> anyhow::Result<(crate::plan::Plan, crate::plan::Current)> {
     let opts = crate::plan::PlanOptions {
         target: conn.name.clone(),
         prune,

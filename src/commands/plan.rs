@@ -26,10 +26,9 @@ pub struct PlanCommand {
 
 /// `cfgctl plan` / `cfgctl drift`.
 pub fn plan(opts: PlanCommand) -> anyhow::Result<ExitCode> {
-    let loaded = load_valid(&opts.dir)?;
     runtime()?.block_on(async {
-        let conn = connect(&opts.target).await?;
-        let (mut plan, current) = plan_against(&conn, &loaded, opts.prune, &opts.only).await?;
+        let (loaded, conn, fetched) = load_connect_fetch(&opts.dir, &opts.target).await?;
+        let (mut plan, current) = plan_fetched(&conn, &loaded, fetched, opts.prune, &opts.only)?;
         if opts.server_validate {
             let rejected =
                 crate::apply::dry_run::server_validate(&conn.client, &mut plan, &loaded.manifests)

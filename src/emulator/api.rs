@@ -76,6 +76,8 @@ pub struct Api {
     pub semantics: Semantics,
     /// Fill documented defaults a write leaves out, as a real tenant does.
     pub server_defaults: bool,
+    /// The largest page served.
+    pub max_page_size: u64,
 }
 
 fn describe(address: &Address) -> String {
@@ -150,10 +152,19 @@ impl Api {
         Api {
             store,
             page_size,
+            max_page_size: MAX_PAGE_SIZE,
             description,
             semantics,
             server_defaults,
         }
+    }
+
+    /// The largest page it serves (`page.max_size` beyond is cut to it), at most
+    /// [`MAX_PAGE_SIZE`].
+    #[must_use]
+    pub fn with_max_page_size(mut self, max: u64) -> Api {
+        self.max_page_size = max.clamp(1, MAX_PAGE_SIZE);
+        self
     }
 
     /// Validation shared by create and update: the object against the swagger, the "required
@@ -544,7 +555,7 @@ impl Api {
             .max_size
             .filter(|&n| n > 0)
             .unwrap_or(self.page_size)
-            .clamp(1, MAX_PAGE_SIZE);
+            .clamp(1, self.max_page_size.max(1));
         let limit = usize::try_from(size).unwrap_or(usize::MAX);
         let mut items: Vec<(String, Value)> = Vec::new();
         let mut more = false;

@@ -50,6 +50,8 @@ pub struct Config {
     pub profile: Profile,
     /// Page size when a list states none.
     pub page_size: u64,
+    /// The largest page served, whatever `page.max_size` asks for (at most 1000).
+    pub max_page_size: u64,
     pub faults: Faults,
     /// Fill documented defaults a write leaves out (a real tenant does).
     pub server_defaults: bool,
@@ -66,6 +68,7 @@ impl Default for Config {
             token: None,
             profile: Profile::Full,
             page_size: 100,
+            max_page_size: api::MAX_PAGE_SIZE,
             faults: Faults::default(),
             server_defaults: true,
             swagger: None,
@@ -221,12 +224,15 @@ impl AppState {
         let swagger = description.for_profile(config.profile).to_string();
         let swagger_doc: Value = serde_json::from_str(&swagger).unwrap_or(Value::Null);
         Ok(Arc::new(AppState {
-            api: Mutex::new(Api::new(
-                store,
-                config.page_size.max(1),
-                description,
-                config.server_defaults,
-            )),
+            api: Mutex::new(
+                Api::new(
+                    store,
+                    config.page_size.max(1),
+                    description,
+                    config.server_defaults,
+                )
+                .with_max_page_size(config.max_page_size),
+            ),
             token: config.token.clone().filter(|t| !t.is_empty()),
             profile: config.profile,
             faults: config.faults.clone(),

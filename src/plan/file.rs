@@ -132,7 +132,8 @@ impl From<Summary> for SummaryFile {
     }
 }
 
-fn field_file(f: &FieldChange) -> FieldFile {
+fn field_file(kind: crate::registry::Kind, f: &FieldChange) -> FieldFile {
+    let f = &*super::normalize::displayed(kind, f);
     FieldFile {
         path: f.path.clone(),
         before: f.before.clone(),
@@ -150,7 +151,11 @@ fn change_file(plan: &Plan, a: &Action, saved: bool) -> ChangeFile {
             file: s.file.display().to_string(),
             line: s.line,
         }),
-        fields: a.fields.iter().map(field_file).collect(),
+        fields: a
+            .fields
+            .iter()
+            .map(|f| field_file(a.address.kind, f))
+            .collect(),
         depends_on: a
             .depends_on
             .iter()

@@ -303,6 +303,9 @@ pub fn plan(
     let mut warnings = Vec::new();
     let mut problems = Vec::new();
     let mut newer_fields = caps.newer_fields.clone();
+    let mut compared = compare_all(&by_address, current, settings, |a| {
+        in_scope(a) && !excluded(a)
+    });
 
     for (address, m) in &by_address {
         let kind = address.kind;
@@ -341,7 +344,8 @@ pub fn plan(
             continue;
         }
         let name = |op| crate::wire::operation_id(kind, op);
-        let body = Some(m.spec.clone());
+        // Cloned only for an action: an unchanged resource sends nothing.
+        let body = || Some(m.spec.clone());
         if current.known.contains(&kind) {
             match current.resources.get(address) {
                 Some(cur) => {
@@ -350,12 +354,16 @@ pub fn plan(
                             .into_iter()
                             .map(|path| format!("{kind}.{path}")),
                     );
-                    let before = normalize::normalize(kind, cur, &settings.ignore);
-                    let after = normalize::normalize(kind, &m.spec, &settings.ignore);
-                    let fp = Some(normalize::fingerprint(kind, cur));
-                    if before == after {
+                    let compared = match compared.remove(address) {
+                        Some(c @ (Compared::Same | Compared::Differ(..))) => c,
+                        _ => compare(kind, cur, &m.spec, settings),
+                    };
+                    let Compared::Differ(before, after) = compared else {
                         unchanged += 1;
-                    } else if caps.has(kind, Op::Update) {
+                        continue;
+                    };
+                    let fp = Some(normalize::fingerprint(kind, cur));
+                    if caps.has(kind, Op::Update) {
                         // What the target has and this cfgctl does not manage is kept.
                         let mut body = m.spec.clone();
                         newer::carry_over(kind, cur, &mut body);
@@ -387,10 +395,10 @@ pub fn plan(
                     address: address.clone(),
                     action: ActionKind::Create,
                     source: Some(source(m)),
-                    fields: normalize::written_fields(kind, &m.spec),
+                    fields: written(&mut compared, m),
                     depends_on: vec![],
                     reason: None,
-                    body,
+                    body: body(),
                     intended: None,
                     fingerprint: None,
                     cascade: vec![],
@@ -408,12 +416,12 @@ pub fn plan(
                 address: address.clone(),
                 action: ActionKind::Upsert,
                 source: Some(source(m)),
-                fields: normalize::written_fields(kind, &m.spec),
+                fields: written(&mut compared, m),
                 depends_on: vec![],
                 reason: Some(format!(
                     "the target cannot read {kind}: sent with create_if_missing on every apply"
                 )),
-                body,
+                body: body(),
                 intended: None,
                 fingerprint: None,
                 cascade: vec![],
@@ -488,6 +496,63 @@ pub fn plan(
         guard_violations,
         guard,
     })
+}
+
+/// The per-resource work of a plan, done ahead on all cores.
+enum Compared {
+    /// The manifest and its current object are the same once normalised.
+    Same,
+    /// Before (current) and after (desired), normalised.
+    Differ(Value, Value),
+    /// No current object: the manifest's fields as a create or upsert shows them.
+    Written(Vec<FieldChange>),
+}
+
+/// Normalises and compares every wanted manifest with its current object, or lists the fields
+/// of one without, on all cores (this is the bulk of a plan's work). Only what differs keeps
+/// its normalised forms, so memory stays with the changes. Pure and deterministic: the result
+/// is keyed by address.
+fn compare_all(
+    by_address: &BTreeMap<Address, &Manifest>,
+    current: &Current,
+    settings: &Settings,
+    wanted: impl Fn(&Address) -> bool + Sync,
+) -> BTreeMap<Address, Compared> {
+    use rayon::prelude::*;
+    let work: Vec<(&Address, &Manifest)> = by_address
+        .iter()
+        .filter(|(a, _)| wanted(a))
+        .map(|(a, m)| (a, *m))
+        .collect();
+    work.into_par_iter()
+        .map(|(address, m)| {
+            let kind = address.kind;
+            let compared = match current.resources.get(address) {
+                Some(cur) if current.known.contains(&kind) => compare(kind, cur, &m.spec, settings),
+                // Embedded documents stay JSON text; `render` parses them for display.
+                _ => Compared::Written(normalize::all_fields(&m.spec, true)),
+            };
+            (address.clone(), compared)
+        })
+        .collect()
+}
+
+/// The fields of a create or upsert, from [`compare_all`] when it listed them.
+fn written(compared: &mut BTreeMap<Address, Compared>, m: &Manifest) -> Vec<FieldChange> {
+    match compared.remove(&m.address()) {
+        Some(Compared::Written(fields)) => fields,
+        _ => normalize::all_fields(&m.spec, true),
+    }
+}
+
+fn compare(kind: Kind, current: &Value, desired: &Value, settings: &Settings) -> Compared {
+    let before = normalize::normalize(kind, current, &settings.ignore);
+    let after = normalize::normalize(kind, desired, &settings.ignore);
+    if before == after {
+        Compared::Same
+    } else {
+        Compared::Differ(before, after)
+    }
 }
 
 #[cfg(test)]

@@ -216,6 +216,27 @@ pub fn written_fields(kind: Kind, spec: &Value) -> Vec<FieldChange> {
     all_fields(&spec, true)
 }
 
+/// A field as shown: an embedded document still held as its JSON text (a create's fields keep
+/// it so, rather than a parsed copy of every document for the whole plan) is parsed here, for
+/// the text, Markdown and JSON plans alike.
+pub fn displayed(kind: Kind, f: &FieldChange) -> std::borrow::Cow<'_, FieldChange> {
+    let parse = |v: &Option<Value>| match v {
+        Some(Value::String(text)) => serde_json::from_str::<Value>(text).ok(),
+        _ => None,
+    };
+    if !kind.def().embedded_json.iter().any(|e| e.field == f.path) {
+        return std::borrow::Cow::Borrowed(f);
+    }
+    match (parse(&f.before), parse(&f.after)) {
+        (None, None) => std::borrow::Cow::Borrowed(f),
+        (before, after) => std::borrow::Cow::Owned(FieldChange {
+            path: f.path.clone(),
+            before: before.or_else(|| f.before.clone()),
+            after: after.or_else(|| f.after.clone()),
+        }),
+    }
+}
+
 /// A short, stable fingerprint of an object's normalised form (FNV-1a, 64 bits, hex).
 pub fn fingerprint(kind: Kind, object: &Value) -> String {
     let text = normalize(kind, object, &[]).to_string();

@@ -51,8 +51,11 @@ async fn full_fixture_planned_from_empty() {
 
 #[tokio::test]
 async fn seeded_tenant_plans_no_change_with_list_requests_only() {
+    // The client asks for large pages; a target that serves at most 2 a page still gets
+    // every page followed.
     let t = seeded(Config {
         page_size: 2,
+        max_page_size: 2,
         ..Config::default()
     })
     .await;
