@@ -7,7 +7,6 @@
 //! 429, 500, 502, 503, 504 and transport failures are retried with exponential backoff and
 //! full jitter (backon), honouring `Retry-After`, up to `max_retries` times.
 
-use std::net::IpAddr;
 use std::time::Duration;
 
 use backon::{ExponentialBuilder, Retryable};
@@ -17,6 +16,9 @@ use serde_json::Value;
 
 use crate::registry::{Address, Kind};
 use crate::wire::{self, ErrorBody, ListQuery};
+
+mod url;
+pub use url::{is_loopback_host, parse_base_url, request_url};
 
 /// How to reach a target.
 #[derive(Clone)]
@@ -195,53 +197,6 @@ impl ClientError {
             ClientError::Transport { .. } => true,
             _ => false,
         }
-    }
-}
-
-/// True for `localhost` and loopback addresses, where plain http carries nothing off the machine.
-pub fn is_loopback_host(host: &str) -> bool {
-    let bare = host.trim_start_matches('[').trim_end_matches(']');
-    bare.eq_ignore_ascii_case("localhost")
-        || bare.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
-}
-
-/// Checks and normalises a base URL (no trailing slash, http(s) only, http only to loopback
-/// unless allowed).
-pub fn parse_base_url(raw: &str, insecure_http: bool) -> Result<Url, ClientError> {
-    let invalid = |reason: &str| ClientError::InvalidUrl {
-        // Never the URL as given: its user info or query may hold the token.
-        url: crate::output::display_url(raw),
-        reason: reason.to_string(),
-    };
-    let url = Url::parse(raw.trim()).map_err(|e| invalid(&e.to_string()))?;
-    if !url.username().is_empty() || url.password().is_some() {
-        return Err(invalid(
-            "credentials in the URL are not allowed; use --token",
-        ));
-    }
-    if url.query().is_some() || url.fragment().is_some() {
-        return Err(invalid("the URL must not have a query or fragment"));
-    }
-    let host = url
-        .host_str()
-        .ok_or_else(|| invalid("no host"))?
-        .to_string();
-    match url.scheme() {
-        "https" => {}
-        "http" if is_loopback_host(&host) || insecure_http => {}
-        "http" => return Err(ClientError::InsecureHttp { host }),
-        other => return Err(invalid(&format!("unsupported scheme {other}"))),
-    }
-    Ok(url)
-}
-
-/// `base` + `path` + `?query` as one URL string. Pure.
-pub fn request_url(base: &Url, path: &str, query: &str) -> String {
-    let base = base.as_str().trim_end_matches('/');
-    if query.is_empty() {
-        format!("{base}{path}")
-    } else {
-        format!("{base}{path}?{query}")
     }
 }
 
@@ -511,7 +466,7 @@ impl Client {
         object: &Value,
         commit: wire::Commit,
     ) -> Result<Option<Value>, ClientError> {
-        let address = Address::new(kind, object_slug(kind, object));
+        let address = Address::new(kind, crate::registry::object_slug(kind, object));
         let body = wire::create_body(kind, object, commit);
         let resp = self
             .call(
@@ -586,17 +541,6 @@ fn usable(method: &Method, kind: Kind, slug: Option<&str>) -> Result<(), ClientE
     }
 }
 
-fn object_slug(kind: Kind, object: &Value) -> Option<String> {
-    if kind.def().singleton {
-        None
-    } else {
-        object
-            .get("slug")
-            .and_then(Value::as_str)
-            .map(str::to_string)
-    }
-}
-
 /// A transport failure in words, without the URL's query (reqwest's own text is kept short).
 fn transport_reason(e: &reqwest::Error) -> String {
     let what = if e.is_timeout() {
@@ -624,167 +568,4 @@ fn transport_reason(e: &reqwest::Error) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn base_urls() {
-        assert!(parse_base_url("https://tenant.example.com", false).is_ok());
-        assert!(parse_base_url("http://127.0.0.1:8080", false).is_ok());
-        assert!(parse_base_url("http://localhost:1", false).is_ok());
-        assert!(parse_base_url("http://[::1]:8080", false).is_ok());
-        assert!(matches!(
-            parse_base_url("http://tenant.example.com", false),
-            Err(ClientError::InsecureHttp { .. })
-        ));
-        assert!(parse_base_url("http://tenant.example.com", true).is_ok());
-        assert!(parse_base_url("ftp://x", false).is_err());
-        assert!(parse_base_url("https://user:pw@x.example.com", false).is_err());
-        assert!(parse_base_url("not a url", false).is_err());
-    }
-
-    #[test]
-    fn url_errors_never_show_credentials_or_query() {
-        for raw in [
-            "https://user:s3cr3t-in-url@x.example.com",
-            "https://x.example.com/?token=s3cr3t-in-url",
-            "https://s3cr3t-in-url@x.example.com",
-        ] {
-            let err = parse_base_url(raw, false).unwrap_err().to_string();
-            assert!(!err.contains("s3cr3t-in-url"), "{err}");
-            assert!(err.contains("x.example.com"), "{err}");
-        }
-    }
-
-    #[test]
-    fn urls_are_exact() {
-        let base = parse_base_url("https://t.example.com/", false).unwrap();
-        let mut q = ListQuery::default();
-        q.filters
-            .insert("include_dashboard_json".into(), vec!["true".into()]);
-        q.token = Some("abc".into());
-        assert_eq!(
-            request_url(&base, &wire::collection_path(Kind::Dashboard), &q.to_query_string()),
-            "https://t.example.com/api/v1/config/dashboards?page.token=abc&include_dashboard_json=true"
-        );
-        assert_eq!(
-            request_url(&base, &wire::item_path(Kind::Bucket, Some("a/b")), ""),
-            "https://t.example.com/api/v1/config/buckets/a%2Fb"
-        );
-    }
-
-    #[test]
-    fn retry_delays() {
-        let d = Duration::from_millis(800);
-        assert_eq!(retry_delay(d, None, 0.0, MAX_RETRY_AFTER), Duration::ZERO);
-        assert_eq!(
-            retry_delay(d, None, 0.5, MAX_RETRY_AFTER),
-            Duration::from_millis(400)
-        );
-        assert_eq!(
-            retry_delay(d, Some(Duration::from_secs(3)), 0.5, MAX_RETRY_AFTER),
-            Duration::from_secs(3)
-        );
-        // A server asking for 31 years gets the cap.
-        assert_eq!(
-            retry_delay(
-                d,
-                Some(Duration::from_secs(999_999_999)),
-                0.5,
-                MAX_RETRY_AFTER
-            ),
-            Duration::from_secs(60)
-        );
-    }
-
-    #[tokio::test]
-    async fn dot_slugs_never_become_a_path() {
-        // Port 9 on loopback: nothing is sent, so nothing needs to listen.
-        let client = Client::new(&ClientConfig::new("http://127.0.0.1:9")).unwrap();
-        for slug in [".", "..", ""] {
-            let err = client
-                .delete(Kind::Team, Some(slug), wire::Cascade::No)
-                .await
-                .unwrap_err();
-            assert!(matches!(err, ClientError::UnusableSlug { .. }), "{err}");
-            assert_eq!(
-                err.to_string(),
-                format!("DELETE Team: the slug \"{slug}\" cannot be used as a URL path segment (a slug must not be empty, `.` or `..`); no request was sent")
-            );
-            let err = client.read(Kind::Bucket, Some(slug)).await.unwrap_err();
-            assert!(matches!(err, ClientError::UnusableSlug { .. }), "{err}");
-            let err = client
-                .update(
-                    Kind::Bucket,
-                    Some(slug),
-                    &serde_json::json!({}),
-                    wire::IfMissing::Create,
-                    wire::Commit::Apply,
-                )
-                .await
-                .unwrap_err();
-            assert!(matches!(err, ClientError::UnusableSlug { .. }), "{err}");
-        }
-    }
-
-    #[test]
-    fn debug_redacts_the_token() {
-        let mut c = ClientConfig::new("https://x.example.com");
-        c.token = Some("very-secret".into());
-        assert!(!format!("{c:?}").contains("very-secret"));
-    }
-
-    #[test]
-    fn errors_name_the_resource_and_status() {
-        let e = ClientError::Status {
-            method: Method::POST,
-            path: "/api/v1/config/buckets".into(),
-            resource: Some(Address::new(Kind::Bucket, Some("b".into()))),
-            status: 409,
-            reply: Box::new(ServerReply {
-                message: "Bucket \"b\" already exists".into(),
-                ..ServerReply::default()
-            }),
-            retry_after: None,
-        };
-        assert_eq!(
-            e.to_string(),
-            "POST /api/v1/config/buckets (Bucket/b): 409 Bucket \"b\" already exists"
-        );
-        let traced = ClientError::Status {
-            method: Method::PUT,
-            path: "/api/v1/config/teams/t".into(),
-            resource: None,
-            status: 400,
-            reply: Box::new(ServerReply {
-                message: "invalid team".into(),
-                code: Some(3),
-                request_id: Some("req-1".into()),
-            }),
-            retry_after: None,
-        };
-        assert_eq!(
-            traced.to_string(),
-            "PUT /api/v1/config/teams/t: 400 invalid team (code 3, request id req-1)"
-        );
-        assert_eq!(traced.code(), Some(3));
-        assert_eq!(traced.request_id(), Some("req-1"));
-    }
-
-    #[test]
-    fn request_ids_from_either_header() {
-        use reqwest::header::{HeaderMap, HeaderValue};
-        let mut h = HeaderMap::new();
-        assert_eq!(request_id(&h), None);
-        h.insert("chrono-request-id", HeaderValue::from_static("vendor-7"));
-        assert_eq!(request_id(&h).as_deref(), Some("vendor-7"));
-        h.insert("x-request-id", HeaderValue::from_static("x-1"));
-        assert_eq!(request_id(&h).as_deref(), Some("x-1"), "X-Request-Id first");
-        h.insert("x-request-id", HeaderValue::from_static("two words"));
-        assert_eq!(
-            request_id(&h).as_deref(),
-            Some("vendor-7"),
-            "an id that is not one printable token is not shown"
-        );
-    }
-}
+mod tests;

@@ -21,6 +21,11 @@ use crate::settings::{self, Settings};
 use crate::spec::{self, API_VERSION};
 use crate::yaml::{self, Document, Pos, Spans};
 
+mod read;
+mod shape;
+use read::{display_path, is_hidden, is_manifest_file, read_text, split_json_array};
+use shape::Shape;
+
 /// One declared resource.
 #[derive(Clone, Debug)]
 pub struct Manifest {
@@ -96,22 +101,6 @@ pub enum LoadError {
     },
 }
 
-fn is_manifest_file(path: &Path) -> bool {
-    matches!(
-        path.extension().and_then(|e| e.to_str()),
-        Some("yaml" | "yml" | "json")
-    )
-}
-
-fn is_hidden(entry: &walkdir::DirEntry) -> bool {
-    entry.depth() > 0 && entry.file_name().to_string_lossy().starts_with('.')
-}
-
-/// The path shown to users: `dir/rel`, without a leading `./`.
-fn display_path(path: &Path) -> PathBuf {
-    path.strip_prefix(".").unwrap_or(path).to_path_buf()
-}
-
 /// Loads every manifest under `dir`.
 pub fn load_dir(dir: &Path) -> Result<Loaded, LoadError> {
     let meta = std::fs::metadata(dir).map_err(|_| LoadError::NotFound(dir.to_path_buf()))?;
@@ -175,27 +164,6 @@ pub fn load_dir(dir: &Path) -> Result<Loaded, LoadError> {
     Ok(loaded)
 }
 
-/// Reads a file as UTF-8 text, or says why not (with the position of a bad byte).
-fn read_text(path: &Path) -> Result<String, (Pos, Problem)> {
-    let bytes =
-        std::fs::read(path).map_err(|e| (Pos::new(1, 1), Problem::Unreadable(e.to_string())))?;
-    String::from_utf8(bytes).map_err(|e| {
-        let offset = e.utf8_error().valid_up_to();
-        let valid = &e.as_bytes()[..offset];
-        // The prefix is valid UTF-8 by construction.
-        let prefix = std::str::from_utf8(valid).unwrap_or_default();
-        let line = prefix.matches('\n').count() + 1;
-        let col = prefix.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-        (
-            Pos::new(
-                u32::try_from(line).unwrap_or(u32::MAX),
-                u32::try_from(col).unwrap_or(u32::MAX),
-            ),
-            Problem::NotUtf8 { offset },
-        )
-    })
-}
-
 fn load_file(path: &Path, shown: &Path, loaded: &mut Loaded) {
     let text = match read_text(path) {
         Ok(t) => t,
@@ -243,75 +211,6 @@ fn load_file(path: &Path, shown: &Path, loaded: &mut Loaded) {
         if let Some(m) = ctx.check() {
             loaded.manifests.push(m);
         }
-    }
-}
-
-fn split_json_array(doc: Document) -> Vec<Document> {
-    let Value::Array(items) = doc.value else {
-        return vec![doc];
-    };
-    items
-        .into_iter()
-        .enumerate()
-        .map(|(i, value)| {
-            let prefix = format!("/{i}");
-            let spans = doc.spans.subtree(&prefix);
-            let start = spans.get("").map(|s| s.value).unwrap_or(doc.start);
-            Document {
-                value,
-                start,
-                spans,
-            }
-        })
-        .collect()
-}
-
-/// The type of a JSON text's top-level value (as [`crate::jsonpath::type_name`] words it), read without
-/// building the value: checking an embedded document costs no allocation.
-struct Shape(&'static str);
-
-impl<'de> serde::Deserialize<'de> for Shape {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Shape, D::Error> {
-        d.deserialize_any(ShapeVisitor)
-    }
-}
-
-struct ShapeVisitor;
-
-impl<'de> serde::de::Visitor<'de> for ShapeVisitor {
-    type Value = Shape;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("a JSON value")
-    }
-    fn visit_unit<E>(self) -> Result<Shape, E> {
-        Ok(Shape("nothing"))
-    }
-    fn visit_bool<E>(self, _: bool) -> Result<Shape, E> {
-        Ok(Shape("a boolean"))
-    }
-    fn visit_i64<E>(self, _: i64) -> Result<Shape, E> {
-        Ok(Shape("an integer"))
-    }
-    fn visit_u64<E>(self, _: u64) -> Result<Shape, E> {
-        Ok(Shape("an integer"))
-    }
-    fn visit_f64<E>(self, _: f64) -> Result<Shape, E> {
-        Ok(Shape("a number"))
-    }
-    fn visit_str<E>(self, _: &str) -> Result<Shape, E> {
-        Ok(Shape("a string"))
-    }
-    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Shape, A::Error> {
-        while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
-        Ok(Shape("a list"))
-    }
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Shape, A::Error> {
-        while map
-            .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
-            .is_some()
-        {}
-        Ok(Shape("a mapping"))
     }
 }
 
@@ -661,152 +560,4 @@ fn check_set(loaded: &mut Loaded) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn load(files: &[(&str, &str)]) -> (tempfile::TempDir, Loaded) {
-        let dir = tempfile::tempdir().unwrap();
-        for (name, text) in files {
-            let path = dir.path().join(name);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text).unwrap();
-        }
-        let loaded = load_dir(dir.path()).unwrap();
-        (dir, loaded)
-    }
-
-    fn messages(loaded: &Loaded, dir: &Path) -> Vec<String> {
-        loaded
-            .diagnostics
-            .iter()
-            .map(|d| d.to_string().replace(&format!("{}/", dir.display()), ""))
-            .collect()
-    }
-
-    #[test]
-    fn multi_document_and_json_arrays() {
-        let (_d, loaded) = load(&[
-            (
-                "a.yaml",
-                "api_version: v1/config\nkind: Team\nspec: {slug: a, name: A}\n---\napi_version: v1/config\nkind: Team\nspec: {slug: b, name: B}\n",
-            ),
-            (
-                "b.json",
-                "[{\"api_version\": \"v1/config\", \"kind\": \"Team\", \"spec\": {\"slug\": \"c\", \"name\": \"C\"}}]",
-            ),
-            ("README.md", "# not a manifest"),
-        ]);
-        assert_eq!(loaded.diagnostics, vec![]);
-        let got: Vec<String> = loaded
-            .manifests
-            .iter()
-            .map(|m| format!("{} {}", m.address(), m.pos))
-            .collect();
-        assert_eq!(got, vec!["Team/a 1:1", "Team/b 5:1", "Team/c 1:2"]);
-        assert_eq!(loaded.manifest_files, 2);
-        assert_eq!(loaded.other_files, 1);
-    }
-
-    #[test]
-    fn dashboard_json_mapping_becomes_a_string() {
-        let (_d, loaded) = load(&[(
-            "d.yaml",
-            "api_version: v1/config\nkind: Dashboard\nspec:\n  slug: d\n  name: D\n  dashboard_json:\n    kind: Dashboard\n    spec: {panels: {}}\n",
-        )]);
-        assert_eq!(loaded.diagnostics, vec![]);
-        assert_eq!(
-            loaded.manifests[0].spec["dashboard_json"],
-            Value::String("{\"kind\":\"Dashboard\",\"spec\":{\"panels\":{}}}".into())
-        );
-    }
-
-    #[test]
-    fn embedded_strings_are_checked_without_being_kept() {
-        let (d, loaded) = load(&[(
-            "d.yaml",
-            "api_version: v1/config\nkind: Dashboard\nspec:\n  slug: d\n  name: D\n  dashboard_json: '[1, {\"a\": 2}]'\n---\napi_version: v1/config\nkind: Dashboard\nspec:\n  slug: e\n  name: E\n  dashboard_json:\n    panels: {a: {b: [1, 2]}}\n",
-        )]);
-        assert_eq!(
-            messages(&loaded, d.path()),
-            vec!["d.yaml:6:19: error: invalid `dashboard_json`: the document must be a JSON object, found a list"]
-        );
-        // Positions inside a document written as a mapping are not kept.
-        let e = &loaded.manifests[0];
-        assert!(e.spans.get("/dashboard_json").is_some());
-        assert!(e.spans.get("/dashboard_json/panels").is_none());
-        assert!(e.spans.get("/name").is_some());
-    }
-
-    #[test]
-    fn hidden_entries_are_skipped() {
-        let (_d, loaded) = load(&[
-            (".hidden.yaml", "not: [valid"),
-            (".git/x.yaml", "not: [valid"),
-            (
-                "t.yaml",
-                "api_version: v1/config\nkind: Team\nspec: {slug: a, name: A}\n",
-            ),
-        ]);
-        assert_eq!(loaded.diagnostics, vec![]);
-        assert_eq!(loaded.manifests.len(), 1);
-    }
-
-    #[cfg(unix)]
-    #[test]
-    fn symlinks_are_not_followed() {
-        let outside = tempfile::tempdir().unwrap();
-        std::fs::write(
-            outside.path().join("t.yaml"),
-            "api_version: v1/config\nkind: Team\nspec: {slug: a, name: A}\n",
-        )
-        .unwrap();
-        let dir = tempfile::tempdir().unwrap();
-        std::os::unix::fs::symlink(outside.path(), dir.path().join("linked")).unwrap();
-        std::os::unix::fs::symlink(outside.path().join("t.yaml"), dir.path().join("t.yaml"))
-            .unwrap();
-        let loaded = load_dir(dir.path()).unwrap();
-        assert_eq!(loaded.manifests.len(), 0);
-        assert_eq!(loaded.manifest_files, 0);
-    }
-
-    #[test]
-    fn unique_fields_and_undeclared_references() {
-        let (d, loaded) = load(&[(
-            "x.yaml",
-            "api_version: v1/config\nkind: DerivedLabel\nspec: {slug: a, name: A, label_name: env}\n---\napi_version: v1/config\nkind: DerivedLabel\nspec: {slug: b, name: B, label_name: env}\n---\napi_version: v1/config\nkind: Bucket\nspec:\n  slug: c\n  name: C\n  team_slug: ghost\n",
-        )]);
-        assert_eq!(
-            messages(&loaded, d.path()),
-            vec![
-                "x.yaml:7:26: error: DerivedLabel `label_name` \"env\" is already used by DerivedLabel/a at x.yaml:3:26; it must be unique",
-                "x.yaml:14:3: warning: Bucket/c references Team/ghost at `team_slug`, which no manifest declares (it must already exist on the server)",
-            ]
-        );
-    }
-
-    #[test]
-    fn dot_slugs_are_located_errors() {
-        let (d, loaded) = load(&[(
-            "x.yaml",
-            "api_version: v1/config\nkind: Team\nspec: {slug: '.', name: A}\n---\napi_version: v1/config\nkind: Bucket\nspec:\n  name: B\n  slug: \"..\"\n---\napi_version: v1/config\nkind: Team\nspec: {slug: '', name: C}\n",
-        )]);
-        assert_eq!(
-            messages(&loaded, d.path()),
-            vec![
-                "x.yaml:3:14: error: Team: the slug \".\" cannot be used as a URL path segment (a slug must not be empty, `.` or `..`)",
-                "x.yaml:9:9: error: Bucket: the slug \"..\" cannot be used as a URL path segment (a slug must not be empty, `.` or `..`)",
-                "x.yaml:13:1: error: Team has no `spec.slug`; the slug is the resource's identity and is required",
-            ]
-        );
-        assert!(loaded.manifests.is_empty());
-    }
-
-    #[test]
-    fn missing_directory() {
-        let err = load_dir(Path::new("/nonexistent/cfgctl-test")).unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "directory `/nonexistent/cfgctl-test` does not exist"
-        );
-    }
-}
+mod tests;

@@ -4,13 +4,13 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use std::sync::Arc;
 
 use super::store::{Store, StoreError, Stored};
 use crate::jsonpath::get_path;
-use crate::registry::{Address, Kind, Rewrite};
+use crate::registry::{Address, Kind};
 use crate::semantics::Semantics;
 use crate::spec::{self, Description};
 use crate::wire::{self, ListQuery, Write, COMMON_FILTERS};
@@ -109,34 +109,6 @@ pub fn slugify(name: &str) -> String {
         "resource".to_string()
     } else {
         out
-    }
-}
-
-/// A JSON value with every object's keys sorted: how the server re-serialises documents.
-fn sorted(value: &Value) -> Value {
-    match value {
-        Value::Object(map) => {
-            let ordered: BTreeMap<&String, Value> =
-                map.iter().map(|(k, v)| (k, sorted(v))).collect();
-            Value::Object(ordered.into_iter().map(|(k, v)| (k.clone(), v)).collect())
-        }
-        Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
-        other => other.clone(),
-    }
-}
-
-fn set_path(doc: &mut Value, dotted: &str, value: Value) {
-    let mut node = doc;
-    let mut segments = dotted.split('.').peekable();
-    while let Some(segment) = segments.next() {
-        let Value::Object(map) = node else { return };
-        if segments.peek().is_none() {
-            map.insert(segment.to_string(), value);
-            return;
-        }
-        node = map
-            .entry(segment.to_string())
-            .or_insert_with(|| Value::Object(Map::new()));
     }
 }
 
@@ -256,43 +228,6 @@ impl Api {
         Ok(())
     }
 
-    /// The rewrites a tenant makes to embedded documents: ids, versions, timestamps, its own
-    /// key order.
-    fn rewrite_embedded(
-        kind: Kind,
-        object: &mut Value,
-        previous: Option<&Value>,
-        id: i64,
-        now: &str,
-    ) {
-        for embedded in kind.def().embedded_json {
-            let Some(text) = object.get(embedded.field).and_then(Value::as_str) else {
-                continue;
-            };
-            let Ok(mut doc) = serde_json::from_str::<Value>(text) else {
-                continue;
-            };
-            let old_doc: Option<Value> = previous
-                .and_then(|p| p.get(embedded.field))
-                .and_then(Value::as_str)
-                .and_then(|t| serde_json::from_str(t).ok());
-            for v in embedded.volatile {
-                let old = old_doc.as_ref().and_then(|d| get_path(d, v.path));
-                let value = match v.rewrite {
-                    Rewrite::Id => json!(id),
-                    Rewrite::Version => json!(old.and_then(Value::as_i64).unwrap_or(0) + 1),
-                    Rewrite::CreatedAt => old.cloned().unwrap_or_else(|| json!(now)),
-                    Rewrite::UpdatedAt => json!(now),
-                };
-                set_path(&mut doc, v.path, value);
-            }
-            let text = sorted(&doc).to_string();
-            if let Some(map) = object.as_object_mut() {
-                map.insert(embedded.field.to_string(), Value::String(text));
-            }
-        }
-    }
-
     /// Stores a validated object as new or as a replacement; the response body.
     fn store_object(
         &mut self,
@@ -320,7 +255,7 @@ impl Api {
             Some(e) => e.id,
             None => self.store.insert(kind, slug, &json!({}), refs)?,
         };
-        Self::rewrite_embedded(
+        rewrite::rewrite_embedded(
             kind,
             &mut object,
             existing.as_ref().map(|e| &e.object),
@@ -647,155 +582,8 @@ impl Api {
     }
 }
 
-fn encode_token(after: &str, fingerprint: &str) -> String {
-    format!("{after}\u{1}{fingerprint}")
-        .bytes()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
-fn decode_token(token: &str) -> Option<(String, String)> {
-    if !token.len().is_multiple_of(2) {
-        return None;
-    }
-    let bytes: Option<Vec<u8>> = (0..token.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(token.get(i..i + 2)?, 16).ok())
-        .collect();
-    let text = String::from_utf8(bytes?).ok()?;
-    let (after, fingerprint) = text.split_once('\u{1}')?;
-    Some((after.to_string(), fingerprint.to_string()))
-}
-
+mod rewrite;
+mod token;
+use token::{decode_token, encode_token};
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn api() -> Api {
-        Api::new(
-            Store::open(None).unwrap(),
-            100,
-            Arc::clone(Description::shared_embedded()),
-            true,
-        )
-    }
-
-    fn create(api: &mut Api, kind: Kind, object: Value) -> Result<Value, ApiError> {
-        api.create(
-            kind,
-            &wire::create_body(kind, &object, wire::Commit::Apply),
-            "2026-01-01T00:00:00Z",
-        )
-    }
-
-    #[test]
-    fn slugs_from_names() {
-        assert_eq!(slugify("Payments on-call (EU)"), "payments-on-call-eu");
-        assert_eq!(slugify("!!!"), "resource");
-        let mut api = api();
-        let a = create(&mut api, Kind::Team, json!({"name": "Core Team"})).unwrap();
-        let b = create(&mut api, Kind::Team, json!({"name": "Core Team"})).unwrap();
-        assert_eq!(a["team"]["slug"], "core-team");
-        assert_eq!(b["team"]["slug"], "core-team-2");
-    }
-
-    #[test]
-    fn documented_defaults_filled_and_sets_sorted_like_a_tenant() {
-        let mut api = api();
-        create(&mut api, Kind::Bucket, json!({"slug": "b", "name": "B"})).unwrap();
-        let m = create(
-            &mut api,
-            Kind::Monitor,
-            json!({"slug": "m", "name": "M", "bucket_slug": "b",
-                "signal_grouping": {"label_names": ["zone", "app"]}}),
-        )
-        .unwrap();
-        assert_eq!(m["monitor"]["interval_secs"], 60);
-        assert_eq!(
-            m["monitor"]["signal_grouping"]["label_names"],
-            json!(["app", "zone"])
-        );
-        let explicit = create(
-            &mut api,
-            Kind::Monitor,
-            json!({"slug": "n", "name": "N", "bucket_slug": "b", "interval_secs": 15}),
-        )
-        .unwrap();
-        assert_eq!(explicit["monitor"]["interval_secs"], 15);
-        let t = create(
-            &mut api,
-            Kind::Team,
-            json!({"slug": "t", "name": "T", "user_emails": ["b@x", "a@x"]}),
-        )
-        .unwrap();
-        assert_eq!(t["team"]["user_emails"], json!(["a@x", "b@x"]));
-        // Off: answered without the defaults.
-        let mut bare = self::api();
-        bare.server_defaults = false;
-        create(&mut bare, Kind::Bucket, json!({"slug": "b", "name": "B"})).unwrap();
-        let m = create(
-            &mut bare,
-            Kind::Monitor,
-            json!({"slug": "m", "name": "M", "bucket_slug": "b"}),
-        )
-        .unwrap();
-        assert!(m["monitor"].get("interval_secs").is_none(), "{m}");
-    }
-
-    #[test]
-    fn tokens_round_trip() {
-        let t = encode_token("a-b", "slugs=x");
-        assert_eq!(decode_token(&t), Some(("a-b".into(), "slugs=x".into())));
-        assert_eq!(decode_token("zz"), None);
-        assert_eq!(decode_token("abc"), None);
-    }
-
-    #[test]
-    fn classic_dashboard_rewrites() {
-        let mut api = api();
-        create(&mut api, Kind::Bucket, json!({"slug": "b", "name": "B"})).unwrap();
-        let created = create(
-            &mut api,
-            Kind::ClassicDashboard,
-            json!({"slug": "d", "name": "D", "bucket_slug": "b", "dashboard_json": "{\"title\":\"T\",\"a\":1}"}),
-        )
-        .unwrap();
-        let doc: Value = serde_json::from_str(
-            created["classic_dashboard"]["dashboard_json"]
-                .as_str()
-                .unwrap(),
-        )
-        .unwrap();
-        assert_eq!(doc["version"], 1);
-        assert!(doc["id"].as_i64().unwrap() > 0);
-        let body = wire::update_body(
-            Kind::ClassicDashboard,
-            &json!({"name": "D", "bucket_slug": "b", "dashboard_json": "{\"title\":\"T2\"}"}),
-            wire::IfMissing::Fail,
-            wire::Commit::Apply,
-        );
-        let updated = api
-            .update(
-                Kind::ClassicDashboard,
-                Some("d"),
-                &body,
-                "2026-01-02T00:00:00Z",
-            )
-            .unwrap();
-        let text = updated["classic_dashboard"]["dashboard_json"]
-            .as_str()
-            .unwrap();
-        let doc2: Value = serde_json::from_str(text).unwrap();
-        assert_eq!(doc2["version"], 2);
-        assert_eq!(doc2["id"], doc["id"]);
-        assert!(text.starts_with("{\"id\":"), "keys re-ordered: {text}");
-        assert_eq!(
-            updated["classic_dashboard"]["created_at"],
-            "2026-01-01T00:00:00Z"
-        );
-        assert_eq!(
-            updated["classic_dashboard"]["updated_at"],
-            "2026-01-02T00:00:00Z"
-        );
-    }
-}
+mod tests;

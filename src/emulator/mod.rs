@@ -9,30 +9,33 @@
 pub mod api;
 pub mod faults;
 pub mod idle;
+mod layers;
 pub mod query;
 pub mod ratelimit;
+pub mod stats;
 pub mod store;
 
-use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
 use axum::body::{Body, Bytes};
-use axum::extract::{Path, RawQuery, Request, State};
+use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderValue, Method, StatusCode};
-use axum::middleware::{self, Next};
+use axum::middleware::{self};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get};
 use axum::Router;
-use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::registry::{Kind, Op, Profile};
 use crate::wire::{self, ErrorBody, ListQuery, API_PREFIX, SWAGGER_PATH, TOKEN_HEADER};
 use api::{Api, ApiError};
 use faults::{Fault, Faults};
+pub use layers::REQUEST_ID_HEADER;
+use layers::{check_token, inject_faults, rate_limit, record};
+pub use stats::{route_template, RequestRecord, Stats, StatsSnapshot};
 use store::{Store, StoreError};
 
 /// Largest request body accepted.
@@ -100,91 +103,6 @@ pub enum EmulatorError {
         #[source]
         source: std::io::Error,
     },
-}
-
-/// One request as the emulator saw it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RequestRecord {
-    pub method: String,
-    pub path: String,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub query: String,
-    /// The status answered; 0 for a reset connection.
-    pub status: u16,
-    /// The `X-Request-Id` the response carried.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub request_id: String,
-    /// The client's `User-Agent`.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub user_agent: String,
-}
-
-/// Request counters, by `METHOD /route/template`, and the log of API requests in order.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct StatsSnapshot {
-    pub total: u64,
-    pub by_route: BTreeMap<String, u64>,
-    pub log: Vec<RequestRecord>,
-}
-
-impl StatsSnapshot {
-    /// Requests of one method whose route template is `route`.
-    pub fn count(&self, method: &str, route: &str) -> u64 {
-        self.by_route
-            .get(&format!("{method} {route}"))
-            .copied()
-            .unwrap_or(0)
-    }
-}
-
-/// The in-process request counter.
-#[derive(Debug, Default)]
-pub struct Stats(Mutex<StatsSnapshot>);
-
-/// The request log keeps at most this many entries (counters keep counting).
-const MAX_LOG: usize = 200_000;
-
-impl Stats {
-    fn lock(&self) -> MutexGuard<'_, StatsSnapshot> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn record(&self, record: RequestRecord) {
-        let mut s = self.lock();
-        s.total += 1;
-        *s.by_route
-            .entry(format!(
-                "{} {}",
-                record.method,
-                route_template(&record.path)
-            ))
-            .or_insert(0) += 1;
-        if s.log.len() < MAX_LOG {
-            s.log.push(record);
-        }
-    }
-
-    pub fn snapshot(&self) -> StatsSnapshot {
-        self.lock().clone()
-    }
-
-    pub fn reset(&self) {
-        *self.lock() = StatsSnapshot::default();
-    }
-}
-
-/// `/api/v1/config/buckets/x` → `/api/v1/config/buckets/{slug}`.
-pub fn route_template(path: &str) -> String {
-    match path.strip_prefix(API_PREFIX) {
-        Some(rest) => {
-            let segments: Vec<&str> = rest.trim_start_matches('/').split('/').collect();
-            match segments.as_slice() {
-                [collection, _slug] => format!("{API_PREFIX}/{collection}/{{slug}}"),
-                _ => path.to_string(),
-            }
-        }
-        None => path.to_string(),
-    }
 }
 
 /// Shared state of the router.
@@ -334,146 +252,6 @@ async fn stats_get(State(state): State<Arc<AppState>>) -> Response {
 async fn stats_reset(State(state): State<Arc<AppState>>) -> Response {
     state.stats.reset();
     json_response(json!({}))
-}
-
-/// The header that carries the id of every response.
-pub const REQUEST_ID_HEADER: &str = "x-request-id";
-
-/// Logs and counts every API request (the path and the user agent: never the token), and
-/// gives every response an `X-Request-Id`, as a real tenant does.
-async fn record(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
-    let method = req.method().to_string();
-    let path = req.uri().path().to_string();
-    let query = req.uri().query().unwrap_or_default().to_string();
-    let user_agent = req
-        .headers()
-        .get(axum::http::header::USER_AGENT)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default()
-        .to_string();
-    let request_id = format!("{:016x}", fastrand::u64(..));
-    let started = Instant::now();
-    let mut response = next.run(req).await;
-    let reset = response.extensions().get::<ResetMarker>().is_some();
-    let status = if reset { 0 } else { response.status().as_u16() };
-    if let Ok(v) = HeaderValue::from_str(&request_id) {
-        response.headers_mut().insert(REQUEST_ID_HEADER, v);
-    }
-    tracing::info!(
-        target: "cfgctl::emulator",
-        %method,
-        %path,
-        status,
-        request_id = %request_id,
-        elapsed_ms = started.elapsed().as_millis() as u64,
-        "request"
-    );
-    state.stats.record(RequestRecord {
-        method,
-        path,
-        query,
-        status,
-        request_id,
-        user_agent,
-    });
-    response
-}
-
-/// `--rate-limit N`: a token from the tenant's bucket, or 429 with `Retry-After`.
-async fn rate_limit(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
-    if let Some(bucket) = &state.bucket {
-        let taken = bucket
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take(Instant::now());
-        if let Err(wait) = taken {
-            let mut r = error_response(
-                StatusCode::TOO_MANY_REQUESTS,
-                "rate limit exceeded: too many requests for this tenant",
-                Some(8),
-            );
-            r.headers_mut().insert(
-                axum::http::header::RETRY_AFTER,
-                HeaderValue::from(ratelimit::retry_after_secs(wait)),
-            );
-            return r;
-        }
-    }
-    next.run(req).await
-}
-
-/// Constant-time comparison, so the token cannot be guessed byte by byte from timings.
-fn same_secret(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
-async fn check_token(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
-    if let Some(expected) = &state.token {
-        if req.uri().path() != SWAGGER_PATH {
-            let given = req
-                .headers()
-                .get(TOKEN_HEADER)
-                .map(HeaderValue::as_bytes)
-                .unwrap_or_default();
-            if !same_secret(given, expected.as_bytes()) {
-                return error_response(
-                    StatusCode::UNAUTHORIZED,
-                    "missing or invalid API token (header API-Token)",
-                    Some(16),
-                );
-            }
-        }
-    }
-    next.run(req).await
-}
-
-#[derive(Clone, Copy)]
-struct ResetMarker;
-
-async fn inject_faults(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
-    let faults = &state.faults;
-    if !faults.latency.is_zero() {
-        tokio::time::sleep(faults.latency).await;
-    }
-    match faults.draw() {
-        None => next.run(req).await,
-        Some(Fault::Status(429)) => {
-            let mut r = error_response(
-                StatusCode::TOO_MANY_REQUESTS,
-                "rate limit exceeded (injected)",
-                Some(8),
-            );
-            r.headers_mut().insert(
-                axum::http::header::RETRY_AFTER,
-                HeaderValue::from_static("1"),
-            );
-            r
-        }
-        Some(Fault::Status(status)) => error_response(
-            StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
-            format!("injected failure {status}"),
-            Some(14),
-        ),
-        Some(Fault::Reset) => reset_response(),
-        Some(Fault::Lost) => {
-            let _ = next.run(req).await;
-            reset_response()
-        }
-    }
-}
-
-/// A response whose body fails after the headers: the server closes the connection and the
-/// client sees the exchange cut short.
-fn reset_response() -> Response {
-    let stream = futures_util::stream::once(async {
-        Err::<Bytes, std::io::Error>(std::io::Error::new(
-            std::io::ErrorKind::ConnectionReset,
-            "injected connection reset",
-        ))
-    });
-    let mut r = Response::new(Body::from_stream(stream));
-    r.extensions_mut().insert(ResetMarker);
-    r
 }
 
 async fn read_json(body: Body) -> Result<Value, Response> {
@@ -706,6 +484,7 @@ impl Drop for Emulator {
 
 #[cfg(test)]
 mod tests {
+    use super::layers::same_secret;
     use super::*;
 
     #[test]

@@ -1,0 +1,166 @@
+use super::*;
+
+#[test]
+fn base_urls() {
+    assert!(parse_base_url("https://tenant.example.com", false).is_ok());
+    assert!(parse_base_url("http://127.0.0.1:8080", false).is_ok());
+    assert!(parse_base_url("http://localhost:1", false).is_ok());
+    assert!(parse_base_url("http://[::1]:8080", false).is_ok());
+    assert!(matches!(
+        parse_base_url("http://tenant.example.com", false),
+        Err(ClientError::InsecureHttp { .. })
+    ));
+    assert!(parse_base_url("http://tenant.example.com", true).is_ok());
+    assert!(parse_base_url("ftp://x", false).is_err());
+    assert!(parse_base_url("https://user:pw@x.example.com", false).is_err());
+    assert!(parse_base_url("not a url", false).is_err());
+}
+
+#[test]
+fn url_errors_never_show_credentials_or_query() {
+    for raw in [
+        "https://user:s3cr3t-in-url@x.example.com",
+        "https://x.example.com/?token=s3cr3t-in-url",
+        "https://s3cr3t-in-url@x.example.com",
+    ] {
+        let err = parse_base_url(raw, false).unwrap_err().to_string();
+        assert!(!err.contains("s3cr3t-in-url"), "{err}");
+        assert!(err.contains("x.example.com"), "{err}");
+    }
+}
+
+#[test]
+fn urls_are_exact() {
+    let base = parse_base_url("https://t.example.com/", false).unwrap();
+    let mut q = ListQuery::default();
+    q.filters
+        .insert("include_dashboard_json".into(), vec!["true".into()]);
+    q.token = Some("abc".into());
+    assert_eq!(
+        request_url(
+            &base,
+            &wire::collection_path(Kind::Dashboard),
+            &q.to_query_string()
+        ),
+        "https://t.example.com/api/v1/config/dashboards?page.token=abc&include_dashboard_json=true"
+    );
+    assert_eq!(
+        request_url(&base, &wire::item_path(Kind::Bucket, Some("a/b")), ""),
+        "https://t.example.com/api/v1/config/buckets/a%2Fb"
+    );
+}
+
+#[test]
+fn retry_delays() {
+    let d = Duration::from_millis(800);
+    assert_eq!(retry_delay(d, None, 0.0, MAX_RETRY_AFTER), Duration::ZERO);
+    assert_eq!(
+        retry_delay(d, None, 0.5, MAX_RETRY_AFTER),
+        Duration::from_millis(400)
+    );
+    assert_eq!(
+        retry_delay(d, Some(Duration::from_secs(3)), 0.5, MAX_RETRY_AFTER),
+        Duration::from_secs(3)
+    );
+    // A server asking for 31 years gets the cap.
+    assert_eq!(
+        retry_delay(
+            d,
+            Some(Duration::from_secs(999_999_999)),
+            0.5,
+            MAX_RETRY_AFTER
+        ),
+        Duration::from_secs(60)
+    );
+}
+
+#[tokio::test]
+async fn dot_slugs_never_become_a_path() {
+    // Port 9 on loopback: nothing is sent, so nothing needs to listen.
+    let client = Client::new(&ClientConfig::new("http://127.0.0.1:9")).unwrap();
+    for slug in [".", "..", ""] {
+        let err = client
+            .delete(Kind::Team, Some(slug), wire::Cascade::No)
+            .await
+            .unwrap_err();
+        assert!(matches!(err, ClientError::UnusableSlug { .. }), "{err}");
+        assert_eq!(
+            err.to_string(),
+            format!("DELETE Team: the slug \"{slug}\" cannot be used as a URL path segment (a slug must not be empty, `.` or `..`); no request was sent")
+        );
+        let err = client.read(Kind::Bucket, Some(slug)).await.unwrap_err();
+        assert!(matches!(err, ClientError::UnusableSlug { .. }), "{err}");
+        let err = client
+            .update(
+                Kind::Bucket,
+                Some(slug),
+                &serde_json::json!({}),
+                wire::IfMissing::Create,
+                wire::Commit::Apply,
+            )
+            .await
+            .unwrap_err();
+        assert!(matches!(err, ClientError::UnusableSlug { .. }), "{err}");
+    }
+}
+
+#[test]
+fn debug_redacts_the_token() {
+    let mut c = ClientConfig::new("https://x.example.com");
+    c.token = Some("very-secret".into());
+    assert!(!format!("{c:?}").contains("very-secret"));
+}
+
+#[test]
+fn errors_name_the_resource_and_status() {
+    let e = ClientError::Status {
+        method: Method::POST,
+        path: "/api/v1/config/buckets".into(),
+        resource: Some(Address::new(Kind::Bucket, Some("b".into()))),
+        status: 409,
+        reply: Box::new(ServerReply {
+            message: "Bucket \"b\" already exists".into(),
+            ..ServerReply::default()
+        }),
+        retry_after: None,
+    };
+    assert_eq!(
+        e.to_string(),
+        "POST /api/v1/config/buckets (Bucket/b): 409 Bucket \"b\" already exists"
+    );
+    let traced = ClientError::Status {
+        method: Method::PUT,
+        path: "/api/v1/config/teams/t".into(),
+        resource: None,
+        status: 400,
+        reply: Box::new(ServerReply {
+            message: "invalid team".into(),
+            code: Some(3),
+            request_id: Some("req-1".into()),
+        }),
+        retry_after: None,
+    };
+    assert_eq!(
+        traced.to_string(),
+        "PUT /api/v1/config/teams/t: 400 invalid team (code 3, request id req-1)"
+    );
+    assert_eq!(traced.code(), Some(3));
+    assert_eq!(traced.request_id(), Some("req-1"));
+}
+
+#[test]
+fn request_ids_from_either_header() {
+    use reqwest::header::{HeaderMap, HeaderValue};
+    let mut h = HeaderMap::new();
+    assert_eq!(request_id(&h), None);
+    h.insert("chrono-request-id", HeaderValue::from_static("vendor-7"));
+    assert_eq!(request_id(&h).as_deref(), Some("vendor-7"));
+    h.insert("x-request-id", HeaderValue::from_static("x-1"));
+    assert_eq!(request_id(&h).as_deref(), Some("x-1"), "X-Request-Id first");
+    h.insert("x-request-id", HeaderValue::from_static("two words"));
+    assert_eq!(
+        request_id(&h).as_deref(),
+        Some("vendor-7"),
+        "an id that is not one printable token is not shown"
+    );
+}

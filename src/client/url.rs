@@ -1,0 +1,55 @@
+//! The base URL policy (https, or plain http to loopback only unless `--insecure-http`) and
+//! request URLs: pure, unit-tested.
+
+use std::net::IpAddr;
+
+use reqwest::Url;
+
+use super::ClientError;
+
+/// True for `localhost` and loopback addresses, where plain http carries nothing off the machine.
+pub fn is_loopback_host(host: &str) -> bool {
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    bare.eq_ignore_ascii_case("localhost")
+        || bare.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+/// Checks and normalises a base URL (no trailing slash, http(s) only, http only to loopback
+/// unless allowed).
+pub fn parse_base_url(raw: &str, insecure_http: bool) -> Result<Url, ClientError> {
+    let invalid = |reason: &str| ClientError::InvalidUrl {
+        // Never the URL as given: its user info or query may hold the token.
+        url: crate::output::display_url(raw),
+        reason: reason.to_string(),
+    };
+    let url = Url::parse(raw.trim()).map_err(|e| invalid(&e.to_string()))?;
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(invalid(
+            "credentials in the URL are not allowed; use --token",
+        ));
+    }
+    if url.query().is_some() || url.fragment().is_some() {
+        return Err(invalid("the URL must not have a query or fragment"));
+    }
+    let host = url
+        .host_str()
+        .ok_or_else(|| invalid("no host"))?
+        .to_string();
+    match url.scheme() {
+        "https" => {}
+        "http" if is_loopback_host(&host) || insecure_http => {}
+        "http" => return Err(ClientError::InsecureHttp { host }),
+        other => return Err(invalid(&format!("unsupported scheme {other}"))),
+    }
+    Ok(url)
+}
+
+/// `base` + `path` + `?query` as one URL string. Pure.
+pub fn request_url(base: &Url, path: &str, query: &str) -> String {
+    let base = base.as_str().trim_end_matches('/');
+    if query.is_empty() {
+        format!("{base}{path}")
+    } else {
+        format!("{base}{path}?{query}")
+    }
+}

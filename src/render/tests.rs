@@ -1,0 +1,186 @@
+use super::*;
+use crate::plan::{Source, Unmanaged};
+use crate::registry::{Address, Kind};
+use serde_json::json;
+
+fn action(i: usize, desc_len: usize) -> Action {
+    Action {
+        address: Address::new(Kind::Team, Some(format!("team-{i:04}"))),
+        action: ActionKind::Create,
+        source: Some(Source {
+            file: "teams.yaml".into(),
+            line: 1,
+        }),
+        fields: vec![FieldChange {
+            path: "description".into(),
+            before: None,
+            after: Some(json!("x".repeat(desc_len))),
+        }],
+        depends_on: vec![],
+        reason: None,
+        body: None,
+        intended: None,
+        fingerprint: None,
+        cascade: vec![],
+    }
+}
+
+fn plan_of(n: usize, desc_len: usize) -> Plan {
+    Plan {
+        target: "https://t.example.com".into(),
+        actions: (0..n).map(|i| action(i, desc_len)).collect(),
+        unchanged: 3,
+        unmanaged: vec![Unmanaged {
+            address: Address::new(Kind::Dashboard, Some("scratch".into())),
+            in_prune_scope: false,
+        }],
+        warnings: vec![],
+        guard_violations: vec![],
+        guard: Default::default(),
+    }
+}
+
+#[test]
+fn markdown_stays_within_budget_and_says_what_it_left_out() {
+    let p = plan_of(2000, 80);
+    let md = markdown(&p, MARKDOWN_BUDGET, false);
+    assert!(md.chars().count() <= MARKDOWN_BUDGET, "{}", md.len());
+    let shown = md.matches("<details>").count();
+    assert!(shown > 10 && shown < 2000);
+    assert!(
+        md.contains(&format!("**{} more resources not shown:**", 2000 - shown)),
+        "{}",
+        &md[md.len() - 400..]
+    );
+    assert!(md.contains("Unmanaged on the target"));
+}
+
+#[test]
+fn documents_kept_as_text_show_as_documents() {
+    let doc = json!({"kind": "Dashboard", "spec": {"panels": {"a": 1}}});
+    let mut a = action(0, 1);
+    a.address = Address::new(Kind::Dashboard, Some("d".into()));
+    a.fields = vec![FieldChange {
+        path: "dashboard_json".into(),
+        before: None,
+        after: Some(json!(doc.to_string())),
+    }];
+    let mut p = plan_of(0, 0);
+    p.actions = vec![a];
+    let text = text(&p, TextOptions::default());
+    assert!(
+        text.contains("+ dashboard_json: (JSON document, 8 lines)"),
+        "{text}"
+    );
+    let j = json_plan(&p, false);
+    assert_eq!(j["changes"][0]["fields"][0]["after"], doc);
+}
+
+#[test]
+fn small_plans_are_whole() {
+    let md = markdown(&plan_of(3, 10), MARKDOWN_BUDGET, false);
+    assert_eq!(md.matches("<details>").count(), 3);
+    assert!(!md.contains("not shown"));
+    assert!(md.contains("| `+` create | 3 |"));
+}
+
+#[test]
+fn a_huge_resource_is_truncated_not_dropped() {
+    let md = markdown(&plan_of(1, 100_000), MARKDOWN_BUDGET, false);
+    assert!(md.len() <= MARKDOWN_BUDGET);
+    assert!(md.contains("diff truncated"));
+}
+
+/// A plan whose every untrusted string is hostile: slugs, field paths, reasons, warnings.
+fn hostile_plan() -> Plan {
+    let mut p = plan_of(1, 3);
+    let slug =
+        "a\n::warning file=x::pwn\r\u{1b}]0;t\u{7}</b></summary>\n# [x](https://e.example) | `";
+    p.target = "local:dir`\n::error::t".into();
+    p.actions[0].address = Address::new(Kind::Team, Some(slug.into()));
+    p.actions[0].reason = Some("server said:\n::error::x".into());
+    p.actions[0].fields[0].path = "descr\n::warning::iption".into();
+    p.actions[0].source = Some(Source {
+        file: "t\n::x.yaml".into(),
+        line: 1,
+    });
+    p.unmanaged[0].address = Address::new(Kind::Dashboard, Some("u\n::error::u".into()));
+    p.warnings = vec!["the target said <script>\n::warning::w".into()];
+    p
+}
+
+#[test]
+fn hostile_strings_are_inert_in_text() {
+    let text = text(
+        &hostile_plan(),
+        TextOptions {
+            color: false,
+            verbose: true,
+            drift: false,
+        },
+    );
+    for line in text.lines() {
+        assert!(!line.trim_start().starts_with("::"), "{line}\n{text}");
+    }
+    assert!(!text.contains('\r') && !text.contains('\u{1b}') && !text.contains('\u{7}'));
+    assert!(
+        text.contains("+ Team/a\\n::warning file=x::pwn\\r\\u001b]0;t\\u0007"),
+        "{text}"
+    );
+    assert!(
+        text.contains("+ descr\\n::warning::iption: \"xxx\""),
+        "{text}"
+    );
+}
+
+#[test]
+fn hostile_strings_are_inert_in_markdown() {
+    let md = markdown(&hostile_plan(), MARKDOWN_BUDGET, false);
+    for line in md.lines() {
+        assert!(!line.trim_start().starts_with("::"), "{line}\n{md}");
+        assert!(!line.starts_with("# [x]"), "a fake heading: {line}");
+    }
+    assert!(!md.contains("</b></summary>\n"), "{md}");
+    assert!(!md.contains("<script>"), "{md}");
+    assert!(!md.contains("[x](https"), "{md}");
+    assert!(md.contains("&lt;/b&gt;&lt;/summary&gt;"), "{md}");
+    // The reason stays a comment line inside the diff fence.
+    assert!(
+        md.contains("```diff\n# server said:\\n::error::x\n"),
+        "{md}"
+    );
+    assert_eq!(md.matches("<details>").count(), 1);
+    assert_eq!(md.matches("</details>").count(), 1);
+    assert_eq!(md.matches("<summary>").count(), 1);
+    assert!(
+        md.starts_with("### cfgctl plan for `` local:dir`\\n::error::t ``\n"),
+        "{md}"
+    );
+}
+
+#[test]
+fn document_diffs_are_unified() {
+    let d = document_diff(
+        Some(&json!({"a": 1, "b": 2})),
+        Some(&json!({"a": 1, "b": 3})),
+    );
+    assert!(d.contains("--- current\n+++ desired\n"), "{d}");
+    assert!(d.contains("-  \"b\": 2\n+  \"b\": 3\n"), "{d}");
+}
+
+#[test]
+fn json_plan_shape() {
+    let v = json_plan(&plan_of(1, 3), false);
+    assert_eq!(v["format_version"], 1);
+    assert_eq!(v["summary"]["create"], 1);
+    assert_eq!(
+        v["changes"][0]["fields"][0],
+        json!({"path": "description", "before": null, "after": "xxx"})
+    );
+    assert_eq!(v["unmanaged"], json!(["Dashboard/scratch"]));
+    assert!(v["changes"][0].get("step").is_none());
+    assert!(v.get("guards").is_none());
+    let saved = json_plan(&plan_of(1, 3), true);
+    assert!(saved["changes"][0]["step"].get("body").is_some());
+    assert_eq!(saved["guards"]["max_deletes"], 25);
+}
