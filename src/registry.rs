@@ -714,12 +714,6 @@ pub fn object_slug(kind: Kind, object: &serde_json::Value) -> Option<String> {
         .map(str::to_string)
 }
 
-/// Whether a slug can be one path segment of a URL: not empty, not `.` or `..` (which a URL
-/// resolver would fold into the parent path).
-pub fn is_usable_slug(slug: &str) -> bool {
-    !matches!(slug, "" | "." | "..")
-}
-
 impl fmt::Display for Address {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.slug {

@@ -64,8 +64,8 @@ pub fn is_usable_segment(slug: &str) -> bool {
 
 /// Why a slug cannot be used, as one sentence (for every side's error message).
 pub fn unusable_segment_reason(slug: &str) -> String {
-    let shown = crate::output::Inert(slug);
-    format!("the slug \"{shown}\" cannot be used as a URL path segment (a slug must not be empty, `.` or `..`)")
+    // `{:?}` quotes the slug and escapes control characters: the message is inert as it is.
+    format!("the slug {slug:?} cannot be used as a URL path segment (a slug must not be empty, `.` or `..`)")
 }
 
 /// Percent-encodes a path segment (RFC 3986 unreserved characters pass).

@@ -321,7 +321,7 @@ pub fn read_saved(text: &str) -> Result<Plan, SavedPlanError> {
             }
         }
         if let Some(slug) = &address.slug {
-            if !crate::registry::is_usable_slug(slug) {
+            if !crate::wire::is_usable_segment(slug) {
                 return Err(bad("the slug is not usable as a path segment"));
             }
         }
