@@ -16,6 +16,7 @@ mod plan;
 mod property;
 mod pull;
 mod schema;
+mod structure;
 mod support;
 mod traffic;
 mod validate;

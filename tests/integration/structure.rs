@@ -1,0 +1,125 @@
+//! ARCHITECTURE.md's structural invariants, checked against the source: no import circle
+//! among the library's modules, no source file over 600 lines but the registry table, and no
+//! kind named outside the registry (its tests aside). Each failure names the file to look at.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+/// Every library source file with its text, tests cut off (`#[cfg(test)]` to the end, and
+/// the `tests.rs` files of modules).
+fn sources() -> Vec<(PathBuf, String)> {
+    let src = crate::support::root().join("src");
+    let mut out = Vec::new();
+    for entry in walkdir::WalkDir::new(&src).sort_by_file_name() {
+        let entry = entry.unwrap();
+        let path = entry.path();
+        if path.extension().and_then(|e| e.to_str()) != Some("rs") || path.ends_with("tests.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(path).unwrap();
+        let code = match text.find("#[cfg(test)]") {
+            Some(i) => text[..i].to_string(),
+            None => text,
+        };
+        out.push((path.strip_prefix(&src).unwrap().to_path_buf(), code));
+    }
+    out
+}
+
+/// The top-level module a file belongs to (`plan/file.rs` → `plan`).
+fn module_of(path: &std::path::Path) -> String {
+    let first = path
+        .components()
+        .next()
+        .unwrap()
+        .as_os_str()
+        .to_string_lossy();
+    first.trim_end_matches(".rs").to_string()
+}
+
+#[test]
+fn no_import_circle_among_modules() {
+    let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (path, code) in sources() {
+        let from = module_of(&path);
+        for (i, _) in code.match_indices("crate::") {
+            let to: String = code[i + 7..]
+                .chars()
+                .take_while(|c| c.is_ascii_lowercase() || *c == '_')
+                .collect();
+            if !to.is_empty() && to != from {
+                edges.entry(from.clone()).or_default().insert(to);
+            }
+        }
+    }
+    // A module reaches itself through its imports: a circle.
+    let mut circles = Vec::new();
+    for start in edges.keys() {
+        let mut seen = BTreeSet::new();
+        let mut stack: Vec<String> = edges[start].iter().cloned().collect();
+        while let Some(m) = stack.pop() {
+            if &m == start {
+                circles.push(start.clone());
+                break;
+            }
+            if seen.insert(m.clone()) {
+                stack.extend(edges.get(&m).into_iter().flatten().cloned());
+            }
+        }
+    }
+    assert!(
+        circles.is_empty(),
+        "modules in an import circle: {circles:?}\n{edges:#?}"
+    );
+}
+
+#[test]
+fn no_source_file_over_600_lines_but_the_registry_table() {
+    let src = crate::support::root().join("src");
+    let mut long = Vec::new();
+    for entry in walkdir::WalkDir::new(&src).sort_by_file_name() {
+        let entry = entry.unwrap();
+        let path = entry.path();
+        if path.extension().and_then(|e| e.to_str()) != Some("rs") || path.ends_with("registry.rs")
+        {
+            continue;
+        }
+        let lines = std::fs::read_to_string(path).unwrap().lines().count();
+        if lines > 600 {
+            long.push(format!("{} ({lines} lines)", path.display()));
+        }
+    }
+    assert!(long.is_empty(), "split these: {long:?}");
+}
+
+#[test]
+fn only_the_registry_names_a_kind() {
+    let kinds: Vec<String> = cfgctl::registry::KINDS
+        .iter()
+        .map(|d| format!("Kind::{}", d.name))
+        .collect();
+    let mut found = Vec::new();
+    for (path, code) in sources() {
+        if path.ends_with("registry.rs") {
+            continue;
+        }
+        for (n, line) in code.lines().enumerate() {
+            let line = line.split("//").next().unwrap_or("");
+            for k in &kinds {
+                // `Kind::Team` but not `Kind::TeamX` (no kind name is a prefix of another's
+                // variant followed by a letter here, but be exact anyway).
+                if let Some(i) = line.find(k.as_str()) {
+                    let next = line[i + k.len()..].chars().next();
+                    if !next.is_some_and(|c| c.is_ascii_alphanumeric()) {
+                        found.push(format!("src/{}:{}: {}", path.display(), n + 1, line.trim()));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "behaviour that differs by kind belongs in a registry column:\n{}",
+        found.join("\n")
+    );
+}
