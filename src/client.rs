@@ -277,9 +277,10 @@ impl Client {
         &self.throttle
     }
 
-    /// The target's base URL, as shown to users.
+    /// The target's base URL, as shown to users and written into saved plans: without user
+    /// info, query or fragment (a secret can ride there), no trailing slash.
     pub fn target(&self) -> String {
-        self.base.as_str().trim_end_matches('/').to_string()
+        crate::output::display_url(self.base.as_str())
     }
 
     async fn attempt(

@@ -342,6 +342,12 @@ impl<W: Write> Drop for Guarded<W> {
     }
 }
 
+/// Whether what is written to standard output shows colour (a terminal, `--color`,
+/// `NO_COLOR`): renderers style their text only then.
+pub fn stdout_has_color() -> bool {
+    anstream::AutoStream::choice(&io::stdout()) != anstream::ColorChoice::Never
+}
+
 /// Standard output, guarded (colour handled by anstream).
 pub fn stdout() -> Guarded<anstream::AutoStream<io::StdoutLock<'static>>> {
     Guarded::new(anstream::stdout().lock())

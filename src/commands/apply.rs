@@ -91,7 +91,7 @@ pub fn apply(opts: ApplyCommand) -> anyhow::Result<ExitCode> {
         let rendered = crate::render::text(
             &plan,
             crate::render::TextOptions {
-                color: true,
+                color: crate::output::stdout_has_color(),
                 verbose: opts.verbose,
                 drift: false,
             },

@@ -64,7 +64,7 @@ pub async fn connect(t: &TargetOptions) -> anyhow::Result<Connection> {
         (None, None) => anyhow::bail!(
             "no target: pass --url URL (or set CFGCTL_URL) for a tenant, or --local for the embedded local tenant"
         ),
-        (Some(url), None) => (url.clone(), url.trim_end_matches('/').to_string(), None),
+        (Some(url), None) => (url.clone(), None, None),
         (None, Some(path)) => {
             let config = crate::emulator::Config {
                 data: Some(path.clone()),
@@ -77,7 +77,7 @@ pub async fn connect(t: &TargetOptions) -> anyhow::Result<Connection> {
             .await
             .with_context(|| format!("starting the local tenant over {}", path.display()))?;
             let url = emulator.url();
-            (url, format!("local:{}", path.display()), Some(emulator))
+            (url, Some(format!("local:{}", path.display())), Some(emulator))
         }
     };
     let config = crate::client::ClientConfig {
@@ -95,6 +95,8 @@ pub async fn connect(t: &TargetOptions) -> anyhow::Result<Connection> {
         max_pages: t.max_pages,
     };
     let client = crate::client::Client::new(&config)?;
+    // What the target is called in plans: the local store, or the URL as it may be shown.
+    let name = name.unwrap_or_else(|| client.target());
     Ok(Connection {
         client,
         name,

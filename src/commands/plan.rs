@@ -47,7 +47,7 @@ pub fn plan(opts: PlanCommand) -> anyhow::Result<ExitCode> {
             Format::Text => crate::render::text(
                 &plan,
                 crate::render::TextOptions {
-                    color: true,
+                    color: crate::output::stdout_has_color(),
                     verbose: opts.verbose,
                     drift: opts.drift,
                 },
@@ -95,7 +95,7 @@ pub(super) fn render_drift(
     verbose: bool,
 ) -> anyhow::Result<String> {
     Ok(match format {
-        Format::Text => crate::drift::text(plan, known, true, verbose),
+        Format::Text => crate::drift::text(plan, known, crate::output::stdout_has_color(), verbose),
         Format::Json => {
             serde_json::to_string_pretty(&crate::drift::json(plan, known))
                 .context("serialising the drift report")?
