@@ -71,11 +71,11 @@ fn write_corpus(dir: &std::path::Path) {
         std::fs::write(dir.join(format!("seed-{n:03}")), text).expect("write a seed");
     };
     for m in &loaded.manifests {
-        let body = wire::create_body(m.kind, &m.spec, false);
+        let body = wire::create_body(m.kind, &m.spec, wire::Commit::Apply);
         let path = wire::collection_path(m.kind);
         put(format!("POST {path}\n{body}"));
         let item = wire::item_path(m.kind, m.slug.as_deref());
-        let update = wire::update_body(m.kind, &m.spec, true, false);
+        let update = wire::update_body(m.kind, &m.spec, wire::IfMissing::Create, wire::Commit::Apply);
         put(format!("PUT {item}\n{update}"));
     }
     put(format!(
