@@ -86,7 +86,7 @@ pub async fn fetch(client: &Client) -> Result<Fetched, ClientError> {
             let slug = if kind.def().singleton {
                 None
             } else {
-                match item.get("slug").and_then(Value::as_str) {
+                match crate::registry::object_slug(kind, &item).as_deref() {
                     Some(s) if !s.is_empty() && !crate::wire::is_usable_segment(s) => {
                         warnings.push(format!(
                             "the target lists a {kind} that cfgctl cannot address: {}; it is left alone (neither compared, updated nor deleted)",

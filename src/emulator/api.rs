@@ -287,7 +287,7 @@ impl Api {
             }
             None
         } else {
-            match req.object.get("slug").and_then(Value::as_str) {
+            match crate::registry::object_slug(kind, &req.object).as_deref() {
                 Some(slug) if !slug.is_empty() && !wire::is_usable_segment(slug) => {
                     return Err(ApiError::BadRequest(wire::unusable_segment_reason(slug)));
                 }
@@ -345,7 +345,7 @@ impl Api {
             )));
         }
         if let (Some(path_slug), Some(body_slug)) =
-            (slug, req.object.get("slug").and_then(Value::as_str))
+            (slug, crate::registry::object_slug(kind, &req.object).as_deref())
         {
             if !body_slug.is_empty() && body_slug != path_slug {
                 return Err(ApiError::BadRequest(format!(
