@@ -109,10 +109,12 @@ fn main() {
         let Some((method, target)) = line.split_once(' ') else {
             return;
         };
-        let mut api = Api {
-            store: Store::open(None).expect("in-memory store"),
-            page_size: 2,
-        };
+        let mut api = Api::new(
+            Store::open(None).expect("in-memory store"),
+            2,
+            std::sync::Arc::clone(cfgctl::spec::Description::shared_embedded()),
+            true,
+        );
         // Twice: the second request meets what the first one stored (409s, updates, pages).
         for round in 0..2 {
             match run(&mut api, method, target, body.as_bytes()) {
