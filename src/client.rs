@@ -322,7 +322,7 @@ impl Client {
             .get(RETRY_AFTER)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.trim().parse::<u64>().ok())
-            .map(|secs| Duration::from_secs(secs.min(MAX_RETRY_AFTER.as_secs())));
+            .map(|secs| Duration::from_secs(secs).min(self.max_retry_after));
         self.throttle
             .observe(status.as_u16(), retry_after, std::time::Instant::now());
         let request_id = request_id(resp.headers());

@@ -2,7 +2,7 @@
 //! all pages, all kinds concurrently; the singleton by its read). Never one request per
 //! resource.
 
-use futures_util::future::join_all;
+use futures_util::future::try_join_all;
 use serde_json::Value;
 
 use crate::client::{Client, ClientError};
@@ -77,10 +77,11 @@ pub async fn fetch(client: &Client) -> Result<Fetched, ClientError> {
         .map(|d| d.kind)
         .filter(|k| caps.can_read_state(*k))
         .collect();
-    let results = join_all(readable.iter().map(|k| read_kind(client, *k))).await;
+    // The first kind that cannot be read ends the reading: the others are dropped rather than
+    // waited for (a rate-limited target may have paused them for a long `Retry-After`).
+    let results = try_join_all(readable.iter().map(|k| read_kind(client, *k))).await?;
     let mut current = Current::default();
-    for result in results {
-        let (kind, items) = result?;
+    for (kind, items) in results {
         current.known.insert(kind);
         for item in items {
             let slug = if kind.def().singleton {

@@ -344,9 +344,10 @@ impl Api {
                 path_slug,
             )));
         }
-        if let (Some(path_slug), Some(body_slug)) =
-            (slug, crate::registry::object_slug(kind, &req.object).as_deref())
-        {
+        if let (Some(path_slug), Some(body_slug)) = (
+            slug,
+            crate::registry::object_slug(kind, &req.object).as_deref(),
+        ) {
             if !body_slug.is_empty() && body_slug != path_slug {
                 return Err(ApiError::BadRequest(format!(
                     "slug cannot be changed: the path names \"{path_slug}\", the body \"{body_slug}\""
