@@ -421,25 +421,11 @@ fn markdown_entry(d: &Drifted) -> String {
     if body.is_empty() {
         return format!("- {name}\n");
     }
-    const PER_RESOURCE: usize = 20_000;
-    if body.len() > PER_RESOURCE {
-        let mut cut = PER_RESOURCE;
-        while !body.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        body.truncate(cut);
-        body.push_str("\n… (diff truncated; run cfgctl drift for all of it)\n");
-    }
-    // A fence longer than any run of backticks in the body.
-    let fence = "`".repeat(
-        body.split(|c| c != '`')
-            .map(str::len)
-            .max()
-            .unwrap_or(0)
-            .max(2)
-            + 1,
-    );
-    format!("<details><summary>{name}</summary>\n\n{fence}diff\n{body}{fence}\n\n</details>\n")
+    crate::render::cap_details(&mut body, "drift");
+    format!(
+        "<details><summary>{name}</summary>\n\n{}\n</details>\n",
+        crate::render::diff_block(&body)
+    )
 }
 
 /// The JSON plan with a `drift` list: every drifted resource with its class and, for a

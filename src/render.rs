@@ -328,16 +328,7 @@ fn markdown_details(a: &Action) -> String {
             let _ = writeln!(body, "{line}");
         }
     }
-    // One resource may not eat the whole comment.
-    const PER_RESOURCE: usize = 20_000;
-    if body.len() > PER_RESOURCE {
-        let mut cut = PER_RESOURCE;
-        while !body.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        body.truncate(cut);
-        body.push_str("\n… (diff truncated; run cfgctl plan for all of it)\n");
-    }
+    cap_details(&mut body, "plan");
     let loc = a
         .source
         .as_ref()
@@ -352,19 +343,39 @@ fn markdown_details(a: &Action) -> String {
     if body.is_empty() {
         out.push_str("_no field details_\n");
     } else {
-        // A fence longer than any run of backticks in the body.
-        let fence = "`".repeat(
-            body.split(|c| c != '`')
-                .map(str::len)
-                .max()
-                .unwrap_or(0)
-                .max(2)
-                + 1,
-        );
-        let _ = write!(out, "{fence}diff\n{body}{fence}\n");
+        let _ = write!(out, "{}", diff_block(&body));
     }
     out.push_str("\n</details>\n");
     out
+}
+
+/// One resource may not eat the whole comment: its details are cut at 20,000 bytes, with a note
+/// naming the command (`plan`, `drift`) that shows all of it.
+pub(crate) fn cap_details(body: &mut String, command: &str) {
+    const PER_RESOURCE: usize = 20_000;
+    if body.len() > PER_RESOURCE {
+        let mut cut = PER_RESOURCE;
+        while !body.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        body.truncate(cut);
+        body.push_str(&format!(
+            "\n… (diff truncated; run cfgctl {command} for all of it)\n"
+        ));
+    }
+}
+
+/// A `diff` code block around `body`, fenced longer than any run of backticks in it.
+pub(crate) fn diff_block(body: &str) -> String {
+    let fence = "`".repeat(
+        body.split(|c| c != '`')
+            .map(str::len)
+            .max()
+            .unwrap_or(0)
+            .max(2)
+            + 1,
+    );
+    format!("{fence}diff\n{body}{fence}\n")
 }
 
 /// The Markdown plan for a pull-request comment, at most `budget` characters.
