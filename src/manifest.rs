@@ -21,8 +21,11 @@ use crate::settings::{self, Settings};
 use crate::spec::{self, API_VERSION};
 use crate::yaml::{self, Document, Pos, Spans};
 
+mod locate;
 mod read;
 mod shape;
+pub use locate::Locator;
+use locate::{load_plain, spec_spans};
 use read::{display_path, is_hidden, is_manifest_file, read_text, split_json_array};
 use shape::Shape;
 
@@ -175,6 +178,9 @@ fn load_file(path: &Path, shown: &Path, loaded: &mut Loaded) {
         }
     };
     let is_json = path.extension().and_then(|e| e.to_str()) == Some("json");
+    if !is_json && load_plain(&text, shown, loaded) {
+        return;
+    }
     let docs = if is_json {
         match yaml::parse_json(&text) {
             // A JSON file holds one object or an array of them.
@@ -201,14 +207,15 @@ fn load_file(path: &Path, shown: &Path, loaded: &mut Loaded) {
             }
         }
     };
-    for doc in docs {
+    for mut doc in docs {
+        let value = std::mem::take(&mut doc.value);
         let mut ctx = DocCheck {
             file: shown,
             doc: &doc,
             diagnostics: &mut loaded.diagnostics,
             failed: false,
         };
-        if let Some(m) = ctx.check() {
+        if let Some(m) = ctx.check(value) {
             loaded.manifests.push(m);
         }
     }
@@ -245,9 +252,10 @@ impl DocCheck<'_> {
             .unwrap_or(self.doc.start)
     }
 
-    fn check(&mut self) -> Option<Manifest> {
-        let Some(envelope) = self.doc.value.as_object() else {
-            let found = crate::jsonpath::type_name(&self.doc.value);
+    /// Checks the document's value (taken out of it: the spec is kept, never copied).
+    fn check(&mut self, value: Value) -> Option<Manifest> {
+        let Value::Object(mut envelope) = value else {
+            let found = crate::jsonpath::type_name(&value);
             self.error(self.doc.start, Problem::NotMapping { found });
             return None;
         };
@@ -294,27 +302,24 @@ impl DocCheck<'_> {
             }
         }
         let kind = kind?;
-        let spec = match envelope.get("spec") {
+        let spec = match envelope.shift_remove("spec") {
             None => {
                 self.error(self.doc.start, Problem::MissingSpec(kind));
                 return None;
             }
-            Some(Value::Object(spec)) => spec.clone(),
+            Some(Value::Object(spec)) => spec,
             Some(other) => {
                 let pos = self.value_pos("/spec");
                 self.error(
                     pos,
-                    Problem::SpecNotMapping(crate::jsonpath::type_name(other)),
+                    Problem::SpecNotMapping(crate::jsonpath::type_name(&other)),
                 );
                 return None;
             }
         };
-        let mut spans = self.doc.spans.subtree("/spec");
         // The nodes inside an embedded document are checked here and never pointed at later:
         // keeping their positions for the whole run would cost more than the document itself.
-        for embedded in kind.def().embedded_json {
-            spans.remove_below(&format!("/{}", escape_pointer(embedded.field)));
-        }
+        let spans = spec_spans(self.doc, kind);
         let mut spec = Value::Object(spec);
         let bad_embedded = self.embedded_json(kind, &mut spec);
         let slug = if kind.def().singleton {
@@ -481,6 +486,7 @@ impl DocCheck<'_> {
 
 /// Checks across manifests: duplicates, unique fields, undeclared references.
 fn check_set(loaded: &mut Loaded) {
+    let mut locator = Locator::default();
     let mut first_seen: BTreeMap<Address, usize> = BTreeMap::new();
     let mut duplicates = Vec::new();
     for (i, m) in loaded.manifests.iter().enumerate() {
@@ -520,7 +526,7 @@ fn check_set(loaded: &mut Loaded) {
                     let f = &loaded.manifests[first];
                     loaded.diagnostics.push(Diagnostic::error(
                         &m.file,
-                        m.field_pos(&format!("/{field}")),
+                        locator.field_pos(m, &format!("/{field}")),
                         Problem::DuplicateUnique {
                             kind: m.kind,
                             field,
@@ -529,7 +535,7 @@ fn check_set(loaded: &mut Loaded) {
                             first: format!(
                                 "{}:{}",
                                 f.file.display(),
-                                f.field_pos(&format!("/{field}"))
+                                locator.field_pos(f, &format!("/{field}"))
                             ),
                         },
                     ));
@@ -547,7 +553,7 @@ fn check_set(loaded: &mut Loaded) {
             if !first_seen.contains_key(&target) {
                 loaded.diagnostics.push(Diagnostic::warning(
                     &m.file,
-                    m.field_pos(&r.pointer),
+                    locator.field_pos(m, &r.pointer),
                     Problem::UndeclaredReference {
                         from: m.address().to_string(),
                         path: r.path,

@@ -14,6 +14,9 @@ use serde_saphyr::Spanned;
 
 use crate::jsonpath::escape_pointer;
 
+mod plain;
+pub use plain::{parse_documents_plain, PlainDocument};
+
 /// A 1-based line and column.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Default)]
 pub struct Pos {
@@ -95,6 +98,11 @@ impl Spans {
             }
         }
         Spans(out)
+    }
+
+    /// No position kept (a document read by the fast reader).
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
     }
 
     /// Every pointer with its span, in pointer order.

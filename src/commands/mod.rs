@@ -223,7 +223,8 @@ pub(crate) fn plan_fetched(
         &opts,
     ) {
         Ok(p) => p,
-        Err(e) => {
+        Err(mut e) => {
+            loaded.locate(&mut e.0);
             print_diagnostics(&e.0);
             return Err(e.into());
         }
