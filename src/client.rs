@@ -15,9 +15,11 @@ use reqwest::{Method, StatusCode, Url};
 use serde_json::Value;
 
 use crate::registry::{Address, Kind};
-use crate::wire::{self, ErrorBody, ListQuery};
+use crate::wire::{self, ErrorBody};
 
+mod list;
 mod url;
+pub use list::ListError;
 pub use url::{is_loopback_host, parse_base_url, request_url};
 
 /// How to reach a target.
@@ -290,7 +292,7 @@ impl Client {
         query: &str,
         body: Option<&Value>,
         resource: &Option<Address>,
-    ) -> Result<Value, ClientError> {
+    ) -> Result<bytes::Bytes, ClientError> {
         let url = request_url(&self.base, path, query);
         let mut req = self.http.request(method.clone(), &url);
         if let Some(t) = &self.token {
@@ -328,14 +330,7 @@ impl Client {
         let request_id = request_id(resp.headers());
         let bytes = resp.bytes().await.map_err(transport)?;
         if status.is_success() {
-            if bytes.is_empty() {
-                return Ok(Value::Object(Default::default()));
-            }
-            return serde_json::from_slice(&bytes).map_err(|e| ClientError::BadResponse {
-                method: method.clone(),
-                path: path.to_string(),
-                reason: format!("body is not JSON ({e})"),
-            });
+            return Ok(bytes);
         }
         let (message, code) = match serde_json::from_slice::<ErrorBody>(&bytes) {
             Ok(b) => (b.message, b.code),
@@ -373,6 +368,28 @@ impl Client {
         body: Option<&Value>,
         resource: Option<Address>,
     ) -> Result<Value, ClientError> {
+        let bytes = self
+            .call_bytes(method.clone(), path, query, body, resource)
+            .await?;
+        if bytes.is_empty() {
+            return Ok(Value::Object(Default::default()));
+        }
+        serde_json::from_slice(&bytes).map_err(|e| ClientError::BadResponse {
+            method,
+            path: path.to_string(),
+            reason: format!("body is not JSON ({e})"),
+        })
+    }
+
+    /// One API call with retries; the body of the success as received.
+    pub async fn call_bytes(
+        &self,
+        method: Method,
+        path: &str,
+        query: &str,
+        body: Option<&Value>,
+        resource: Option<Address>,
+    ) -> Result<bytes::Bytes, ClientError> {
         let backoff = ExponentialBuilder::default()
             .with_min_delay(self.min_backoff)
             .with_max_delay(Duration::from_secs(10))
@@ -399,53 +416,6 @@ impl Client {
     pub async fn swagger(&self) -> Result<Value, ClientError> {
         self.call(Method::GET, wire::SWAGGER_PATH, "", None, None)
             .await
-    }
-
-    /// Every item of a kind's list, all pages followed; the number of pages.
-    pub async fn list_all(
-        &self,
-        kind: Kind,
-        filters: &ListQuery,
-    ) -> Result<(Vec<Value>, usize), ClientError> {
-        let path = wire::collection_path(kind);
-        let mut query = filters.clone();
-        let mut items = Vec::new();
-        let mut pages = 0;
-        let mut seen = std::collections::HashSet::new();
-        let never_ends = |reason: String| ClientError::BadResponse {
-            method: Method::GET,
-            path: path.clone(),
-            reason: format!("the {kind} list never ends: {reason}"),
-        };
-        loop {
-            let body = self
-                .call(Method::GET, &path, &query.to_query_string(), None, None)
-                .await?;
-            pages += 1;
-            let (page, next) = wire::take_list_response(kind, body).map_err(|reason| {
-                ClientError::BadResponse {
-                    method: Method::GET,
-                    path: path.clone(),
-                    reason,
-                }
-            })?;
-            items.extend(page);
-            if next.is_empty() {
-                return Ok((items, pages));
-            }
-            if !seen.insert(next.clone()) {
-                return Err(never_ends(
-                    "the server returned the same page token twice".into(),
-                ));
-            }
-            if pages >= self.max_pages {
-                return Err(never_ends(format!(
-                    "more than {} pages (--max-pages)",
-                    self.max_pages
-                )));
-            }
-            query.token = Some(next);
-        }
     }
 
     /// One resource, or `None` when the target has no such resource (404).

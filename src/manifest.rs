@@ -43,6 +43,9 @@ pub struct Manifest {
     pub pos: Pos,
     /// Positions of the spec's fields, by JSON pointer inside the spec.
     pub spans: Spans,
+    /// The digest of the spec's comparable form, worked out once by the planner (or ahead,
+    /// on all cores, while the target is read: `plan::prepare`).
+    pub digest: std::sync::OnceLock<[u8; 32]>,
 }
 
 impl Manifest {
@@ -391,6 +394,7 @@ impl DocCheck<'_> {
             file: self.file.to_path_buf(),
             pos: self.doc.start,
             spans,
+            digest: std::sync::OnceLock::new(),
         })
     }
 

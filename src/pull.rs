@@ -233,7 +233,7 @@ fn rewrite_file(
         let Some(current) = input.current.resources.get(address) else {
             continue;
         };
-        let envelope = pulled_envelope(file, address, &doc.value, current, input.ignore)?;
+        let envelope = pulled_envelope(file, address, &doc.value, &current.value(), input.ignore)?;
         wanted.push((doc, address.clone(), envelope));
     }
     // Only the changed entries, when minimal edits can express the change and the result

@@ -3,10 +3,9 @@
 //! resource.
 
 use futures_util::future::try_join_all;
-use serde_json::Value;
 
-use crate::client::{Client, ClientError};
-use crate::plan::{Capabilities, Current};
+use crate::client::{Client, ClientError, ListError};
+use crate::plan::{Capabilities, Current, Object};
 use crate::registry::{Address, Kind, KINDS};
 use crate::wire::ListQuery;
 
@@ -58,14 +57,79 @@ pub fn list_filters(kind: Kind) -> ListQuery {
     q
 }
 
-async fn read_kind(client: &Client, kind: Kind) -> Result<(Kind, Vec<Value>), ClientError> {
+/// One listed object: its slug as the object gives it (`None` for the singleton), or why it
+/// cannot be addressed.
+type Listed = (Result<Option<String>, String>, Object);
+
+async fn read_kind(client: &Client, kind: Kind) -> Result<(Kind, Vec<Listed>), ClientError> {
     if kind.def().singleton {
         let one = client.read(kind, None).await?;
-        return Ok((kind, one.into_iter().collect()));
+        return Ok((
+            kind,
+            one.iter()
+                .map(|v| (Ok(None), Object::new(kind, v)))
+                .collect(),
+        ));
     }
-    let (items, pages) = client.list_all(kind, &list_filters(kind)).await?;
+    // Each page is parsed, normalised and digested on a blocking thread while the next page is
+    // on its way; only the object's text and digest are kept.
+    let mut reading = Vec::new();
+    let pages = client
+        .list_pages(kind, &list_filters(kind), |page| {
+            reading.push(tokio::task::spawn_blocking(move || read_page(kind, &page)));
+            Ok(())
+        })
+        .await
+        .map_err(|e| bad_page(kind, e))?;
+    let mut items = Vec::new();
+    for page in reading {
+        let page = page
+            .await
+            .map_err(|e| bad_page(kind, ListError::Page(format!("reading a page failed: {e}"))))?
+            .map_err(|reason| bad_page(kind, ListError::Page(reason)))?;
+        items.extend(page);
+    }
     tracing::info!(kind = kind.name(), resources = items.len(), pages, "listed");
     Ok((kind, items))
+}
+
+fn bad_page(kind: Kind, e: ListError) -> ClientError {
+    match e {
+        ListError::Client(e) => e,
+        ListError::Page(reason) => ClientError::BadResponse {
+            method: reqwest::Method::GET,
+            path: crate::wire::collection_path(kind),
+            reason,
+        },
+    }
+}
+
+/// The objects of one list page.
+fn read_page(kind: Kind, page: &bytes::Bytes) -> Result<Vec<Listed>, String> {
+    use rayon::prelude::*;
+    let items = crate::wire::list_items(kind, page)?;
+    // The items on all cores (a page of a thousand dashboards is a lot of work for one); each
+    // parsed tree is dropped as soon as its object is made.
+    items
+        .par_iter()
+        .map(|raw| {
+            let (object, value) = Object::listed(kind, page, raw)
+                .map_err(|e| format!("an item is not JSON ({e})"))?;
+            Ok((slug(kind, &value), object))
+        })
+        .collect()
+}
+
+/// The slug of a listed object, or why it cannot be addressed.
+fn slug(kind: Kind, value: &serde_json::Value) -> Result<Option<String>, String> {
+    match crate::registry::object_slug(kind, value).as_deref() {
+        Some(s) if !s.is_empty() && !crate::wire::is_usable_segment(s) => Err(format!(
+            "the target lists a {kind} that cfgctl cannot address: {}; it is left alone (neither compared, updated nor deleted)",
+            crate::wire::unusable_segment_reason(s)
+        )),
+        Some(s) if !s.is_empty() => Ok(Some(s.to_string())),
+        _ => Err(format!("the target listed a {kind} without a slug; skipped")),
+    }
 }
 
 /// Reads capabilities and every readable kind's resources.
@@ -83,28 +147,13 @@ pub async fn fetch(client: &Client) -> Result<Fetched, ClientError> {
     let mut current = Current::default();
     for (kind, items) in results {
         current.known.insert(kind);
-        for item in items {
-            let slug = if kind.def().singleton {
-                None
-            } else {
-                match crate::registry::object_slug(kind, &item).as_deref() {
-                    Some(s) if !s.is_empty() && !crate::wire::is_usable_segment(s) => {
-                        warnings.push(format!(
-                            "the target lists a {kind} that cfgctl cannot address: {}; it is left alone (neither compared, updated nor deleted)",
-                            crate::wire::unusable_segment_reason(s)
-                        ));
-                        continue;
-                    }
-                    Some(s) if !s.is_empty() => Some(s.to_string()),
-                    _ => {
-                        warnings.push(format!(
-                            "the target listed a {kind} without a slug; skipped"
-                        ));
-                        continue;
-                    }
+        for (slug, object) in items {
+            match slug {
+                Ok(slug) => {
+                    current.resources.insert(Address::new(kind, slug), object);
                 }
-            };
-            current.resources.insert(Address::new(kind, slug), item);
+                Err(warning) => warnings.push(warning),
+            }
         }
     }
     for def in KINDS.iter().filter(|d| !caps.can_read_state(d.kind)) {

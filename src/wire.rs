@@ -308,6 +308,46 @@ pub fn take_list_response(kind: Kind, mut body: Value) -> Result<(Vec<Value>, St
     Ok((items, next))
 }
 
+/// The next-page token of a list page as received (empty on the last page), read without
+/// building the page's items.
+pub fn next_page_token(body: &[u8]) -> Result<String, String> {
+    #[derive(serde::Deserialize)]
+    struct Head {
+        #[serde(default)]
+        page: Option<PageInfo>,
+    }
+    #[derive(serde::Deserialize)]
+    struct PageInfo {
+        #[serde(default)]
+        next_token: Option<String>,
+    }
+    if body.is_empty() {
+        return Ok(String::new());
+    }
+    let head: Head =
+        serde_json::from_slice(body).map_err(|e| format!("body is not a JSON list page ({e})"))?;
+    Ok(head.page.and_then(|p| p.next_token).unwrap_or_default())
+}
+
+/// The items of a list page as received, each its own JSON text (parsed by the caller, one by
+/// one); the wrapper key is the kind's.
+pub fn list_items(kind: Kind, body: &[u8]) -> Result<Vec<&serde_json::value::RawValue>, String> {
+    use serde_json::value::RawValue;
+    if body.is_empty() {
+        return Ok(Vec::new());
+    }
+    let def = kind.def();
+    let key = def.plural.unwrap_or(def.singular);
+    let mut top: BTreeMap<std::borrow::Cow<'_, str>, &RawValue> =
+        serde_json::from_slice(body).map_err(|e| format!("body is not a JSON object ({e})"))?;
+    match top.remove(key) {
+        None => Ok(Vec::new()),
+        Some(items) if items.get() == "null" => Ok(Vec::new()),
+        Some(items) => serde_json::from_str(items.get())
+            .map_err(|_| format!("\"{key}\" in the list response is not an array")),
+    }
+}
+
 /// The parameters of one list request.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ListQuery {

@@ -1,4 +1,5 @@
 use super::*;
+use crate::wire::ListQuery;
 
 #[test]
 fn base_urls() {

@@ -163,7 +163,11 @@ pub(crate) async fn load_connect_fetch(
     target: &TargetOptions,
 ) -> anyhow::Result<(manifest::Loaded, Connection, crate::state::Fetched)> {
     let owned = dir.to_path_buf();
-    let mut loading = tokio::task::spawn_blocking(move || load_valid(&owned));
+    let mut loading = tokio::task::spawn_blocking(move || {
+        let loaded = load_valid(&owned)?;
+        crate::plan::prepare(&loaded.manifests);
+        anyhow::Ok(loaded)
+    });
     let reading = async {
         let conn = connect(target).await?;
         let fetched = fetch(&conn).await?;

@@ -91,7 +91,7 @@ pub fn export_files(current: &Current, only: &[Pattern]) -> Result<Vec<ExportedF
         let mut envelope = Map::new();
         envelope.insert("api_version".into(), json!(crate::spec::API_VERSION));
         envelope.insert("kind".into(), json!(address.kind.name()));
-        envelope.insert("spec".into(), manifest_spec(address.kind, object));
+        envelope.insert("spec".into(), manifest_spec(address.kind, &object.value()));
         let text = serde_saphyr::to_string(&Value::Object(envelope)).map_err(|e| ExportError {
             address: address.clone(),
             reason: e.to_string(),
@@ -144,9 +144,7 @@ mod tests {
     fn yaml_round_trips_tricky_scalars() {
         let mut current = Current::default();
         let obj = json!({"slug": "b", "name": "yes", "description": "1.0\nnull: ~", "labels": {"on": "off", "n": "123"}});
-        current
-            .resources
-            .insert(Address::new(Kind::Bucket, Some("b".into())), obj.clone());
+        current.insert(Address::new(Kind::Bucket, Some("b".into())), &obj);
         let files = export_files(&current, &[]).unwrap();
         let docs = crate::yaml::parse_documents(&files[0].text).unwrap();
         assert_eq!(docs[0].value["spec"], obj);

@@ -4,6 +4,7 @@
 //! Architecture invariant: [`plan`] is pure and synchronous. It does no I/O, reads no clock
 //! and no randomness; the same inputs give the same plan, byte for byte.
 
+mod current;
 pub mod file;
 mod guard;
 pub mod newer;
@@ -22,6 +23,7 @@ use crate::registry::{Address, Kind, Op, Ops, KINDS};
 use crate::settings::Settings;
 use normalize::FieldChange;
 
+pub use current::{Current, Object};
 pub use guard::{guards, refusals, CascadeMember, CascadeStatus, Guard, GuardContext};
 
 /// Which operations the target offers, per kind.
@@ -66,32 +68,6 @@ impl Capabilities {
         } else {
             self.has(kind, Op::List)
         }
-    }
-}
-
-/// The target's resources, as read from its lists.
-#[derive(Clone, Debug, Default)]
-pub struct Current {
-    pub resources: BTreeMap<Address, Value>,
-    /// Kinds whose state was read (a kind not here is unknown, not empty).
-    pub known: BTreeSet<Kind>,
-}
-
-impl Current {
-    /// The resources of the current state that reference `address` (sorted).
-    pub fn referrers(&self, address: &Address) -> Vec<Address> {
-        self.resources
-            .iter()
-            .filter(|(a, obj)| {
-                *a != address
-                    && a.kind
-                        .def()
-                        .references_in(obj)
-                        .iter()
-                        .any(|r| r.target == address.kind && Some(&r.slug) == address.slug.as_ref())
-            })
-            .map(|(a, _)| a.clone())
-            .collect()
     }
 }
 
@@ -350,18 +326,19 @@ pub fn plan(
             match current.resources.get(address) {
                 Some(cur) => {
                     newer_fields.extend(
-                        newer::undescribed(kind, cur)
-                            .into_iter()
+                        cur.newer_fields()
+                            .iter()
                             .map(|path| format!("{kind}.{path}")),
                     );
                     let compared = match compared.remove(address) {
                         Some(c @ (Compared::Same | Compared::Differ(..))) => c,
-                        _ => compare(kind, cur, &m.spec, settings),
+                        _ => compare(kind, cur, m, settings),
                     };
                     let Compared::Differ(before, after) = compared else {
                         unchanged += 1;
                         continue;
                     };
+                    let cur = &cur.value();
                     let fp = Some(normalize::fingerprint(kind, cur));
                     if caps.has(kind, Op::Update) {
                         // What the target has and this cfgctl does not manage is kept.
@@ -449,7 +426,7 @@ pub fn plan(
         }
         let in_prune_scope = matches_any(&settings.prune, address);
         if opts.prune && in_prune_scope {
-            let fp = Some(normalize::fingerprint(address.kind, cur));
+            let fp = Some(normalize::fingerprint(address.kind, &cur.value()));
             if caps.has(address.kind, Op::Delete) {
                 actions.push(Action {
                     address: address.clone(),
@@ -498,6 +475,24 @@ pub fn plan(
     })
 }
 
+/// The digest of a manifest's comparable form, worked out once.
+fn digest(m: &Manifest) -> normalize::Digest {
+    normalize::Digest(
+        *m.digest
+            .get_or_init(|| normalize::digest(m.kind, &m.spec).0),
+    )
+}
+
+/// Works out what the planner will ask of every manifest (the digests of their comparable
+/// forms), on all cores: called by the commands while the target is still being read, so the
+/// plan itself only compares digests.
+pub fn prepare(desired: &[Manifest]) {
+    use rayon::prelude::*;
+    desired.par_iter().for_each(|m| {
+        digest(m);
+    });
+}
+
 /// The per-resource work of a plan, done ahead on all cores.
 enum Compared {
     /// The manifest and its current object are the same once normalised.
@@ -528,7 +523,7 @@ fn compare_all(
         .map(|(address, m)| {
             let kind = address.kind;
             let compared = match current.resources.get(address) {
-                Some(cur) if current.known.contains(&kind) => compare(kind, cur, &m.spec, settings),
+                Some(cur) if current.known.contains(&kind) => compare(kind, cur, m, settings),
                 // Embedded documents stay JSON text; `render` parses them for display.
                 _ => Compared::Written(normalize::all_fields(&m.spec, true)),
             };
@@ -545,9 +540,16 @@ fn written(compared: &mut BTreeMap<Address, Compared>, m: &Manifest) -> Vec<Fiel
     }
 }
 
-fn compare(kind: Kind, current: &Value, desired: &Value, settings: &Settings) -> Compared {
-    let before = normalize::normalize(kind, current, &settings.ignore);
-    let after = normalize::normalize(kind, desired, &settings.ignore);
+/// Digests first: an object whose comparable form has the manifest's digest is unchanged and
+/// is never parsed again. `ignore` rules of the kind (which the digests leave out) and a
+/// difference compare the normalised forms in full.
+fn compare(kind: Kind, current: &Object, desired: &Manifest, settings: &Settings) -> Compared {
+    let ignores = settings.ignore.iter().any(|r| r.kind == kind);
+    if !ignores && current.digest() == digest(desired) {
+        return Compared::Same;
+    }
+    let before = normalize::normalize(kind, &current.value(), &settings.ignore);
+    let after = normalize::normalize(kind, &desired.spec, &settings.ignore);
     if before == after {
         Compared::Same
     } else {

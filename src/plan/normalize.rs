@@ -6,16 +6,15 @@
 //! its volatile members and zero values removed, `ignore` paths removed, keys sorted and
 //! integral numbers written as integers.
 
-use std::collections::BTreeMap;
-
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::registry::{is_zero, Kind};
 use crate::semantics::{KindSemantics, Semantics};
 use crate::settings::IgnoreRule;
 use crate::spec;
 
-/// The comparable form of an object of a kind.
+/// The comparable form of an object of a kind. One new tree (the manifest form), then every
+/// step in place: no step copies the object again.
 pub fn normalize(kind: Kind, object: &Value, ignore: &[IgnoreRule]) -> Value {
     let def = kind.def();
     let semantics = Semantics::embedded().kind(kind);
@@ -27,61 +26,80 @@ pub fn normalize(kind: Kind, object: &Value, ignore: &[IgnoreRule]) -> Value {
     if let Value::Object(map) = &mut v {
         // Embedded documents have no schema: zero values go at every depth.
         for embedded in def.embedded_json {
-            let Some(doc) = map.get(embedded.field) else {
-                continue;
-            };
-            match strip_zero(doc) {
-                Some(doc) => map.insert(embedded.field.to_string(), doc),
-                None => map.shift_remove(embedded.field),
-            };
+            if map.get_mut(embedded.field).is_some_and(strip_zero) {
+                map.shift_remove(embedded.field);
+            }
         }
     }
     for rule in ignore.iter().filter(|r| r.kind == kind) {
         crate::jsonpath::remove_path(&mut v, &rule.path);
     }
-    let mut v = tidy(&v);
+    tidy(&mut v);
     semantics.sort_sets(&mut v);
     v
 }
 
-/// Drops zero values recursively (inside embedded documents, which have no schema).
-fn strip_zero(value: &Value) -> Option<Value> {
-    let out = match value {
-        Value::Object(map) => Value::Object(
-            map.iter()
-                .filter_map(|(k, v)| strip_zero(v).map(|v| (k.clone(), v)))
-                .collect(),
-        ),
-        Value::Array(items) => Value::Array(
-            items
-                .iter()
-                .map(|v| strip_zero(v).unwrap_or_else(|| v.clone()))
-                .collect(),
-        ),
-        other => other.clone(),
-    };
-    (!is_zero(&out)).then_some(out)
+/// The digest of an object's comparable form without `ignore` rules (which the caller
+/// applies by comparing in full): two objects have the same digest exactly when their
+/// normalised forms are equal (BLAKE3 of the form's JSON, whose keys `tidy` sorted).
+pub fn digest(kind: Kind, object: &Value) -> Digest {
+    digest_of_normalized(&normalize(kind, object, &[]))
 }
 
-/// Keys sorted, integral numbers as integers (`50.0` = `50`).
-fn tidy(value: &Value) -> Value {
+/// The digest of an already normalised form.
+pub fn digest_of_normalized(normalized: &Value) -> Digest {
+    let mut hasher = blake3::Hasher::new();
+    // Writing into a hasher cannot fail.
+    let _ = serde_json::to_writer(&mut hasher, normalized);
+    Digest(*hasher.finalize().as_bytes())
+}
+
+/// See [`digest`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Digest(pub [u8; 32]);
+
+/// Drops zero values recursively, in place (inside embedded documents, which have no schema);
+/// true when the value is zero afterwards. A list keeps its members, each stripped unless
+/// stripping would leave it zero (then it stays as written).
+fn strip_zero(value: &mut Value) -> bool {
+    match value {
+        Value::Object(map) => map.retain(|_, v| !strip_zero(v)),
+        Value::Array(items) => {
+            for item in items.iter_mut() {
+                if !zero_when_stripped(item) {
+                    strip_zero(item);
+                }
+            }
+        }
+        _ => {}
+    }
+    is_zero(value)
+}
+
+/// Whether [`strip_zero`] would leave the value zero (without changing it).
+fn zero_when_stripped(value: &Value) -> bool {
+    match value {
+        Value::Object(map) => map.values().all(zero_when_stripped),
+        other => is_zero(other),
+    }
+}
+
+/// Keys sorted, integral numbers as integers (`50.0` = `50`), in place.
+fn tidy(value: &mut Value) {
     match value {
         Value::Object(map) => {
-            let sorted: BTreeMap<&String, Value> = map.iter().map(|(k, v)| (k, tidy(v))).collect();
-            Value::Object(
-                sorted
-                    .into_iter()
-                    .map(|(k, v)| (k.clone(), v))
-                    .collect::<Map<_, _>>(),
-            )
+            map.sort_keys();
+            map.values_mut().for_each(tidy);
         }
-        Value::Array(items) => Value::Array(items.iter().map(tidy).collect()),
-        Value::Number(n) => match (n.as_i64(), n.as_u64(), n.as_f64()) {
-            (Some(_), _, _) | (_, Some(_), _) => value.clone(),
-            (None, None, Some(f)) if f.fract() == 0.0 && f.abs() < 9.0e15 => Value::from(f as i64),
-            _ => value.clone(),
-        },
-        other => other.clone(),
+        Value::Array(items) => items.iter_mut().for_each(tidy),
+        Value::Number(n) => {
+            if let (None, None, Some(f)) = (n.as_i64(), n.as_u64(), n.as_f64()) {
+                if f.fract() == 0.0 && f.abs() < 9.0e15 {
+                    *value = Value::from(f as i64);
+                }
+            }
+        }
+        _ => {}
     }
 }
 

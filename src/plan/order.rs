@@ -88,7 +88,7 @@ fn edges(actions: &[Action], current: &Current, caps: &Capabilities) -> Vec<Edge
                     let Some(cur) = current.resources.get(&x.address) else {
                         continue;
                     };
-                    for r in x.address.kind.def().references_in(cur) {
+                    for r in cur.references() {
                         if Address::new(r.target, Some(r.slug.clone())) == a.address {
                             out.push(Edge {
                                 from: j,
@@ -229,7 +229,7 @@ pub fn order(
                 let Some(cur) = current.resources.get(&address) else {
                     return Err(vec![cycle_error(&members, &actions, desired)]);
                 };
-                let mut body = crate::spec::canonical(address.kind, cur);
+                let mut body = crate::spec::canonical(address.kind, &cur.value());
                 crate::spec::strip_server_owned(address.kind, &mut body);
                 let before = body.pointer(&pointer).cloned();
                 removes_pointer(&mut body, &pointer);

@@ -14,6 +14,7 @@ fn manifest(kind: Kind, spec: Value) -> Manifest {
         file: PathBuf::from(format!("{}.yaml", kind.def().path)),
         pos: Pos::new(1, 1),
         spans: Spans::default(),
+        digest: Default::default(),
     }
 }
 
@@ -24,7 +25,7 @@ fn current(items: &[(Kind, Value)]) -> Current {
     };
     for (kind, v) in items {
         let slug = v.get("slug").and_then(Value::as_str).map(str::to_string);
-        c.resources.insert(Address::new(*kind, slug), v.clone());
+        c.insert(Address::new(*kind, slug), v);
     }
     c
 }

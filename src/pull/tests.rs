@@ -112,9 +112,7 @@ fn pull_files(files: &[(&str, &str)], current: &[(Kind, &str, Value)]) -> Pulled
     assert_eq!(loaded.error_count(), 0, "{:?}", loaded.diagnostics);
     let mut state = Current::default();
     for (kind, slug, object) in current {
-        state
-            .resources
-            .insert(Address::new(*kind, Some(slug.to_string())), object.clone());
+        state.insert(Address::new(*kind, Some(slug.to_string())), object);
     }
     state.known = crate::registry::KINDS.iter().map(|d| d.kind).collect();
     let plan = crate::plan::plan(
@@ -341,7 +339,7 @@ mod property {
             prop_assert_eq!(loaded.error_count(), 0, "{:?}\n{}", loaded.diagnostics, new_text);
             let mut state = Current::default();
             for (kind, slug, object) in &current {
-                state.resources.insert(Address::new(*kind, Some(slug.clone())), object.clone());
+                state.insert(Address::new(*kind, Some(slug.clone())), object);
             }
             state.known = crate::registry::KINDS.iter().map(|d| d.kind).collect();
             let plan = crate::plan::plan(

@@ -80,6 +80,7 @@ fn manifest(kind: Kind, spec: Value) -> Manifest {
         file: format!("{}.yaml", kind.def().path).into(),
         pos: Pos::new(1, 1),
         spans: Spans::default(),
+        digest: Default::default(),
     }
 }
 

@@ -1,0 +1,96 @@
+//! Walking a kind's list: every page followed, the token checked for cycles and the walk
+//! bounded by `--max-pages`; each page handed over as received.
+
+use reqwest::Method;
+use serde_json::Value;
+
+use super::{Client, ClientError};
+use crate::registry::Kind;
+use crate::wire::{self, ListQuery};
+
+/// Why a list walk ended early: the target, or the caller's reading of a page.
+#[derive(Debug, thiserror::Error)]
+pub enum ListError {
+    #[error(transparent)]
+    Client(#[from] ClientError),
+    #[error("{0}")]
+    Page(String),
+}
+
+impl Client {
+    /// Every item of a kind's list, all pages followed; the number of pages.
+    pub async fn list_all(
+        &self,
+        kind: Kind,
+        filters: &ListQuery,
+    ) -> Result<(Vec<Value>, usize), ClientError> {
+        let path = wire::collection_path(kind);
+        let mut items = Vec::new();
+        let pages = self
+            .list_pages(kind, filters, |page| {
+                let body: Value =
+                    serde_json::from_slice(&page).map_err(|e| format!("body is not JSON ({e})"))?;
+                let (page, _) = wire::take_list_response(kind, body)?;
+                items.extend(page);
+                Ok(())
+            })
+            .await
+            .map_err(|e| match e {
+                ListError::Client(e) => e,
+                ListError::Page(reason) => ClientError::BadResponse {
+                    method: Method::GET,
+                    path: path.clone(),
+                    reason,
+                },
+            })?;
+        Ok((items, pages))
+    }
+
+    /// Every page of a kind's list as received, handed to `each` as soon as it has arrived and
+    /// its next-page token was read (so the caller can work on it while the next page is on its
+    /// way); the number of pages. `each` says why a page is unusable, which ends the walk.
+    pub async fn list_pages(
+        &self,
+        kind: Kind,
+        filters: &ListQuery,
+        mut each: impl FnMut(bytes::Bytes) -> Result<(), String>,
+    ) -> Result<usize, ListError> {
+        let path = wire::collection_path(kind);
+        let mut query = filters.clone();
+        let mut pages = 0;
+        let mut seen = std::collections::HashSet::new();
+        let never_ends = |reason: String| ClientError::BadResponse {
+            method: Method::GET,
+            path: path.clone(),
+            reason: format!("the {kind} list never ends: {reason}"),
+        };
+        loop {
+            let body = self
+                .call_bytes(Method::GET, &path, &query.to_query_string(), None, None)
+                .await?;
+            pages += 1;
+            let next = wire::next_page_token(&body).map_err(|reason| ClientError::BadResponse {
+                method: Method::GET,
+                path: path.clone(),
+                reason,
+            })?;
+            each(body).map_err(ListError::Page)?;
+            if next.is_empty() {
+                return Ok(pages);
+            }
+            if !seen.insert(next.clone()) {
+                return Err(
+                    never_ends("the server returned the same page token twice".into()).into(),
+                );
+            }
+            if pages >= self.max_pages {
+                return Err(never_ends(format!(
+                    "more than {} pages (--max-pages)",
+                    self.max_pages
+                ))
+                .into());
+            }
+            query.token = Some(next);
+        }
+    }
+}
