@@ -421,6 +421,30 @@ mod tests {
     use super::*;
 
     #[test]
+    fn list_pages_read_without_their_items() {
+        let page = br#"{"dashboards": [{"slug": "a"}], "page": {"next_token": "t1"}}"#;
+        assert_eq!(next_page_token(page).unwrap(), "t1");
+        assert_eq!(next_page_token(br#"{"dashboards": []}"#).unwrap(), "");
+        assert_eq!(next_page_token(b"").unwrap(), "");
+        assert!(next_page_token(b"<html>")
+            .unwrap_err()
+            .contains("not a JSON list page"));
+        let items = list_items(Kind::Dashboard, page).unwrap();
+        assert_eq!(items.len(), 1);
+        assert_eq!(items[0].get(), r#"{"slug": "a"}"#);
+        assert!(list_items(Kind::Dashboard, br#"{"page": {}}"#)
+            .unwrap()
+            .is_empty());
+        assert!(list_items(Kind::Dashboard, br#"{"dashboards": null}"#)
+            .unwrap()
+            .is_empty());
+        assert_eq!(
+            list_items(Kind::Dashboard, br#"{"dashboards": {"slug": "a"}}"#).unwrap_err(),
+            "\"dashboards\" in the list response is not an array"
+        );
+    }
+
+    #[test]
     fn unusable_segments() {
         for bad in ["", ".", ".."] {
             assert!(!is_usable_segment(bad), "{bad:?}");

@@ -109,3 +109,43 @@ impl Object {
         &self.newer
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_listed_object_is_its_slice_of_the_page() {
+        let page = bytes::Bytes::from_static(
+            br#"{"buckets": [{"slug": "a", "name": "A", "team_slug": "t"}, {"slug": "b", "name": "B"}], "page": {}}"#,
+        );
+        let items = crate::wire::list_items(Kind::Bucket, &page).unwrap();
+        assert_eq!(items.len(), 2);
+        let (first, value) = Object::listed(Kind::Bucket, &page, items[0]).unwrap();
+        assert_eq!(value, json!({"slug": "a", "name": "A", "team_slug": "t"}));
+        assert_eq!(first.value(), value);
+        // The text is the page's own bytes, not a copy.
+        assert!(page.as_ptr_range().contains(&first.raw.as_ptr()));
+        assert_eq!(first.digest(), Object::new(Kind::Bucket, &value).digest());
+        assert_eq!(first.references().len(), 1);
+        assert_eq!(first.references()[0].target, Kind::Team);
+
+        let mut current = Current::default();
+        current
+            .resources
+            .insert(Address::new(Kind::Bucket, Some("a".into())), first);
+        current.insert(
+            Address::new(Kind::Team, Some("t".into())),
+            &json!({"slug": "t", "name": "T"}),
+        );
+        assert_eq!(
+            current.referrers(&Address::new(Kind::Team, Some("t".into()))),
+            vec![Address::new(Kind::Bucket, Some("a".into()))]
+        );
+        assert_eq!(
+            current.value(&Address::new(Kind::Team, Some("t".into()))),
+            Some(json!({"slug": "t", "name": "T"}))
+        );
+    }
+}

@@ -271,8 +271,39 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// Equal normalised forms, checked to agree with equal digests (every test of this module
+    /// checks the digests too).
     fn same(kind: Kind, a: Value, b: Value) -> bool {
-        normalize(kind, &a, &[]) == normalize(kind, &b, &[])
+        let equal = normalize(kind, &a, &[]) == normalize(kind, &b, &[]);
+        assert_eq!(equal, digest(kind, &a) == digest(kind, &b), "{a} / {b}");
+        equal
+    }
+
+    #[test]
+    fn digests_ignore_key_order_and_integral_floats() {
+        let a = json!({"slug": "b", "name": "B", "labels": {"x": "1", "a": "2"}});
+        let b = json!({"labels": {"a": "2", "x": "1"}, "name": "B", "slug": "b"});
+        assert_eq!(digest(Kind::Bucket, &a), digest(Kind::Bucket, &b));
+        assert!(same(
+            Kind::Dashboard,
+            json!({"slug": "d", "name": "D", "dashboard_json": "{\"w\": 50.0, \"k\": [1]}"}),
+            json!({"slug": "d", "name": "D", "dashboard_json": "{\"k\": [1], \"w\": 50}"})
+        ));
+        assert!(!same(
+            Kind::Bucket,
+            json!({"slug": "b", "name": "B"}),
+            json!({"slug": "b", "name": "C"})
+        ));
+    }
+
+    #[test]
+    fn embedded_zero_values_go_at_every_depth_but_list_members_stay() {
+        let mut v =
+            json!({"a": [{"x": 0}, {"x": 1, "y": ""}, 0, []], "b": {"c": {"d": false}}, "e": 2});
+        assert!(!strip_zero(&mut v));
+        assert_eq!(v, json!({"a": [{"x": 0}, {"x": 1}, 0, []], "e": 2}));
+        let mut zero = json!({"a": {"b": [], "c": null}});
+        assert!(strip_zero(&mut zero));
     }
 
     #[test]
