@@ -5,7 +5,7 @@
 use futures_util::future::try_join_all;
 
 use crate::client::{Client, ClientError, ListError};
-use crate::plan::{Capabilities, Current, Object};
+use crate::plan::{Capabilities, Current, Expected, Object};
 use crate::registry::{Address, Kind, KINDS};
 use crate::wire::ListQuery;
 
@@ -61,7 +61,11 @@ pub fn list_filters(kind: Kind) -> ListQuery {
 /// cannot be addressed.
 type Listed = (Result<Option<String>, String>, Object);
 
-async fn read_kind(client: &Client, kind: Kind) -> Result<(Kind, Vec<Listed>), ClientError> {
+async fn read_kind(
+    client: &Client,
+    kind: Kind,
+    expected: &Expected,
+) -> Result<(Kind, Vec<Listed>), ClientError> {
     if kind.def().singleton {
         let one = client.read(kind, None).await?;
         return Ok((
@@ -76,7 +80,10 @@ async fn read_kind(client: &Client, kind: Kind) -> Result<(Kind, Vec<Listed>), C
     let mut reading = Vec::new();
     let pages = client
         .list_pages(kind, &list_filters(kind), |page| {
-            reading.push(tokio::task::spawn_blocking(move || read_page(kind, &page)));
+            let expected = expected.clone();
+            reading.push(tokio::task::spawn_blocking(move || {
+                read_page(kind, &page, &expected)
+            }));
             Ok(())
         })
         .await
@@ -105,7 +112,7 @@ fn bad_page(kind: Kind, e: ListError) -> ClientError {
 }
 
 /// The objects of one list page.
-fn read_page(kind: Kind, page: &bytes::Bytes) -> Result<Vec<Listed>, String> {
+fn read_page(kind: Kind, page: &bytes::Bytes, expected: &Expected) -> Result<Vec<Listed>, String> {
     use rayon::prelude::*;
     let items = crate::wire::list_items(kind, page)?;
     // The items on all cores (a page of a thousand dashboards is a lot of work for one); each
@@ -113,9 +120,13 @@ fn read_page(kind: Kind, page: &bytes::Bytes) -> Result<Vec<Listed>, String> {
     items
         .par_iter()
         .map(|raw| {
-            let (object, value) = Object::listed(kind, page, raw)
+            let (mut object, value) = Object::listed(kind, page, raw)
                 .map_err(|e| format!("an item is not JSON ({e})"))?;
-            Ok((slug(kind, &value), object))
+            let slug = slug(kind, &value);
+            if let Ok(slug) = &slug {
+                object.release_if_expected(&Address::new(kind, slug.clone()), expected);
+            }
+            Ok((slug, object))
         })
         .collect()
 }
@@ -134,6 +145,12 @@ fn slug(kind: Kind, value: &serde_json::Value) -> Result<Option<String>, String>
 
 /// Reads capabilities and every readable kind's resources.
 pub async fn fetch(client: &Client) -> Result<Fetched, ClientError> {
+    fetch_expecting(client, &Expected::default()).await
+}
+
+/// [`fetch`], letting go of the text of each object its manifest describes exactly, as soon as
+/// the manifests' digests are known (see [`Expected`]).
+pub async fn fetch_expecting(client: &Client, expected: &Expected) -> Result<Fetched, ClientError> {
     let (caps, warning) = capabilities(client).await?;
     let mut warnings: Vec<String> = warning.into_iter().collect();
     let readable: Vec<Kind> = KINDS
@@ -143,7 +160,7 @@ pub async fn fetch(client: &Client) -> Result<Fetched, ClientError> {
         .collect();
     // The first kind that cannot be read ends the reading: the others are dropped rather than
     // waited for (a rate-limited target may have paused them for a long `Retry-After`).
-    let results = try_join_all(readable.iter().map(|k| read_kind(client, *k))).await?;
+    let results = try_join_all(readable.iter().map(|k| read_kind(client, *k, expected))).await?;
     let mut current = Current::default();
     for (kind, items) in results {
         current.known.insert(kind);

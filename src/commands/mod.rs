@@ -163,14 +163,19 @@ pub(crate) async fn load_connect_fetch(
     target: &TargetOptions,
 ) -> anyhow::Result<(manifest::Loaded, Connection, crate::state::Fetched)> {
     let owned = dir.to_path_buf();
+    let expected = crate::plan::Expected::default();
+    let expecting = expected.clone();
     let mut loading = tokio::task::spawn_blocking(move || {
         let loaded = load_valid(&owned)?;
         crate::plan::prepare(&loaded.manifests);
+        expecting.set(&loaded.manifests, &loaded.settings);
         anyhow::Ok(loaded)
     });
     let reading = async {
         let conn = connect(target).await?;
-        let fetched = fetch(&conn).await?;
+        let fetched = crate::state::fetch_expecting(&conn.client, &expected)
+            .await
+            .with_context(|| format!("reading the current state of {}", conn.name))?;
         anyhow::Ok((conn, fetched))
     };
     tokio::pin!(reading);
@@ -182,10 +187,12 @@ pub(crate) async fn load_connect_fetch(
         }
     };
     let loaded = loaded.context("loading the manifests")??;
-    let (conn, fetched) = match read {
+    let (conn, mut fetched) = match read {
         Some(r) => r?,
         None => reading.await?,
     };
+    // Pages read before the digests were known kept every object's text.
+    fetched.current.release_expected(&expected);
     Ok((loaded, conn, fetched))
 }
 

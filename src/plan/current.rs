@@ -5,6 +5,7 @@
 //! object is parsed again only where it changes (or is exported, pulled, deleted).
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, OnceLock};
 
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -32,6 +33,13 @@ impl Current {
         self.resources.get(address).map(Object::value)
     }
 
+    /// Lets go of the text of every object that is as expected (see [`Expected`]).
+    pub fn release_expected(&mut self, expected: &Expected) {
+        for (address, object) in &mut self.resources {
+            object.release_if_expected(address, expected);
+        }
+    }
+
     /// The resources of the current state that reference `address` (sorted).
     pub fn referrers(&self, address: &Address) -> Vec<Address> {
         self.resources
@@ -52,8 +60,9 @@ impl Current {
 #[derive(Clone, Debug)]
 pub struct Object {
     /// The object's JSON text: a slice of the page it was listed in (the page's buffer is
-    /// shared by its objects, not copied into 10,000 small allocations).
-    raw: bytes::Bytes,
+    /// shared by its objects, not copied into 10,000 small allocations). `None` once let go
+    /// (an object its manifest describes exactly: see [`Expected`]).
+    raw: Option<bytes::Bytes>,
     digest: Digest,
     references: Vec<FoundReference>,
     newer: Vec<String>,
@@ -81,7 +90,7 @@ impl Object {
 
     fn with_raw(kind: Kind, value: &Value, raw: bytes::Bytes) -> Object {
         Object {
-            raw,
+            raw: Some(raw),
             digest: normalize::digest(kind, value),
             references: kind.def().references_in(value),
             newer: super::newer::undescribed(kind, value).into_iter().collect(),
@@ -89,9 +98,22 @@ impl Object {
     }
 
     /// The object, parsed from its text (which was parsed once already, so this cannot fail;
-    /// `null` if it ever did).
+    /// `null` if it ever did). An object let go of (unchanged: nothing is ever done with it
+    /// but count it) is `null` too.
     pub fn value(&self) -> Value {
-        serde_json::from_slice(&self.raw).unwrap_or(Value::Null)
+        match &self.raw {
+            Some(raw) => serde_json::from_slice(raw).unwrap_or(Value::Null),
+            None => Value::Null,
+        }
+    }
+
+    /// Lets go of the text when the object is as expected; true when it did.
+    pub fn release_if_expected(&mut self, address: &Address, expected: &Expected) -> bool {
+        let release = expected.matches(address, self.digest);
+        if release {
+            self.raw = None;
+        }
+        release
     }
 
     /// The digest of the object's comparable form (without `ignore` rules).
@@ -107,6 +129,35 @@ impl Object {
     /// Paths of the fields this cfgctl's API description lacks (a newer server's).
     pub fn newer_fields(&self) -> &[String] {
         &self.newer
+    }
+}
+
+/// The digests of the manifests a plan will compare, handed to the reading of the target as
+/// soon as they are worked out (the manifests load while the target is read): an object listed
+/// with exactly its manifest's digest is unchanged, so its text is let go at once and a
+/// no-change plan holds digests, not the tenant. Kinds with `ignore` rules are left out (their
+/// comparison needs both objects in full).
+#[derive(Clone, Debug, Default)]
+pub struct Expected(Arc<OnceLock<BTreeMap<Address, Digest>>>);
+
+impl Expected {
+    /// Sets the digests (once; later calls change nothing).
+    pub fn set(&self, desired: &[crate::manifest::Manifest], settings: &crate::settings::Settings) {
+        let digests = desired
+            .iter()
+            .filter(|m| !settings.ignore.iter().any(|r| r.kind == m.kind))
+            .map(|m| (m.address(), super::digest(m)))
+            .collect();
+        let _ = self.0.set(digests);
+    }
+
+    /// Whether the object at `address` has its manifest's digest (false while the digests are
+    /// not known yet).
+    pub fn matches(&self, address: &Address, digest: Digest) -> bool {
+        self.0
+            .get()
+            .and_then(|d| d.get(address))
+            .is_some_and(|d| *d == digest)
     }
 }
 
@@ -126,7 +177,9 @@ mod tests {
         assert_eq!(value, json!({"slug": "a", "name": "A", "team_slug": "t"}));
         assert_eq!(first.value(), value);
         // The text is the page's own bytes, not a copy.
-        assert!(page.as_ptr_range().contains(&first.raw.as_ptr()));
+        assert!(page
+            .as_ptr_range()
+            .contains(&first.raw.as_ref().unwrap().as_ptr()));
         assert_eq!(first.digest(), Object::new(Kind::Bucket, &value).digest());
         assert_eq!(first.references().len(), 1);
         assert_eq!(first.references()[0].target, Kind::Team);
@@ -147,5 +200,43 @@ mod tests {
             current.value(&Address::new(Kind::Team, Some("t".into()))),
             Some(json!({"slug": "t", "name": "T"}))
         );
+    }
+
+    #[test]
+    fn an_object_as_expected_lets_go_of_its_text() {
+        let spec = json!({"slug": "a", "name": "A"});
+        let m = crate::manifest::Manifest {
+            kind: Kind::Bucket,
+            slug: Some("a".into()),
+            spec: spec.clone(),
+            file: "b.yaml".into(),
+            pos: crate::yaml::Pos::new(1, 1),
+            spans: Default::default(),
+            digest: Default::default(),
+        };
+        let a = Address::new(Kind::Bucket, Some("a".into()));
+        let b = Address::new(Kind::Bucket, Some("b".into()));
+        let mut current = Current::default();
+        // The server fills in what the manifest leaves out: still the same comparable form.
+        current.insert(a.clone(), &json!({"slug": "a", "name": "A", "created_at": "x"}));
+        current.insert(b.clone(), &json!({"slug": "b", "name": "B"}));
+        let expected = Expected::default();
+        current.release_expected(&expected);
+        assert!(current.resources[&a].raw.is_some(), "digests not known yet");
+        expected.set(std::slice::from_ref(&m), &Default::default());
+        current.release_expected(&expected);
+        assert!(current.resources[&a].raw.is_none());
+        assert_eq!(current.value(&b), Some(json!({"slug": "b", "name": "B"})));
+        // A kind with `ignore` rules is compared in full, so nothing of it is let go.
+        let settings = crate::settings::Settings {
+            ignore: vec![crate::settings::IgnoreRule {
+                kind: Kind::Bucket,
+                path: "description".into(),
+            }],
+            ..Default::default()
+        };
+        let other = Expected::default();
+        other.set(std::slice::from_ref(&m), &settings);
+        assert!(!other.matches(&a, current.resources[&a].digest()));
     }
 }

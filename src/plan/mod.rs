@@ -23,7 +23,7 @@ use crate::registry::{Address, Kind, Op, Ops, KINDS};
 use crate::settings::Settings;
 use normalize::FieldChange;
 
-pub use current::{Current, Object};
+pub use current::{Current, Expected, Object};
 pub use guard::{guards, refusals, CascadeMember, CascadeStatus, Guard, GuardContext};
 
 /// Which operations the target offers, per kind.
@@ -476,7 +476,7 @@ pub fn plan(
 }
 
 /// The digest of a manifest's comparable form, worked out once.
-fn digest(m: &Manifest) -> normalize::Digest {
+pub(crate) fn digest(m: &Manifest) -> normalize::Digest {
     normalize::Digest(
         *m.digest
             .get_or_init(|| normalize::digest(m.kind, &m.spec).0),
