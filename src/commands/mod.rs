@@ -169,6 +169,11 @@ pub(crate) async fn load_connect_fetch(
         let loaded = load_valid(&owned)?;
         crate::plan::prepare(&loaded.manifests);
         expecting.set(&loaded.manifests, &loaded.settings);
+        tracing::info!(
+            manifests = loaded.manifests.len(),
+            files = loaded.manifest_files,
+            "loaded"
+        );
         anyhow::Ok(loaded)
     });
     let reading = async {
