@@ -112,16 +112,19 @@ fn bad_page(kind: Kind, e: ListError) -> ClientError {
 }
 
 /// The objects of one list page.
-fn read_page(kind: Kind, page: &bytes::Bytes, expected: &Expected) -> Result<Vec<Listed>, String> {
+fn read_page(
+    kind: Kind,
+    items: &[bytes::Bytes],
+    expected: &Expected,
+) -> Result<Vec<Listed>, String> {
     use rayon::prelude::*;
-    let items = crate::wire::list_items(kind, page)?;
     // The items on all cores (a page of a thousand dashboards is a lot of work for one); each
     // parsed tree is dropped as soon as its object is made.
     items
         .par_iter()
         .map(|raw| {
-            let (mut object, value) = Object::listed(kind, page, raw)
-                .map_err(|e| format!("an item is not JSON ({e})"))?;
+            let (mut object, value) =
+                Object::listed(kind, raw).map_err(|e| format!("an item is not JSON ({e})"))?;
             let slug = slug(kind, &value);
             if let Ok(slug) = &slug {
                 object.release_if_expected(&Address::new(kind, slug.clone()), expected);

@@ -11,6 +11,9 @@ use serde_json::{json, Map, Value};
 
 use crate::registry::{Kind, KindDef, Op};
 
+mod page;
+pub use page::split_list_page;
+
 /// Prefix of every API path.
 pub const API_PREFIX: &str = "/api/v1/config";
 /// Where a target describes itself.
@@ -290,64 +293,6 @@ pub fn parse_list_response(kind: Kind, body: &Value) -> Result<(Vec<Value>, Stri
     Ok((items, next))
 }
 
-/// [`parse_list_response`] taking the body: the items are moved out, not copied.
-pub fn take_list_response(kind: Kind, mut body: Value) -> Result<(Vec<Value>, String), String> {
-    let def = kind.def();
-    let key = def.plural.unwrap_or(def.singular);
-    let next = body
-        .get("page")
-        .and_then(|p| p.get("next_token"))
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string();
-    let items = match body.get_mut(key).map(Value::take) {
-        None | Some(Value::Null) => Vec::new(),
-        Some(Value::Array(items)) => items,
-        Some(_) => return Err(format!("\"{key}\" in the list response is not an array")),
-    };
-    Ok((items, next))
-}
-
-/// The next-page token of a list page as received (empty on the last page), read without
-/// building the page's items.
-pub fn next_page_token(body: &[u8]) -> Result<String, String> {
-    #[derive(serde::Deserialize)]
-    struct Head {
-        #[serde(default)]
-        page: Option<PageInfo>,
-    }
-    #[derive(serde::Deserialize)]
-    struct PageInfo {
-        #[serde(default)]
-        next_token: Option<String>,
-    }
-    if body.is_empty() {
-        return Ok(String::new());
-    }
-    let head: Head =
-        serde_json::from_slice(body).map_err(|e| format!("body is not a JSON list page ({e})"))?;
-    Ok(head.page.and_then(|p| p.next_token).unwrap_or_default())
-}
-
-/// The items of a list page as received, each its own JSON text (parsed by the caller, one by
-/// one); the wrapper key is the kind's.
-pub fn list_items(kind: Kind, body: &[u8]) -> Result<Vec<&serde_json::value::RawValue>, String> {
-    use serde_json::value::RawValue;
-    if body.is_empty() {
-        return Ok(Vec::new());
-    }
-    let def = kind.def();
-    let key = def.plural.unwrap_or(def.singular);
-    let mut top: BTreeMap<std::borrow::Cow<'_, str>, &RawValue> =
-        serde_json::from_slice(body).map_err(|e| format!("body is not a JSON object ({e})"))?;
-    match top.remove(key) {
-        None => Ok(Vec::new()),
-        Some(items) if items.get() == "null" => Ok(Vec::new()),
-        Some(items) => serde_json::from_str(items.get())
-            .map_err(|_| format!("\"{key}\" in the list response is not an array")),
-    }
-}
-
 /// The parameters of one list request.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ListQuery {
@@ -419,30 +364,6 @@ pub fn is_retryable_status(status: u16) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn list_pages_read_without_their_items() {
-        let page = br#"{"dashboards": [{"slug": "a"}], "page": {"next_token": "t1"}}"#;
-        assert_eq!(next_page_token(page).unwrap(), "t1");
-        assert_eq!(next_page_token(br#"{"dashboards": []}"#).unwrap(), "");
-        assert_eq!(next_page_token(b"").unwrap(), "");
-        assert!(next_page_token(b"<html>")
-            .unwrap_err()
-            .contains("not a JSON list page"));
-        let items = list_items(Kind::Dashboard, page).unwrap();
-        assert_eq!(items.len(), 1);
-        assert_eq!(items[0].get(), r#"{"slug": "a"}"#);
-        assert!(list_items(Kind::Dashboard, br#"{"page": {}}"#)
-            .unwrap()
-            .is_empty());
-        assert!(list_items(Kind::Dashboard, br#"{"dashboards": null}"#)
-            .unwrap()
-            .is_empty());
-        assert_eq!(
-            list_items(Kind::Dashboard, br#"{"dashboards": {"slug": "a"}}"#).unwrap_err(),
-            "\"dashboards\" in the list response is not an array"
-        );
-    }
 
     #[test]
     fn unusable_segments() {

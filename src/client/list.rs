@@ -28,10 +28,11 @@ impl Client {
         let mut items = Vec::new();
         let pages = self
             .list_pages(kind, filters, |page| {
-                let body: Value =
-                    serde_json::from_slice(&page).map_err(|e| format!("body is not JSON ({e})"))?;
-                let (page, _) = wire::take_list_response(kind, body)?;
-                items.extend(page);
+                for item in page {
+                    let value: Value = serde_json::from_slice(&item)
+                        .map_err(|e| format!("an item is not JSON ({e})"))?;
+                    items.push(value);
+                }
                 Ok(())
             })
             .await
@@ -46,14 +47,14 @@ impl Client {
         Ok((items, pages))
     }
 
-    /// Every page of a kind's list as received, handed to `each` as soon as it has arrived and
-    /// its next-page token was read (so the caller can work on it while the next page is on its
+    /// Every page of a kind's list, each item as received (a slice of the page), handed to
+    /// `each` as soon as the page has arrived and was split (so the caller can work on it while the next page is on its
     /// way); the number of pages. `each` says why a page is unusable, which ends the walk.
     pub async fn list_pages(
         &self,
         kind: Kind,
         filters: &ListQuery,
-        mut each: impl FnMut(bytes::Bytes) -> Result<(), String>,
+        mut each: impl FnMut(Vec<bytes::Bytes>) -> Result<(), String>,
     ) -> Result<usize, ListError> {
         let path = wire::collection_path(kind);
         let mut query = filters.clone();
@@ -69,12 +70,13 @@ impl Client {
                 .call_bytes(Method::GET, &path, &query.to_query_string(), None, None)
                 .await?;
             pages += 1;
-            let next = wire::next_page_token(&body).map_err(|reason| ClientError::BadResponse {
-                method: Method::GET,
-                path: path.clone(),
-                reason,
-            })?;
-            each(body).map_err(ListError::Page)?;
+            let (next, items) =
+                wire::split_list_page(kind, &body).map_err(|reason| ClientError::BadResponse {
+                    method: Method::GET,
+                    path: path.clone(),
+                    reason,
+                })?;
+            each(items).map_err(ListError::Page)?;
             if next.is_empty() {
                 return Ok(pages);
             }

@@ -7,7 +7,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, OnceLock};
 
-use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::normalize::{self, Digest};
@@ -76,15 +75,11 @@ impl Object {
         Object::with_raw(kind, value, text.into())
     }
 
-    /// The object of a kind as listed: its text (`raw`, borrowed from `page`), and the same
-    /// text parsed.
-    pub fn listed(
-        kind: Kind,
-        page: &bytes::Bytes,
-        raw: &RawValue,
-    ) -> Result<(Object, Value), serde_json::Error> {
-        let value: Value = serde_json::from_str(raw.get())?;
-        let object = Object::with_raw(kind, &value, page.slice_ref(raw.get().as_bytes()));
+    /// The object of a kind as listed: its text (a slice of its page), and the same text
+    /// parsed.
+    pub fn listed(kind: Kind, raw: &bytes::Bytes) -> Result<(Object, Value), serde_json::Error> {
+        let value: Value = serde_json::from_slice(raw)?;
+        let object = Object::with_raw(kind, &value, raw.clone());
         Ok((object, value))
     }
 
@@ -171,9 +166,9 @@ mod tests {
         let page = bytes::Bytes::from_static(
             br#"{"buckets": [{"slug": "a", "name": "A", "team_slug": "t"}, {"slug": "b", "name": "B"}], "page": {}}"#,
         );
-        let items = crate::wire::list_items(Kind::Bucket, &page).unwrap();
+        let (_, items) = crate::wire::split_list_page(Kind::Bucket, &page).unwrap();
         assert_eq!(items.len(), 2);
-        let (first, value) = Object::listed(Kind::Bucket, &page, items[0]).unwrap();
+        let (first, value) = Object::listed(Kind::Bucket, &items[0]).unwrap();
         assert_eq!(value, json!({"slug": "a", "name": "A", "team_slug": "t"}));
         assert_eq!(first.value(), value);
         // The text is the page's own bytes, not a copy.
@@ -218,7 +213,10 @@ mod tests {
         let b = Address::new(Kind::Bucket, Some("b".into()));
         let mut current = Current::default();
         // The server fills in what the manifest leaves out: still the same comparable form.
-        current.insert(a.clone(), &json!({"slug": "a", "name": "A", "created_at": "x"}));
+        current.insert(
+            a.clone(),
+            &json!({"slug": "a", "name": "A", "created_at": "x"}),
+        );
         current.insert(b.clone(), &json!({"slug": "b", "name": "B"}));
         let expected = Expected::default();
         current.release_expected(&expected);

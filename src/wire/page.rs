@@ -1,0 +1,114 @@
+//! Reading a list page as received: one pass, the items left as text.
+
+use serde::Deserialize;
+
+use crate::registry::Kind;
+
+/// A list page as received, read in one pass without building its items: the next-page token
+/// (empty on the last page) and each item as its own slice of the body (the wrapper key is the
+/// kind's; an absent or `null` list is empty).
+pub fn split_list_page(
+    kind: Kind,
+    body: &bytes::Bytes,
+) -> Result<(String, Vec<bytes::Bytes>), String> {
+    use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, Visitor};
+    use serde_json::value::RawValue;
+
+    struct Page<'k>(&'k str);
+    #[derive(Deserialize)]
+    struct PageInfo {
+        #[serde(default)]
+        next_token: Option<String>,
+    }
+    type Split<'a> = (String, Option<Vec<&'a RawValue>>);
+    impl<'de> DeserializeSeed<'de> for Page<'_> {
+        type Value = Split<'de>;
+        fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+            d.deserialize_map(self)
+        }
+    }
+    impl<'de> Visitor<'de> for Page<'_> {
+        type Value = Split<'de>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a list page (a JSON object)")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let (mut next, mut items) = (String::new(), None);
+            while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                if key == self.0 {
+                    let list: Option<Vec<&'de RawValue>> = map.next_value().map_err(|_| {
+                        serde::de::Error::custom(format!(
+                            "\"{}\" in the list response is not an array",
+                            self.0
+                        ))
+                    })?;
+                    items = Some(list.unwrap_or_default());
+                } else if key == "page" {
+                    let page: Option<PageInfo> = map.next_value()?;
+                    next = page.and_then(|p| p.next_token).unwrap_or_default();
+                } else {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+            Ok((next, items))
+        }
+    }
+    if body.is_empty() {
+        return Ok((String::new(), Vec::new()));
+    }
+    let def = kind.def();
+    let key = def.plural.unwrap_or(def.singular);
+    let mut de = serde_json::Deserializer::from_slice(body);
+    let (next, items) = Page(key).deserialize(&mut de).map_err(|e| {
+        let message = e.to_string();
+        if message.contains("in the list response is not an array") {
+            format!("\"{key}\" in the list response is not an array")
+        } else {
+            format!("body is not a JSON list page ({e})")
+        }
+    })?;
+    de.end()
+        .map_err(|e| format!("body is not a JSON list page ({e})"))?;
+    let items = items
+        .unwrap_or_default()
+        .into_iter()
+        .map(|raw| body.slice_ref(raw.get().as_bytes()))
+        .collect();
+    Ok((next, items))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn list_pages_read_without_their_items() {
+        let split = |body: &'static [u8]| {
+            split_list_page(Kind::Dashboard, &bytes::Bytes::from_static(body))
+        };
+        let (next, items) =
+            split(br#"{"dashboards": [{"slug": "a"}, {"slug": "b", "x": [1]}], "page": {"next_token": "t1"}, "other": {"a": 1}}"#)
+                .unwrap();
+        assert_eq!(next, "t1");
+        assert_eq!(
+            items,
+            vec![&br#"{"slug": "a"}"#[..], &br#"{"slug": "b", "x": [1]}"#[..]]
+        );
+        assert_eq!(split(br#"{"page": {}}"#).unwrap(), (String::new(), vec![]));
+        assert_eq!(
+            split(br#"{"dashboards": null}"#).unwrap(),
+            (String::new(), vec![])
+        );
+        assert_eq!(split(b"").unwrap(), (String::new(), vec![]));
+        assert_eq!(
+            split(br#"{"dashboards": {"slug": "a"}}"#).unwrap_err(),
+            "\"dashboards\" in the list response is not an array"
+        );
+        assert!(split(b"<html>")
+            .unwrap_err()
+            .contains("not a JSON list page"));
+        assert!(split(br#"{"dashboards": []} trailing"#)
+            .unwrap_err()
+            .contains("not a JSON list page"));
+    }
+}
