@@ -301,12 +301,13 @@ impl<W: Write> Guarded<W> {
             Some(b) => (b, true),
             None => (text.as_ref(), false),
         };
-        let safe = guard_line(body, false);
-        self.inner.write_all(safe.as_bytes())?;
+        let mut safe = guard_line(body, false);
         if newline {
-            self.inner.write_all(b"\n")?;
+            // The line and its newline in one write: one system call a line on an
+            // unbuffered stream (standard error), not two.
+            safe.push('\n');
         }
-        Ok(())
+        self.inner.write_all(safe.as_bytes())
     }
 
     /// Writes out the buffered partial line (`all`) or only the complete lines.
@@ -359,6 +360,15 @@ pub fn stdout_has_color() -> bool {
 /// Standard output, guarded (colour handled by anstream).
 pub fn stdout() -> Guarded<anstream::AutoStream<io::StdoutLock<'static>>> {
     Guarded::new(anstream::stdout().lock())
+}
+
+/// Standard output, guarded, through a buffer: for a large text (a plan of thousands of
+/// actions), written in large chunks instead of one system call a line. Flushed when dropped.
+pub fn stdout_buffered() -> Guarded<io::BufWriter<anstream::AutoStream<io::StdoutLock<'static>>>> {
+    Guarded::new(io::BufWriter::with_capacity(
+        64 * 1024,
+        anstream::stdout().lock(),
+    ))
 }
 
 /// Standard error, guarded (colour handled by anstream).
