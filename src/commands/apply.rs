@@ -68,7 +68,7 @@ pub fn apply(opts: ApplyCommand) -> anyhow::Result<ExitCode> {
                         conn.name
                     );
                 }
-                let stale = crate::apply::saved::stale(&conn.client, &plan)
+                let stale = crate::apply::saved::stale(&conn.client, &plan, opts.parallelism)
                     .await
                     .context("checking the saved plan against the target")?;
                 if !stale.is_empty() {
