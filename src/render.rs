@@ -196,7 +196,7 @@ fn unmanaged_by_kind(plan: &Plan) -> BTreeMap<String, usize> {
 /// The Terraform-like text plan.
 pub fn text(plan: &Plan, opts: TextOptions) -> String {
     let mut all = String::new();
-    let _ = text_chunks(plan, opts, PARALLEL_FROM, |chunk| {
+    let _ = text_chunks(plan, opts, |chunk| {
         all.push_str(chunk);
         Ok(())
     });
@@ -210,65 +210,13 @@ pub fn write_text(
     plan: &Plan,
     opts: TextOptions,
 ) -> std::io::Result<()> {
-    text_chunks(plan, opts, PARALLEL_FROM, |chunk| {
-        w.write_all(chunk.as_bytes())
-    })
+    text_chunks(plan, opts, |chunk| w.write_all(chunk.as_bytes()))
 }
 
-/// The text of one action: its heading line and its field lines.
-fn action_text(out: &mut String, a: &Action, opts: TextOptions) {
-    let st = style_for(a.action, opts.color);
-    let _ = writeln!(
-        out,
-        "\n  {st}{} {}{st:#}{}",
-        a.action.symbol(),
-        Inert(&a.address),
-        location(a)
-    );
-    match a.action {
-        ActionKind::Unsupported => {
-            let intended = a.intended.map(ActionKind::as_str).unwrap_or("change");
-            let _ = writeln!(
-                out,
-                "      unsupported {intended}: {}",
-                Inert(a.reason.as_deref().unwrap_or(""))
-            );
-        }
-        _ => {
-            if let Some(r) = &a.reason {
-                let _ = writeln!(out, "      # {}", Inert(r));
-            }
-        }
-    }
-    for line in cascade_lines(a) {
-        let _ = writeln!(out, "      {line}");
-    }
-    for f in &a.fields {
-        for line in field_lines(a, f) {
-            let sign = line.chars().next().unwrap_or(' ');
-            let fs = match sign {
-                '+' => style_for(ActionKind::Create, opts.color),
-                '-' => style_for(ActionKind::Delete, opts.color),
-                '~' => style_for(ActionKind::Update, opts.color),
-                _ => Style::new(),
-            };
-            let _ = writeln!(out, "      {fs}{line}{fs:#}");
-        }
-    }
-}
-
-/// Plans with fewer actions are rendered on one thread.
-const PARALLEL_FROM: usize = 512;
-/// Actions rendered at once (their text held until written).
-const PARALLEL_WINDOW: usize = 2048;
-/// Actions a rayon task renders.
-const PARALLEL_CHUNK: usize = 64;
-
-/// The text plan in chunks (the heading, the actions, the rest), each passed to `sink`.
+/// The text plan in chunks (the heading, each action, the rest), each passed to `sink`.
 fn text_chunks(
     plan: &Plan,
     opts: TextOptions,
-    parallel_from: usize,
     mut sink: impl FnMut(&str) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
     let mut out = String::new();
@@ -290,33 +238,47 @@ fn text_chunks(
             plural(plan.unchanged, "resource", "resources")
         );
     }
-    sink(&out)?;
-    out.clear();
-    // Each action's text depends on the action alone: a large plan is rendered on every core,
-    // a window at a time (bounded memory), and written in order.
-    if plan.actions.len() < parallel_from {
-        for a in &plan.actions {
-            action_text(&mut out, a, opts);
-            sink(&out)?;
-            out.clear();
-        }
-    } else {
-        use rayon::prelude::*;
-        for window in plan.actions.chunks(PARALLEL_WINDOW) {
-            let parts: Vec<String> = window
-                .par_chunks(PARALLEL_CHUNK)
-                .map(|chunk| {
-                    let mut text = String::new();
-                    for a in chunk {
-                        action_text(&mut text, a, opts);
-                    }
-                    text
-                })
-                .collect();
-            for part in &parts {
-                sink(part)?;
+    for a in &plan.actions {
+        let st = style_for(a.action, opts.color);
+        let _ = writeln!(
+            out,
+            "\n  {st}{} {}{st:#}{}",
+            a.action.symbol(),
+            Inert(&a.address),
+            location(a)
+        );
+        match a.action {
+            ActionKind::Unsupported => {
+                let intended = a.intended.map(ActionKind::as_str).unwrap_or("change");
+                let _ = writeln!(
+                    out,
+                    "      unsupported {intended}: {}",
+                    Inert(a.reason.as_deref().unwrap_or(""))
+                );
+            }
+            _ => {
+                if let Some(r) = &a.reason {
+                    let _ = writeln!(out, "      # {}", Inert(r));
+                }
             }
         }
+        for line in cascade_lines(a) {
+            let _ = writeln!(out, "      {line}");
+        }
+        for f in &a.fields {
+            for line in field_lines(a, f) {
+                let sign = line.chars().next().unwrap_or(' ');
+                let fs = match sign {
+                    '+' => style_for(ActionKind::Create, opts.color),
+                    '-' => style_for(ActionKind::Delete, opts.color),
+                    '~' => style_for(ActionKind::Update, opts.color),
+                    _ => Style::new(),
+                };
+                let _ = writeln!(out, "      {fs}{line}{fs:#}");
+            }
+        }
+        sink(&out)?;
+        out.clear();
     }
     if !plan.unmanaged.is_empty() {
         let parts: Vec<String> = unmanaged_by_kind(plan)

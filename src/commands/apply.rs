@@ -85,13 +85,7 @@ pub fn apply(opts: ApplyCommand) -> anyhow::Result<ExitCode> {
             }
             // The manifests are dropped here: the plan holds what apply sends.
             Some((loaded, fetched)) => {
-                let planned = plan_fetched(&conn, &loaded, fetched, opts.prune, &opts.only);
-                // Freeing every manifest of a large repository takes tens of milliseconds:
-                // done beside the rendering and the first requests (in place if no thread).
-                let _ = std::thread::Builder::new()
-                    .name("drop-manifests".into())
-                    .spawn(move || drop(loaded));
-                planned?
+                plan_fetched(&conn, &loaded, fetched, opts.prune, &opts.only)?
             }
         };
         // Written as it is rendered, through a buffer: a plan of thousands of creates is

@@ -209,9 +209,7 @@ fn the_streamed_text_plan_is_the_text_plan() {
             assert_eq!(String::from_utf8(streamed).unwrap(), text(&p, opts));
         }
     }
-    assert!(
-        text(&p, TextOptions::default()).contains("+ dashboard_json: (JSON document, 11 lines)")
-    );
+    assert!(text(&p, TextOptions::default()).contains("+ dashboard_json: (JSON document, 11 lines)"));
     let mut empty = plan_of(0, 0);
     empty.unmanaged.clear();
     let mut streamed = Vec::new();
@@ -220,28 +218,4 @@ fn the_streamed_text_plan_is_the_text_plan() {
         String::from_utf8(streamed).unwrap(),
         text(&empty, TextOptions::default())
     );
-}
-
-#[test]
-fn a_large_plan_rendered_on_every_core_is_the_plan_rendered_on_one() {
-    let mut p = plan_of(PARALLEL_WINDOW * 2 + 77, 20);
-    for (i, a) in p.actions.iter_mut().enumerate() {
-        a.address = Address::new(Kind::Team, Some(format!("t-{i}")));
-        if i % 7 == 0 {
-            a.reason = Some(format!("reason {i}"));
-        }
-    }
-    let render = |parallel_from: usize| {
-        let mut all = String::new();
-        text_chunks(&p, TextOptions::default(), parallel_from, |c| {
-            all.push_str(c);
-            Ok(())
-        })
-        .unwrap();
-        all
-    };
-    let one = render(usize::MAX);
-    assert_eq!(render(0), one);
-    assert_eq!(text(&p, TextOptions::default()), one);
-    assert!(one.contains("+ Team/t-4172"), "every action is there");
 }
