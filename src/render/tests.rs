@@ -209,7 +209,9 @@ fn the_streamed_text_plan_is_the_text_plan() {
             assert_eq!(String::from_utf8(streamed).unwrap(), text(&p, opts));
         }
     }
-    assert!(text(&p, TextOptions::default()).contains("+ dashboard_json: (JSON document, 11 lines)"));
+    assert!(
+        text(&p, TextOptions::default()).contains("+ dashboard_json: (JSON document, 11 lines)")
+    );
     let mut empty = plan_of(0, 0);
     empty.unmanaged.clear();
     let mut streamed = Vec::new();
