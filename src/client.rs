@@ -10,15 +10,17 @@
 use std::time::Duration;
 
 use backon::{ExponentialBuilder, Retryable};
-use reqwest::header::{HeaderValue, RETRY_AFTER};
+use reqwest::header::{HeaderValue, CONTENT_TYPE, RETRY_AFTER};
 use reqwest::{Method, StatusCode, Url};
 use serde_json::Value;
 
 use crate::registry::{Address, Kind};
 use crate::wire::{self, ErrorBody};
 
+mod body;
 mod list;
 mod url;
+use body::{serialise, Answer};
 pub use list::ListError;
 pub use url::{is_loopback_host, parse_base_url, request_url};
 
@@ -285,21 +287,24 @@ impl Client {
         crate::output::display_url(self.base.as_str())
     }
 
-    async fn attempt(
+    async fn attempt<A: Answer>(
         &self,
         method: &Method,
         path: &str,
         query: &str,
-        body: Option<&Value>,
+        body: Option<&[u8]>,
         resource: &Option<Address>,
-    ) -> Result<bytes::Bytes, ClientError> {
+    ) -> Result<A, ClientError> {
         let url = request_url(&self.base, path, query);
         let mut req = self.http.request(method.clone(), &url);
         if let Some(t) = &self.token {
             req = req.header(wire::TOKEN_HEADER, t.clone());
         }
         if let Some(b) = body {
-            req = req.json(b);
+            // What `RequestBuilder::json` sends, from bytes serialised once for every attempt.
+            req = req
+                .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
+                .body(b.to_vec());
         }
         let transport = |e: reqwest::Error| ClientError::Transport {
             method: method.clone(),
@@ -330,7 +335,14 @@ impl Client {
         let request_id = request_id(resp.headers());
         let bytes = resp.bytes().await.map_err(transport)?;
         if status.is_success() {
-            return Ok(bytes);
+            if bytes.is_empty() {
+                return Ok(A::empty());
+            }
+            return A::from_body(bytes).map_err(|e| ClientError::BadResponse {
+                method: method.clone(),
+                path: path.to_string(),
+                reason: format!("body is not JSON ({e})"),
+            });
         }
         let (message, code) = match serde_json::from_slice::<ErrorBody>(&bytes) {
             Ok(b) => (b.message, b.code),
@@ -368,28 +380,21 @@ impl Client {
         body: Option<&Value>,
         resource: Option<Address>,
     ) -> Result<Value, ClientError> {
-        let bytes = self
-            .call_bytes(method.clone(), path, query, body, resource)
-            .await?;
-        if bytes.is_empty() {
-            return Ok(Value::Object(Default::default()));
-        }
-        serde_json::from_slice(&bytes).map_err(|e| ClientError::BadResponse {
-            method,
-            path: path.to_string(),
-            reason: format!("body is not JSON ({e})"),
-        })
+        let body = body.map(|b| serialise(&method, path, b)).transpose()?;
+        self.call_with(method, path, query, body.as_deref(), resource)
+            .await
     }
 
-    /// One API call with retries; the body of the success as received.
-    pub async fn call_bytes(
+    /// One API call with retries, its body already serialised (once, for every attempt); the
+    /// success read as `A`.
+    async fn call_with<A: Answer>(
         &self,
         method: Method,
         path: &str,
         query: &str,
-        body: Option<&Value>,
+        body: Option<&[u8]>,
         resource: Option<Address>,
-    ) -> Result<bytes::Bytes, ClientError> {
+    ) -> Result<A, ClientError> {
         let backoff = ExponentialBuilder::default()
             .with_min_delay(self.min_backoff)
             .with_max_delay(Duration::from_secs(10))
@@ -437,17 +442,7 @@ impl Client {
         object: &Value,
         commit: wire::Commit,
     ) -> Result<Option<Value>, ClientError> {
-        let address = Address::new(kind, crate::registry::object_slug(kind, object));
-        let body = wire::create_body(kind, object, commit);
-        let resp = self
-            .call(
-                Method::POST,
-                &wire::collection_path(kind),
-                "",
-                Some(&body),
-                Some(address),
-            )
-            .await?;
+        let resp: Value = self.post(kind, object, commit).await?;
         Ok(wire::parse_one_response(kind, &resp))
     }
 
@@ -460,18 +455,7 @@ impl Client {
         if_missing: wire::IfMissing,
         commit: wire::Commit,
     ) -> Result<Option<Value>, ClientError> {
-        usable(&Method::PUT, kind, slug)?;
-        let address = Address::new(kind, slug.map(str::to_string));
-        let body = wire::update_body(kind, object, if_missing, commit);
-        let resp = self
-            .call(
-                Method::PUT,
-                &wire::item_path(kind, slug),
-                "",
-                Some(&body),
-                Some(address),
-            )
-            .await?;
+        let resp: Value = self.put(kind, slug, object, if_missing, commit).await?;
         Ok(wire::parse_one_response(kind, &resp))
     }
 

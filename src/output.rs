@@ -301,12 +301,13 @@ impl<W: Write> Guarded<W> {
             Some(b) => (b, true),
             None => (text.as_ref(), false),
         };
-        let safe = guard_line(body, false);
-        self.inner.write_all(safe.as_bytes())?;
+        let mut safe = guard_line(body, false);
         if newline {
-            self.inner.write_all(b"\n")?;
+            // The line and its newline in one write: one system call a line on an
+            // unbuffered stream (standard error), not two.
+            safe.push('\n');
         }
-        Ok(())
+        self.inner.write_all(safe.as_bytes())
     }
 
     /// Writes out the buffered partial line (`all`) or only the complete lines.
@@ -359,6 +360,15 @@ pub fn stdout_has_color() -> bool {
 /// Standard output, guarded (colour handled by anstream).
 pub fn stdout() -> Guarded<anstream::AutoStream<io::StdoutLock<'static>>> {
     Guarded::new(anstream::stdout().lock())
+}
+
+/// Standard output, guarded, through a buffer: for a large text (a plan of thousands of
+/// actions), written in large chunks instead of one system call a line. Flushed when dropped.
+pub fn stdout_buffered() -> Guarded<io::BufWriter<anstream::AutoStream<io::StdoutLock<'static>>>> {
+    Guarded::new(io::BufWriter::with_capacity(
+        64 * 1024,
+        anstream::stdout().lock(),
+    ))
 }
 
 /// Standard error, guarded (colour handled by anstream).
@@ -482,5 +492,51 @@ mod tests {
     fn workflow_escaping() {
         assert_eq!(workflow_data("100%\r\nx"), "100%25%0D%0Ax");
         assert_eq!(workflow_property("a:b,c"), "a%3Ab%2Cc");
+    }
+
+    /// Records each `write` call, as an unbuffered stream sees them.
+    struct Calls(Vec<Vec<u8>>);
+
+    impl Write for Calls {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.0.push(buf.to_vec());
+            Ok(buf.len())
+        }
+
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_guarded_line_is_one_write_with_its_newline() {
+        let mut calls = Calls(Vec::new());
+        {
+            let mut w = Guarded::new(&mut calls);
+            let address = "Team/a";
+            write!(w, "created {address}").unwrap();
+            writeln!(w, " (3 ms)").unwrap();
+            w.write_all(b"x\x1by\nlast").unwrap();
+        }
+        let calls: Vec<String> = calls
+            .0
+            .iter()
+            .map(|c| String::from_utf8(c.clone()).unwrap())
+            .collect();
+        assert_eq!(calls, ["created Team/a (3 ms)\n", "x\\u001by\n", "last"]);
+    }
+
+    #[test]
+    fn buffered_stdout_guards_like_stdout() {
+        let mut out = Vec::new();
+        {
+            let mut w = Guarded::new(io::BufWriter::new(&mut out));
+            w.write_all(b"::warning::x\nok\n").unwrap();
+            w.flush().unwrap();
+        }
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            guarded("::warning::x\nok\n")
+        );
     }
 }

@@ -13,6 +13,7 @@ use crate::plan::normalize::FieldChange;
 use crate::plan::{Action, ActionKind, Plan};
 
 pub mod graph;
+mod lines;
 mod multiline;
 
 /// GitHub's comment limit is 65,536 characters; stay well under it.
@@ -84,29 +85,24 @@ pub fn document_diff(before: Option<&Value>, after: Option<&Value>) -> String {
 
 /// The field lines of an action, without colour: `~ path: before -> after`.
 fn field_lines(action: &Action, f: &FieldChange) -> Vec<String> {
-    let f = &*crate::plan::normalize::displayed(action.address.kind, f);
     let mut out = Vec::new();
+    if is_document(action, &f.path) && (f.before.is_none() || f.after.is_none()) {
+        // An added or removed document shows only its size: counted from its text, as it
+        // would be pretty-printed once parsed, without parsing it into a value.
+        let doc = f.after.as_ref().or(f.before.as_ref());
+        let n = doc.map(lines::document_lines).unwrap_or(0);
+        let sign = if f.before.is_none() { '+' } else { '-' };
+        out.push(format!(
+            "{sign} {}: (JSON document, {n} lines)",
+            Inert(&f.path)
+        ));
+        return out;
+    }
+    let f = &*crate::plan::normalize::displayed(action.address.kind, f);
     if is_document(action, &f.path) {
-        if f.before.is_none() || f.after.is_none() {
-            let doc = f.after.as_ref().or(f.before.as_ref());
-            let n = doc
-                .map(|d| {
-                    serde_json::to_string_pretty(d)
-                        .unwrap_or_default()
-                        .lines()
-                        .count()
-                })
-                .unwrap_or(0);
-            let sign = if f.before.is_none() { '+' } else { '-' };
-            out.push(format!(
-                "{sign} {}: (JSON document, {n} lines)",
-                Inert(&f.path)
-            ));
-        } else {
-            out.push(format!("~ {}:", Inert(&f.path)));
-            for line in document_diff(f.before.as_ref(), f.after.as_ref()).lines() {
-                out.push(format!("    {line}"));
-            }
+        out.push(format!("~ {}:", Inert(&f.path)));
+        for line in document_diff(f.before.as_ref(), f.after.as_ref()).lines() {
+            out.push(format!("    {line}"));
         }
         return out;
     }
@@ -199,6 +195,30 @@ fn unmanaged_by_kind(plan: &Plan) -> BTreeMap<String, usize> {
 
 /// The Terraform-like text plan.
 pub fn text(plan: &Plan, opts: TextOptions) -> String {
+    let mut all = String::new();
+    let _ = text_chunks(plan, opts, |chunk| {
+        all.push_str(chunk);
+        Ok(())
+    });
+    all
+}
+
+/// The text plan of [`text`], written as it is made, an action at a time: the same bytes,
+/// without holding the whole text of a plan of thousands of actions in memory.
+pub fn write_text(
+    w: &mut impl std::io::Write,
+    plan: &Plan,
+    opts: TextOptions,
+) -> std::io::Result<()> {
+    text_chunks(plan, opts, |chunk| w.write_all(chunk.as_bytes()))
+}
+
+/// The text plan in chunks (the heading, each action, the rest), each passed to `sink`.
+fn text_chunks(
+    plan: &Plan,
+    opts: TextOptions,
+    mut sink: impl FnMut(&str) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     let mut out = String::new();
     let bold = if opts.color {
         Style::new().bold()
@@ -257,6 +277,8 @@ pub fn text(plan: &Plan, opts: TextOptions) -> String {
                 let _ = writeln!(out, "      {fs}{line}{fs:#}");
             }
         }
+        sink(&out)?;
+        out.clear();
     }
     if !plan.unmanaged.is_empty() {
         let parts: Vec<String> = unmanaged_by_kind(plan)
@@ -305,7 +327,7 @@ pub fn text(plan: &Plan, opts: TextOptions) -> String {
         let _ = writeln!(out, "\nWarning: {}", Inert(&w));
     }
     let _ = writeln!(out, "\n{bold}Plan:{bold:#} {}", summary_line(plan));
-    out
+    sink(&out)
 }
 
 /// The JSON plan of PRODUCT.md §4. `saved` adds what `apply PLANFILE` needs: the objects to

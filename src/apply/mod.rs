@@ -14,6 +14,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use futures_util::stream::{FuturesUnordered, StreamExt};
 use serde_json::Value;
 
 use crate::client::{Client, ClientError};
@@ -161,8 +162,8 @@ async fn run_action(
     let body = action.body.as_ref().unwrap_or(&null);
     let failed = |e: &ClientError| Failure::of(action, e);
     match action.action {
-        ActionKind::Create => match client.create(kind, body, Commit::Apply).await {
-            Ok(_) => Ok(None),
+        ActionKind::Create => match client.submit_create(kind, body, Commit::Apply).await {
+            Ok(()) => Ok(None),
             Err(e) if e.status() == Some(409) => {
                 // Created by someone else since the plan (or by our own retried POST).
                 let existing = client.read(kind, slug).await.map_err(|r| failed(&r))?;
@@ -176,7 +177,7 @@ async fn run_action(
                         let mut body = body.clone();
                         crate::plan::newer::carry_over(kind, &obj, &mut body);
                         client
-                            .update(kind, slug, &body, IfMissing::Fail, Commit::Apply)
+                            .submit_update(kind, slug, &body, IfMissing::Fail, Commit::Apply)
                             .await
                             .map(|_| Some(Resolved::UpdatedExisting))
                             .map_err(|u| failed(&u))
@@ -187,12 +188,12 @@ async fn run_action(
         },
         ActionKind::Update => {
             match client
-                .update(kind, slug, body, IfMissing::Fail, Commit::Apply)
+                .submit_update(kind, slug, body, IfMissing::Fail, Commit::Apply)
                 .await
             {
-                Ok(_) => Ok(None),
+                Ok(()) => Ok(None),
                 Err(e) if e.status() == Some(404) => client
-                    .create(kind, body, Commit::Apply)
+                    .submit_create(kind, body, Commit::Apply)
                     .await
                     .map(|_| Some(Resolved::Recreated))
                     .map_err(|c| failed(&c)),
@@ -200,7 +201,7 @@ async fn run_action(
             }
         }
         ActionKind::Upsert => client
-            .update(kind, slug, body, IfMissing::Create, Commit::Apply)
+            .submit_update(kind, slug, body, IfMissing::Create, Commit::Apply)
             .await
             .map(|_| None)
             .map_err(|e| failed(&e)),
@@ -235,23 +236,6 @@ async fn run_action(
     }
 }
 
-/// What [`run_action`] reads of an action: the displayed fields (a create's parsed documents)
-/// and the dependencies stay behind, so starting an action copies only its body.
-fn for_execution(a: &Action) -> Action {
-    Action {
-        address: a.address.clone(),
-        action: a.action,
-        source: a.source.clone(),
-        fields: Vec::new(),
-        depends_on: Vec::new(),
-        reason: a.reason.clone(),
-        body: a.body.clone(),
-        intended: a.intended,
-        fingerprint: None,
-        cascade: Vec::new(),
-    }
-}
-
 /// Runs the plan; `report` is called once per action as it ends (in completion order).
 pub async fn execute(
     client: Arc<Client>,
@@ -264,7 +248,9 @@ pub async fn execute(
     let deps: Vec<Vec<usize>> = plan.actions.iter().map(|a| a.depends_on.clone()).collect();
     let mut queue = DependencyQueue::new(&deps);
     let mut outcomes: Vec<Option<Outcome>> = vec![None; n];
-    let mut running = tokio::task::JoinSet::new();
+    // The actions in flight, polled by this task: each borrows its action from the plan (no
+    // copy of the body), and the requests' connections run on the runtime as usual.
+    let mut running = FuturesUnordered::new();
     // `--parallelism` is the ceiling; the client's throttle cuts it on 429s (AIMD).
     client.throttle().reset(opts.parallelism.max(1));
     loop {
@@ -287,30 +273,23 @@ pub async fn execute(
                 }
                 continue;
             }
-            let client = Arc::clone(&client);
-            let action = for_execution(action);
+            let client = &*client;
             let refs = if action.action == ActionKind::Delete {
                 current.referrers(&action.address)
             } else {
                 vec![]
             };
-            running.spawn(async move {
+            running.push(async move {
                 let started = Instant::now();
-                let result = run_action(&client, &action, refs, opts).await;
+                let result = run_action(client, action, refs, opts).await;
                 (i, started.elapsed(), result)
             });
         }
-        let Some(joined) = running.join_next().await else {
+        let Some((i, elapsed, result)) = running.next().await else {
             if queue.is_finished() {
                 break;
             }
             continue;
-        };
-        let (i, elapsed, result) = match joined {
-            Ok(r) => r,
-            // A task cannot panic on input (no unwrap on input paths); if the runtime
-            // cancelled it, the action is unknown: stop scheduling.
-            Err(_) => break,
         };
         let ok = result.is_ok();
         let outcome = match result {

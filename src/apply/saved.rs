@@ -7,6 +7,7 @@
 
 use std::collections::BTreeMap;
 
+use futures_util::StreamExt;
 use serde_json::Value;
 
 use crate::client::{Client, ClientError};
@@ -44,29 +45,31 @@ fn batches(slugs: &[String]) -> Vec<Vec<String>> {
     out
 }
 
-/// The current objects of the given resources of one kind, by slug (absent = not there).
-async fn read_kind(
+/// The current objects of one batch of resources of one kind.
+async fn read_batch(
     client: &Client,
     kind: Kind,
-    slugs: &[String],
-) -> Result<BTreeMap<String, Value>, ClientError> {
-    let mut found = BTreeMap::new();
-    for batch in batches(slugs) {
-        let mut query = crate::state::list_filters(kind);
-        query.filters.insert("slugs".into(), batch);
-        let (items, _pages) = client.list_all(kind, &query).await?;
-        for item in items {
-            if let Some(slug) = crate::registry::object_slug(kind, &item) {
-                found.insert(slug, item);
-            }
-        }
-    }
-    Ok(found)
+    batch: Vec<String>,
+) -> Result<Vec<(Address, Value)>, ClientError> {
+    let mut query = crate::state::list_filters(kind);
+    query.filters.insert("slugs".into(), batch);
+    let (items, _pages) = client.list_all(kind, &query).await?;
+    Ok(items
+        .into_iter()
+        .filter_map(|item| {
+            let slug = crate::registry::object_slug(kind, &item)?;
+            Some((Address::new(kind, Some(slug)), item))
+        })
+        .collect())
 }
 
 /// What changed since the plan was made, among the resources it touches; empty when the plan
-/// is still fresh.
-pub async fn stale(client: &Client, plan: &Plan) -> Result<Vec<String>, ClientError> {
+/// is still fresh. Up to `parallelism` batches are read at once.
+pub async fn stale(
+    client: &Client,
+    plan: &Plan,
+    parallelism: usize,
+) -> Result<Vec<String>, ClientError> {
     // What each touched resource must look like now: absent (a create), or this fingerprint.
     let mut expected: BTreeMap<Address, Option<&str>> = BTreeMap::new();
     for a in &plan.actions {
@@ -90,11 +93,16 @@ pub async fn stale(client: &Client, plan: &Plan) -> Result<Vec<String>, ClientEr
             None => singletons.push(address.kind),
         }
     }
+    let reads = by_kind
+        .iter()
+        .flat_map(|(kind, slugs)| batches(slugs).into_iter().map(|b| (*kind, b)))
+        .map(|(kind, batch)| read_batch(client, kind, batch));
+    // In batch order: the first failure returned is the first in that order, and the reads
+    // still running are dropped with it.
+    let mut read = futures_util::stream::iter(reads).buffered(parallelism.max(1));
     let mut now: BTreeMap<Address, Value> = BTreeMap::new();
-    for (kind, slugs) in &by_kind {
-        for (slug, obj) in read_kind(client, *kind, slugs).await? {
-            now.insert(Address::new(*kind, Some(slug)), obj);
-        }
+    while let Some(batch) = read.next().await {
+        now.extend(batch?);
     }
     for kind in singletons {
         if let Some(obj) = client.read(kind, None).await? {

@@ -66,8 +66,8 @@ impl Client {
             reason: format!("the {kind} list never ends: {reason}"),
         };
         loop {
-            let body = self
-                .call_bytes(Method::GET, &path, &query.to_query_string(), None, None)
+            let body: bytes::Bytes = self
+                .call_with(Method::GET, &path, &query.to_query_string(), None, None)
                 .await?;
             pages += 1;
             let (next, items) =

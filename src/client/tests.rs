@@ -1,3 +1,4 @@
+use super::body::{Unread, WriteBody};
 use super::*;
 use crate::wire::ListQuery;
 
@@ -164,4 +165,53 @@ fn request_ids_from_either_header() {
         Some("vendor-7"),
         "an id that is not one printable token is not shown"
     );
+}
+
+#[test]
+fn write_bodies_are_the_bytes_of_the_wire_builders() {
+    use crate::registry::KINDS;
+    use wire::{Commit, IfMissing};
+    let object = serde_json::json!({
+        "slug": "d-1", "name": "Ünïcode \"quoted\"", "labels": {"z": "1", "a": "2"},
+        "dashboard_json": "{\"panels\":[1,2]}", "n": 1.5, "list": [true, null]
+    });
+    for def in KINDS.iter() {
+        for commit in [Commit::Apply, Commit::DryRun] {
+            assert_eq!(
+                serde_json::to_vec(&WriteBody::create(def.kind, &object, commit)).unwrap(),
+                serde_json::to_vec(&wire::create_body(def.kind, &object, commit)).unwrap(),
+                "create {} {commit:?}",
+                def.kind
+            );
+            for if_missing in [IfMissing::Fail, IfMissing::Create] {
+                assert_eq!(
+                    serde_json::to_vec(&WriteBody::update(def.kind, &object, if_missing, commit))
+                        .unwrap(),
+                    serde_json::to_vec(&wire::update_body(def.kind, &object, if_missing, commit))
+                        .unwrap(),
+                    "update {} {if_missing:?} {commit:?}",
+                    def.kind
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn an_unread_answer_is_checked_like_a_parsed_one() {
+    for text in [
+        "{}",
+        r#"{"bucket":{"slug":"b","n":[1,2,{"x":null}]}}"#,
+        "[1,2]",
+        "  7 ",
+        "{\"a\":",
+        "{} trailing",
+        "not json",
+        "{\"big\":1e400}",
+        "{\"s\":\"\\ud800\"}",
+    ] {
+        let parsed = <Value as Answer>::from_body(bytes::Bytes::from(text)).is_ok();
+        let unread = <Unread as Answer>::from_body(bytes::Bytes::from(text)).is_ok();
+        assert_eq!(parsed, unread, "{text}");
+    }
 }

@@ -68,7 +68,7 @@ pub fn apply(opts: ApplyCommand) -> anyhow::Result<ExitCode> {
                         conn.name
                     );
                 }
-                let stale = crate::apply::saved::stale(&conn.client, &plan)
+                let stale = crate::apply::saved::stale(&conn.client, &plan, opts.parallelism)
                     .await
                     .context("checking the saved plan against the target")?;
                 if !stale.is_empty() {
@@ -88,17 +88,22 @@ pub fn apply(opts: ApplyCommand) -> anyhow::Result<ExitCode> {
                 plan_fetched(&conn, &loaded, fetched, opts.prune, &opts.only)?
             }
         };
-        let rendered = crate::render::text(
-            &plan,
-            crate::render::TextOptions {
-                color: crate::output::stdout_has_color(),
-                verbose: opts.verbose,
-                drift: false,
-            },
-        );
-        crate::output::stdout()
-            .write_all(rendered.as_bytes())
+        // Written as it is rendered, through a buffer: a plan of thousands of creates is
+        // megabytes of text, never held whole, and not one system call a line.
+        {
+            let mut out = crate::output::stdout_buffered();
+            crate::render::write_text(
+                &mut out,
+                &plan,
+                crate::render::TextOptions {
+                    color: crate::output::stdout_has_color(),
+                    verbose: opts.verbose,
+                    drift: false,
+                },
+            )
+            .and_then(|()| out.flush())
             .context("writing to stdout")?;
+        }
         // The very same check for a plan made now and a saved one.
         let refused =
             crate::plan::refusals(&plan, opts.allow_empty_prune, opts.force_delete_buckets);

@@ -184,3 +184,40 @@ fn json_plan_shape() {
     assert!(saved["changes"][0]["step"].get("body").is_some());
     assert_eq!(saved["guards"]["max_deletes"], 25);
 }
+
+#[test]
+fn the_streamed_text_plan_is_the_text_plan() {
+    let mut p = plan_of(30, 150);
+    p.actions[3].address = Address::new(Kind::Dashboard, Some("d".into()));
+    p.actions[3].fields.push(FieldChange {
+        path: "dashboard_json".into(),
+        before: None,
+        after: Some(json!(r#"{"panels":[{"a":1},{"b":[]}],"title":"t"}"#)),
+    });
+    p.actions[4].action = ActionKind::Unsupported;
+    p.actions[4].reason = Some("no create".into());
+    p.warnings = vec!["a warning".into()];
+    for color in [false, true] {
+        for verbose in [false, true] {
+            let opts = TextOptions {
+                color,
+                verbose,
+                drift: false,
+            };
+            let mut streamed = Vec::new();
+            write_text(&mut streamed, &p, opts).unwrap();
+            assert_eq!(String::from_utf8(streamed).unwrap(), text(&p, opts));
+        }
+    }
+    assert!(
+        text(&p, TextOptions::default()).contains("+ dashboard_json: (JSON document, 11 lines)")
+    );
+    let mut empty = plan_of(0, 0);
+    empty.unmanaged.clear();
+    let mut streamed = Vec::new();
+    write_text(&mut streamed, &empty, TextOptions::default()).unwrap();
+    assert_eq!(
+        String::from_utf8(streamed).unwrap(),
+        text(&empty, TextOptions::default())
+    );
+}

@@ -2,6 +2,7 @@
 //! test needs its parser) against the fixture folders.
 
 mod apply;
+mod apply_scale;
 mod ci_examples;
 mod conformance;
 mod docs;

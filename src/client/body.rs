@@ -1,0 +1,229 @@
+//! Request bodies serialised once, straight from the borrowed object, and answers read as a
+//! value or only checked to be JSON.
+
+use reqwest::Method;
+use serde_json::Value;
+
+use super::{usable, Client, ClientError};
+use crate::registry::Address;
+use crate::registry::Kind;
+use crate::wire;
+
+/// How a successful answer is read.
+pub(super) trait Answer: Sized {
+    /// A success without a body.
+    fn empty() -> Self;
+    fn from_body(bytes: bytes::Bytes) -> serde_json::Result<Self>;
+}
+
+impl Answer for Value {
+    fn empty() -> Self {
+        Value::Object(Default::default())
+    }
+
+    fn from_body(bytes: bytes::Bytes) -> serde_json::Result<Self> {
+        serde_json::from_slice(&bytes)
+    }
+}
+
+/// The body as received, read by the caller (a list page, split without building its items).
+impl Answer for bytes::Bytes {
+    fn empty() -> Self {
+        bytes::Bytes::new()
+    }
+
+    fn from_body(bytes: bytes::Bytes) -> serde_json::Result<Self> {
+        Ok(bytes)
+    }
+}
+
+/// A success checked to be JSON without building anything: the same check as parsing it into
+/// a [`Value`] (syntax, number range, string escapes, nesting limit, trailing characters),
+/// since every value is read through `deserialize_any` as `Value` reads it
+/// (`serde::de::IgnoredAny` would skip numbers and escapes unchecked).
+pub(super) struct Unread;
+
+impl Answer for Unread {
+    fn empty() -> Self {
+        Unread
+    }
+
+    fn from_body(bytes: bytes::Bytes) -> serde_json::Result<Self> {
+        serde_json::from_slice(&bytes)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Unread {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Unread, D::Error> {
+        d.deserialize_any(UnreadVisitor)
+    }
+}
+
+struct UnreadVisitor;
+
+impl<'de> serde::de::Visitor<'de> for UnreadVisitor {
+    type Value = Unread;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<Unread, E> {
+        Ok(Unread)
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<Unread, E> {
+        Ok(Unread)
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, _: u64) -> Result<Unread, E> {
+        Ok(Unread)
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<Unread, E> {
+        Ok(Unread)
+    }
+
+    fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<Unread, E> {
+        Ok(Unread)
+    }
+
+    fn visit_unit<E: serde::de::Error>(self) -> Result<Unread, E> {
+        Ok(Unread)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Unread, A::Error> {
+        while seq.next_element::<Unread>()?.is_some() {}
+        Ok(Unread)
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Unread, A::Error> {
+        while map.next_entry::<Unread, Unread>()?.is_some() {}
+        Ok(Unread)
+    }
+}
+
+/// A create or update body written straight from the borrowed object: the same bytes as
+/// serialising [`wire::create_body`] or [`wire::update_body`] (the wrapper key, then
+/// `create_if_missing` and `dry_run` when set), without cloning the object into a wrapper.
+pub(super) struct WriteBody<'a> {
+    wrapper: &'static str,
+    object: &'a Value,
+    create_if_missing: bool,
+    dry_run: bool,
+}
+
+impl<'a> WriteBody<'a> {
+    pub(super) fn create(kind: Kind, object: &'a Value, commit: wire::Commit) -> WriteBody<'a> {
+        WriteBody {
+            wrapper: kind.def().singular,
+            object,
+            create_if_missing: false,
+            dry_run: commit == wire::Commit::DryRun,
+        }
+    }
+
+    pub(super) fn update(
+        kind: Kind,
+        object: &'a Value,
+        if_missing: wire::IfMissing,
+        commit: wire::Commit,
+    ) -> WriteBody<'a> {
+        WriteBody {
+            wrapper: kind.def().singular,
+            object,
+            create_if_missing: if_missing == wire::IfMissing::Create,
+            dry_run: commit == wire::Commit::DryRun,
+        }
+    }
+}
+
+impl serde::Serialize for WriteBody<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry(self.wrapper, self.object)?;
+        if self.create_if_missing {
+            map.serialize_entry("create_if_missing", &true)?;
+        }
+        if self.dry_run {
+            map.serialize_entry("dry_run", &true)?;
+        }
+        map.end()
+    }
+}
+
+/// A request body as JSON bytes (a `Value` or a [`WriteBody`] always serialises; the error
+/// is kept typed all the same).
+pub(super) fn serialise(
+    method: &Method,
+    path: &str,
+    body: &impl serde::Serialize,
+) -> Result<Vec<u8>, ClientError> {
+    serde_json::to_vec(body).map_err(|e| ClientError::Transport {
+        method: method.clone(),
+        path: path.to_string(),
+        resource: None,
+        reason: format!("cannot serialise the request body: {e}"),
+    })
+}
+
+/// The writes of the executor, and the request halves `create` and `update` share.
+impl Client {
+    /// POST, for a caller that does not read the created object (the executor): the answer is
+    /// checked to be JSON, as [`Client::create`] does, but no value is built from it.
+    pub async fn submit_create(
+        &self,
+        kind: Kind,
+        object: &Value,
+        commit: wire::Commit,
+    ) -> Result<(), ClientError> {
+        self.post::<Unread>(kind, object, commit).await.map(|_| ())
+    }
+
+    pub(super) async fn post<A: Answer>(
+        &self,
+        kind: Kind,
+        object: &Value,
+        commit: wire::Commit,
+    ) -> Result<A, ClientError> {
+        let address = Address::new(kind, crate::registry::object_slug(kind, object));
+        let path = wire::collection_path(kind);
+        let body = WriteBody::create(kind, object, commit);
+        let body = serialise(&Method::POST, &path, &body)?;
+        self.call_with(Method::POST, &path, "", Some(&body), Some(address))
+            .await
+    }
+
+    /// PUT, for a caller that does not read the updated object (the executor): the answer is
+    /// checked to be JSON, as [`Client::update`] does, but no value is built from it.
+    pub async fn submit_update(
+        &self,
+        kind: Kind,
+        slug: Option<&str>,
+        object: &Value,
+        if_missing: wire::IfMissing,
+        commit: wire::Commit,
+    ) -> Result<(), ClientError> {
+        self.put::<Unread>(kind, slug, object, if_missing, commit)
+            .await
+            .map(|_| ())
+    }
+
+    pub(super) async fn put<A: Answer>(
+        &self,
+        kind: Kind,
+        slug: Option<&str>,
+        object: &Value,
+        if_missing: wire::IfMissing,
+        commit: wire::Commit,
+    ) -> Result<A, ClientError> {
+        usable(&Method::PUT, kind, slug)?;
+        let address = Address::new(kind, slug.map(str::to_string));
+        let path = wire::item_path(kind, slug);
+        let body = WriteBody::update(kind, object, if_missing, commit);
+        let body = serialise(&Method::PUT, &path, &body)?;
+        self.call_with(Method::PUT, &path, "", Some(&body), Some(address))
+            .await
+    }
+}
