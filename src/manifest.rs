@@ -35,8 +35,9 @@ pub struct Manifest {
     pub kind: Kind,
     /// `None` only for the ResourcePools singleton.
     pub slug: Option<String>,
-    /// The API object as it will be sent (embedded JSON as a string).
-    pub spec: Value,
+    /// The API object as it will be sent (embedded JSON as a string); shared with the plan's
+    /// actions, which send it (one copy of every spec, however many hold it).
+    pub spec: std::sync::Arc<Value>,
     /// The file, as a path under the directory given (relative when the directory was).
     pub file: PathBuf,
     /// Where the document starts.
@@ -390,7 +391,7 @@ impl DocCheck<'_> {
         Some(Manifest {
             kind,
             slug,
-            spec,
+            spec: std::sync::Arc::new(spec),
             file: self.file.to_path_buf(),
             pos: self.doc.start,
             spans,

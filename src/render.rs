@@ -265,7 +265,7 @@ fn text_chunks(
         for line in cascade_lines(a) {
             let _ = writeln!(out, "      {line}");
         }
-        for f in &a.fields {
+        for f in a.shown_fields().iter() {
             for line in field_lines(a, f) {
                 let sign = line.chars().next().unwrap_or(' ');
                 let fs = match sign {
@@ -345,7 +345,7 @@ fn markdown_details(a: &Action) -> String {
     for line in cascade_lines(a) {
         let _ = writeln!(body, "{line}");
     }
-    for f in &a.fields {
+    for f in a.shown_fields().iter() {
         for line in field_lines(a, f) {
             let _ = writeln!(body, "{line}");
         }

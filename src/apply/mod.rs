@@ -159,7 +159,7 @@ async fn run_action(
     let kind = action.address.kind;
     let slug = action.address.slug.as_deref();
     let null = Value::Null;
-    let body = action.body.as_ref().unwrap_or(&null);
+    let body = action.body.as_deref().unwrap_or(&null);
     let failed = |e: &ClientError| Failure::of(action, e);
     match action.action {
         ActionKind::Create => match client.submit_create(kind, body, Commit::Apply).await {

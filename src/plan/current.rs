@@ -203,7 +203,7 @@ mod tests {
         let m = crate::manifest::Manifest {
             kind: Kind::Bucket,
             slug: Some("a".into()),
-            spec: spec.clone(),
+            spec: spec.clone().into(),
             file: "b.yaml".into(),
             pos: crate::yaml::Pos::new(1, 1),
             spans: Default::default(),

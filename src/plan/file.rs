@@ -152,7 +152,7 @@ fn change_file(plan: &Plan, a: &Action, saved: bool) -> ChangeFile {
             line: s.line,
         }),
         fields: a
-            .fields
+            .shown_fields()
             .iter()
             .map(|f| field_file(a.address.kind, f))
             .collect(),
@@ -173,7 +173,7 @@ fn change_file(plan: &Plan, a: &Action, saved: bool) -> ChangeFile {
         step: saved.then(|| StepFile {
             depends_on_steps: a.depends_on.clone(),
             intended: a.intended,
-            body: a.body.clone(),
+            body: a.body.as_deref().cloned(),
             fingerprint: a.fingerprint.clone(),
         }),
     }
@@ -395,7 +395,7 @@ pub fn read_saved(text: &str) -> Result<Plan, SavedPlanError> {
                 .collect(),
             depends_on: step.depends_on_steps.clone(),
             reason: c.reason.clone(),
-            body: step.body.clone(),
+            body: step.body.clone().map(std::sync::Arc::new),
             intended: step.intended,
             fingerprint: step.fingerprint.clone(),
             cascade,
@@ -414,184 +414,4 @@ pub fn read_saved(text: &str) -> Result<Plan, SavedPlanError> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn saved(changes: Value, guards: Value) -> String {
-        json!({
-            "format_version": 1, "target": "local:x",
-            "summary": {"create": 0, "update": 0, "delete": 0, "upsert": 0, "unchanged": 4, "unsupported": 0},
-            "changes": changes, "unmanaged": [], "warnings": [], "guards": guards
-        })
-        .to_string()
-    }
-
-    fn guards() -> Value {
-        json!({"max_deletes": 25, "prune": ["Bucket/*"], "exclude": [], "declared_kinds": ["Bucket", "Team"]})
-    }
-
-    fn change(address: &str, action: &str, step: Value) -> Value {
-        let (kind, slug) = address.split_once('/').unwrap();
-        json!({"address": address, "kind": kind, "slug": slug, "action": action,
-               "source": null, "fields": [], "depends_on": [], "reason": null, "step": step})
-    }
-
-    #[test]
-    fn addresses_round_trip() {
-        assert_eq!(
-            parse_address("Bucket/platform"),
-            Some(Address::new(Kind::Bucket, Some("platform".into())))
-        );
-        assert_eq!(
-            parse_address("ResourcePools"),
-            Some(Address::new(Kind::ResourcePools, None))
-        );
-        assert_eq!(parse_address("ResourcePools/x"), None);
-        assert_eq!(parse_address("Bucket"), None);
-        assert_eq!(parse_address("Widget/x"), None);
-        assert_eq!(parse_address("Bucket/"), None);
-    }
-
-    #[test]
-    fn reads_what_it_writes() {
-        let text = saved(
-            json!([
-                change(
-                    "Team/t",
-                    "create",
-                    json!({"depends_on_steps": [], "intended": null,
-                    "body": {"slug": "t", "name": "T"}, "fingerprint": null})
-                ),
-                change(
-                    "Bucket/b",
-                    "delete",
-                    json!({"depends_on_steps": [0], "intended": null,
-                    "body": null, "fingerprint": "0123456789abcdef"})
-                ),
-            ]),
-            guards(),
-        );
-        let plan = read_saved(&text).unwrap();
-        assert_eq!(plan.target, "local:x");
-        assert_eq!(plan.unchanged, 4);
-        assert_eq!(plan.actions[1].depends_on, vec![0]);
-        assert_eq!(plan.guard.max_deletes, 25);
-        // And back: the same file, byte for byte, once summary and dependencies are derived.
-        let again = serde_json::to_value(PlanFile::from_plan(&plan, true)).unwrap();
-        let mut original: Value = serde_json::from_str(&text).unwrap();
-        original["summary"] = json!({"create": 1, "update": 0, "delete": 1, "upsert": 0, "unchanged": 4, "unsupported": 0});
-        original["changes"][1]["depends_on"] = json!(["Team/t"]);
-        assert_eq!(again, original);
-    }
-
-    fn refused(text: &str) -> String {
-        read_saved(text).unwrap_err().to_string()
-    }
-
-    #[test]
-    fn refuses_unknown_fields_everywhere() {
-        let mut doc: Value = serde_json::from_str(&saved(json!([]), guards())).unwrap();
-        doc["extra"] = json!(1);
-        assert!(refused(&doc.to_string()).contains("unknown field `extra`"));
-        let mut g = guards();
-        g["max_delete"] = json!(1000);
-        assert!(refused(&saved(json!([]), g)).contains("unknown field `max_delete`"));
-    }
-
-    #[test]
-    fn refuses_a_display_plan_and_missing_guards() {
-        let mut doc: Value = serde_json::from_str(&saved(json!([]), guards())).unwrap();
-        doc.as_object_mut().unwrap().remove("guards");
-        assert!(matches!(
-            read_saved(&doc.to_string()),
-            Err(SavedPlanError::NotSaved)
-        ));
-        let no_step = json!([{"address": "Team/t", "kind": "Team", "slug": "t", "action": "create",
-            "source": null, "fields": [], "depends_on": [], "reason": null}]);
-        assert!(matches!(
-            read_saved(&saved(no_step, guards())),
-            Err(SavedPlanError::NotSaved)
-        ));
-    }
-
-    #[test]
-    fn refuses_updates_and_deletes_without_fingerprints() {
-        let del = change(
-            "Bucket/b",
-            "delete",
-            json!({"depends_on_steps": [], "intended": null, "body": null, "fingerprint": null}),
-        );
-        assert!(refused(&saved(json!([del]), guards())).contains("without the fingerprint"));
-        let upd = change(
-            "Bucket/b",
-            "update",
-            json!({"depends_on_steps": [], "intended": null, "body": {"slug": "b"}, "fingerprint": null}),
-        );
-        assert!(refused(&saved(json!([upd]), guards())).contains("without the fingerprint"));
-    }
-
-    #[test]
-    fn refuses_what_does_not_fit() {
-        let step =
-            json!({"depends_on_steps": [], "intended": null, "body": null, "fingerprint": "f"});
-        // A delete outside the prune scope.
-        let del = change("Team/t", "delete", step.clone());
-        assert!(refused(&saved(json!([del]), guards())).contains("outside the saved prune scope"));
-        // A dependency that is not an earlier step.
-        let mut later = change("Bucket/b", "delete", step.clone());
-        later["step"]["depends_on_steps"] = json!([0]);
-        assert!(refused(&saved(json!([later]), guards())).contains("not an earlier step"));
-        // A body for another resource than the address.
-        let other = change(
-            "Bucket/b",
-            "create",
-            json!({"depends_on_steps": [], "intended": null, "body": {"slug": "c"}, "fingerprint": null}),
-        );
-        assert!(refused(&saved(json!([other]), guards())).contains("another slug"));
-        // An operation the kind does not have; a slug that is no path segment.
-        let dots = change("Bucket/..", "delete", step);
-        assert!(refused(&saved(json!([dots]), guards())).contains("path segment"));
-        let mut kind = change(
-            "Bucket/b",
-            "create",
-            json!({"depends_on_steps": [], "intended": null, "body": {"slug": "b"}, "fingerprint": null}),
-        );
-        kind["kind"] = json!("Team");
-        assert!(refused(&saved(json!([kind]), guards())).contains("do not match"));
-    }
-
-    #[test]
-    fn guards_are_recomputed_not_trusted() {
-        let step = |fp: &str| json!({"depends_on_steps": [], "intended": null, "body": null, "fingerprint": fp});
-        let mut g = guards();
-        g["max_deletes"] = json!(1);
-        g["declared_kinds"] = json!(["Team"]);
-        let plan = read_saved(&saved(
-            json!([
-                change("Bucket/a", "delete", step("1")),
-                change("Bucket/b", "delete", step("2"))
-            ]),
-            g,
-        ))
-        .unwrap();
-        let refusals = super::super::refusals(&plan, false, false);
-        assert_eq!(refusals.len(), 2, "{refusals:?}");
-        assert!(refusals[0].contains("more than max_deletes (1)"));
-        assert!(refusals[1].contains("no manifest declares any Bucket"));
-        assert_eq!(super::super::refusals(&plan, true, false).len(), 1);
-    }
-
-    #[test]
-    fn version_and_garbage() {
-        assert!(matches!(
-            read_saved("{\"format_version\": 2}"),
-            Err(SavedPlanError::Version(_))
-        ));
-        assert!(matches!(read_saved("[]"), Err(SavedPlanError::Invalid(_))));
-        assert!(matches!(
-            read_saved("nope"),
-            Err(SavedPlanError::Invalid(_))
-        ));
-    }
-}
+mod tests;

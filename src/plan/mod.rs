@@ -124,8 +124,9 @@ pub struct Action {
     pub depends_on: Vec<usize>,
     /// Why an action is unsupported, or what a follow-up update is for.
     pub reason: Option<String>,
-    /// The full object to send (create, update, upsert).
-    pub body: Option<Value>,
+    /// The full object to send (create, update, upsert); a create's or upsert's is its
+    /// manifest's spec, shared, not copied.
+    pub body: Option<std::sync::Arc<Value>>,
     /// For unsupported actions: what would have been done.
     pub intended: Option<ActionKind>,
     /// Fingerprint of the current object (absent for creates and upserts).
@@ -140,6 +141,19 @@ impl Action {
     /// Counts as a change for `--detailed-exitcode` and `drift` (upserts cannot be compared).
     pub fn is_change(&self) -> bool {
         self.action != ActionKind::Upsert
+    }
+
+    /// The fields shown for the action. A create or upsert keeps none: they are its body's
+    /// top-level fields, listed when shown (kept, they would be a second copy of every spec for
+    /// the whole run); embedded documents stay JSON text, parsed for display by
+    /// `normalize::displayed`.
+    pub fn shown_fields(&self) -> std::borrow::Cow<'_, [FieldChange]> {
+        match (&self.body, self.action) {
+            (Some(body), ActionKind::Create | ActionKind::Upsert) if self.fields.is_empty() => {
+                std::borrow::Cow::Owned(normalize::all_fields(body, true))
+            }
+            _ => std::borrow::Cow::Borrowed(&self.fields),
+        }
     }
 }
 
@@ -321,7 +335,7 @@ pub fn plan(
         }
         let name = |op| crate::wire::operation_id(kind, op);
         // Cloned only for an action: an unchanged resource sends nothing.
-        let body = || Some(m.spec.clone());
+        let body = || Some(std::sync::Arc::clone(&m.spec));
         if current.known.contains(&kind) {
             match current.resources.get(address) {
                 Some(cur) => {
@@ -342,7 +356,7 @@ pub fn plan(
                     let fp = Some(normalize::fingerprint(kind, cur));
                     if caps.has(kind, Op::Update) {
                         // What the target has and this cfgctl does not manage is kept.
-                        let mut body = m.spec.clone();
+                        let mut body = Value::clone(&m.spec);
                         newer::carry_over(kind, cur, &mut body);
                         actions.push(Action {
                             address: address.clone(),
@@ -351,7 +365,7 @@ pub fn plan(
                             fields: normalize::diff(kind, &before, &after),
                             depends_on: vec![],
                             reason: None,
-                            body: Some(body),
+                            body: Some(std::sync::Arc::new(body)),
                             intended: None,
                             fingerprint: fp,
                             cascade: vec![],
@@ -372,7 +386,7 @@ pub fn plan(
                     address: address.clone(),
                     action: ActionKind::Create,
                     source: Some(source(m)),
-                    fields: written(&mut compared, m),
+                    fields: vec![],
                     depends_on: vec![],
                     reason: None,
                     body: body(),
@@ -393,7 +407,7 @@ pub fn plan(
                 address: address.clone(),
                 action: ActionKind::Upsert,
                 source: Some(source(m)),
-                fields: written(&mut compared, m),
+                fields: vec![],
                 depends_on: vec![],
                 reason: Some(format!(
                     "the target cannot read {kind}: sent with create_if_missing on every apply"
@@ -499,12 +513,10 @@ enum Compared {
     Same,
     /// Before (current) and after (desired), normalised.
     Differ(Value, Value),
-    /// No current object: the manifest's fields as a create or upsert shows them.
-    Written(Vec<FieldChange>),
 }
 
-/// Normalises and compares every wanted manifest with its current object, or lists the fields
-/// of one without, on all cores (this is the bulk of a plan's work). Only what differs keeps
+/// Compares every wanted manifest with its current object, on all cores (digests first: see
+/// [`compare`]). Only what differs keeps
 /// its normalised forms, so memory stays with the changes. Pure and deterministic: the result
 /// is keyed by address.
 fn compare_all(
@@ -520,24 +532,14 @@ fn compare_all(
         .map(|(a, m)| (a, *m))
         .collect();
     work.into_par_iter()
-        .map(|(address, m)| {
-            let kind = address.kind;
-            let compared = match current.resources.get(address) {
-                Some(cur) if current.known.contains(&kind) => compare(kind, cur, m, settings),
-                // Embedded documents stay JSON text; `render` parses them for display.
-                _ => Compared::Written(normalize::all_fields(&m.spec, true)),
-            };
-            (address.clone(), compared)
+        .filter_map(|(address, m)| {
+            let cur = current.resources.get(address)?;
+            current
+                .known
+                .contains(&address.kind)
+                .then(|| (address.clone(), compare(address.kind, cur, m, settings)))
         })
         .collect()
-}
-
-/// The fields of a create or upsert, from [`compare_all`] when it listed them.
-fn written(compared: &mut BTreeMap<Address, Compared>, m: &Manifest) -> Vec<FieldChange> {
-    match compared.remove(&m.address()) {
-        Some(Compared::Written(fields)) => fields,
-        _ => normalize::all_fields(&m.spec, true),
-    }
 }
 
 /// Digests first: an object whose comparable form has the manifest's digest is unchanged and

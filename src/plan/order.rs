@@ -182,7 +182,7 @@ pub fn order(
                 // Create without the reference now, set it once the target exists.
                 let full = actions[edge.to].body.clone();
                 let held = &mut actions[edge.to];
-                if let Some(body) = held.body.as_mut() {
+                if let Some(body) = held.body.as_mut().map(std::sync::Arc::make_mut) {
                     removes_pointer(body, &pointer);
                     held.fields = super::normalize::written_fields(held.address.kind, body);
                 }
@@ -248,7 +248,7 @@ pub fn order(
                         "drops `{}` so that {target} can be deleted (breaks the reference cycle {cycle_text})",
                         edge.path
                     )),
-                    body: Some(body),
+                    body: Some(std::sync::Arc::new(body)),
                     intended: None,
                     fingerprint: actions[referrer].fingerprint.clone(),
                     cascade: vec![],

@@ -10,7 +10,7 @@ fn manifest(kind: Kind, spec: Value) -> Manifest {
     Manifest {
         kind,
         slug,
-        spec,
+        spec: spec.into(),
         file: PathBuf::from(format!("{}.yaml", kind.def().path)),
         pos: Pos::new(1, 1),
         spans: Spans::default(),
@@ -507,7 +507,7 @@ fn fields_of_a_newer_api_are_no_change_and_carried_into_updates() {
     assert_eq!(renamed.actions[0].fields.len(), 1);
     assert_eq!(renamed.actions[0].fields[0].path, "name");
     assert_eq!(
-        renamed.actions[0].body,
+        renamed.actions[0].body.as_deref().cloned(),
         Some(json!({"slug": "b", "name": "New", "retention_tier": "COLD"}))
     );
 }

@@ -76,7 +76,7 @@ fn manifest(kind: Kind, spec: Value) -> Manifest {
     Manifest {
         kind,
         slug: spec["slug"].as_str().map(str::to_string),
-        spec,
+        spec: spec.into(),
         file: format!("{}.yaml", kind.def().path).into(),
         pos: Pos::new(1, 1),
         spans: Spans::default(),

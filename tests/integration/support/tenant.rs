@@ -164,7 +164,7 @@ pub fn fixture_objects() -> Vec<(Kind, Option<String>, Value)> {
     let mut out: Vec<_> = loaded
         .manifests
         .into_iter()
-        .map(|m| (m.kind, m.slug, m.spec))
+        .map(|m| (m.kind, m.slug, Value::clone(&m.spec)))
         .collect();
     out.sort_by_key(|(k, s, _)| (order.iter().position(|o| o == k), s.clone()));
     out
