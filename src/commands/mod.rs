@@ -23,13 +23,16 @@ pub use schema::*;
 pub use serve::*;
 pub use validate::*;
 
+use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
 
 use anyhow::Context;
 
 use crate::diagnostic::Severity;
 use crate::manifest;
+use crate::registry::Address;
 
 pub(crate) fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
@@ -165,10 +168,23 @@ pub(crate) async fn load_connect_fetch(
     let owned = dir.to_path_buf();
     let expected = crate::plan::Expected::default();
     let expecting = expected.clone();
+    // What the target has, once read: then only those manifests need their digests.
+    let listed: Arc<OnceLock<BTreeSet<Address>>> = Arc::default();
+    let listing = Arc::clone(&listed);
     let mut loading = tokio::task::spawn_blocking(move || {
         let loaded = load_valid(&owned)?;
-        crate::plan::prepare(&loaded.manifests);
-        expecting.set(&loaded.manifests, &loaded.settings);
+        // While the target is still being read, every manifest is digested ahead (the
+        // reading lets go of what matches); once it is read, only those it has.
+        let compared: Vec<&manifest::Manifest> = match listing.get() {
+            Some(existing) => loaded
+                .manifests
+                .iter()
+                .filter(|m| existing.contains(&m.address()))
+                .collect(),
+            None => loaded.manifests.iter().collect(),
+        };
+        crate::plan::prepare(&compared);
+        expecting.set(&compared, &loaded.settings);
         tracing::info!(
             manifests = loaded.manifests.len(),
             files = loaded.manifest_files,
@@ -181,6 +197,7 @@ pub(crate) async fn load_connect_fetch(
         let fetched = crate::state::fetch_expecting(&conn.client, &expected)
             .await
             .with_context(|| format!("reading the current state of {}", conn.name))?;
+        let _ = listed.set(fetched.current.resources.keys().cloned().collect());
         anyhow::Ok((conn, fetched))
     };
     tokio::pin!(reading);

@@ -137,7 +137,11 @@ pub struct Expected(Arc<OnceLock<BTreeMap<Address, Digest>>>);
 
 impl Expected {
     /// Sets the digests (once; later calls change nothing).
-    pub fn set(&self, desired: &[crate::manifest::Manifest], settings: &crate::settings::Settings) {
+    pub fn set(
+        &self,
+        desired: &[&crate::manifest::Manifest],
+        settings: &crate::settings::Settings,
+    ) {
         let digests = desired
             .iter()
             .filter(|m| !settings.ignore.iter().any(|r| r.kind == m.kind))
@@ -221,7 +225,7 @@ mod tests {
         let expected = Expected::default();
         current.release_expected(&expected);
         assert!(current.resources[&a].raw.is_some(), "digests not known yet");
-        expected.set(std::slice::from_ref(&m), &Default::default());
+        expected.set(&[&m], &Default::default());
         current.release_expected(&expected);
         assert!(current.resources[&a].raw.is_none());
         assert_eq!(current.value(&b), Some(json!({"slug": "b", "name": "B"})));
@@ -234,7 +238,7 @@ mod tests {
             ..Default::default()
         };
         let other = Expected::default();
-        other.set(std::slice::from_ref(&m), &settings);
+        other.set(&[&m], &settings);
         assert!(!other.matches(&a, current.resources[&a].digest()));
     }
 }

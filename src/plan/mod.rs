@@ -500,7 +500,7 @@ pub(crate) fn digest(m: &Manifest) -> normalize::Digest {
 /// Works out what the planner will ask of every manifest (the digests of their comparable
 /// forms), on all cores: called by the commands while the target is still being read, so the
 /// plan itself only compares digests.
-pub fn prepare(desired: &[Manifest]) {
+pub fn prepare(desired: &[&Manifest]) {
     use rayon::prelude::*;
     desired.par_iter().for_each(|m| {
         digest(m);
