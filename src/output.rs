@@ -228,6 +228,28 @@ pub fn workflow_property(text: &str) -> String {
 /// `ESC [ … m` pass), and a workflow command defused unless `command` is set.
 fn guard_line(line: &str, command: bool) -> String {
     let line = redact(line);
+    // Printable ASCII and tabs (the bulk of any plan) have nothing to escape: copied whole.
+    let plain = line
+        .bytes()
+        .all(|b| b == b'\t' || (0x20..0x7f).contains(&b));
+    let mut out = if plain {
+        line.into_owned()
+    } else {
+        escaped(&line)
+    };
+    if !command {
+        let trimmed = out.trim_start();
+        // The runner trims leading white space before it looks for a command.
+        if trimmed.starts_with("::") || trimmed.starts_with("##[") {
+            let at = out.len() - trimmed.len();
+            out.insert(at, '\\');
+        }
+    }
+    out
+}
+
+/// The line with every unsafe character escaped (colour sequences kept).
+fn escaped(line: &str) -> String {
     let mut out = String::with_capacity(line.len());
     let mut chars = line.char_indices().peekable();
     while let Some((i, c)) = chars.next() {
@@ -244,14 +266,6 @@ fn guard_line(line: &str, command: bool) -> String {
             out.push(c);
         } else {
             push_escaped(&mut out, c);
-        }
-    }
-    if !command {
-        let trimmed = out.trim_start();
-        // The runner trims leading white space before it looks for a command.
-        if trimmed.starts_with("::") || trimmed.starts_with("##[") {
-            let at = out.len() - trimmed.len();
-            out.insert(at, '\\');
         }
     }
     out
@@ -478,6 +492,27 @@ mod tests {
             String::from_utf8(out).unwrap(),
             "text \n::error file=a.yaml,line=1::m\n"
         );
+    }
+
+    #[test]
+    fn printable_lines_take_the_short_way_to_the_same_result() {
+        for line in [
+            "  + name: \"x\"",
+            "\t::warning::x",
+            " ##[group]",
+            "plain",
+            "",
+            "~}{|",
+        ] {
+            let mut slow = escaped(line);
+            let trimmed = slow.trim_start();
+            if trimmed.starts_with("::") || trimmed.starts_with("##[") {
+                let at = slow.len() - trimmed.len();
+                slow.insert(at, '\\');
+            }
+            assert_eq!(guard_line(line, false), slow, "{line:?}");
+        }
+        assert_eq!(guard_line("a\u{7f}b", false), "a\\u007fb");
     }
 
     #[test]

@@ -121,18 +121,20 @@ fn graph(n: usize, edges: &[Edge]) -> DiGraph<usize, usize> {
 /// The first cycle, as action indices in a deterministic order, with its edges.
 fn find_cycle(n: usize, edges: &[Edge], actions: &[Action]) -> Option<(Vec<usize>, Vec<usize>)> {
     let g = graph(n, edges);
+    // A lone action is a cycle only through an edge to itself (looked up once: scanning the
+    // edges for each of 10,000 lone creates was quadratic).
+    let self_loops: BTreeSet<usize> = edges
+        .iter()
+        .filter(|e| e.from == e.to)
+        .map(|e| e.from)
+        .collect();
     let mut cycles: Vec<Vec<usize>> = tarjan_scc(&g)
         .into_iter()
+        .filter(|scc| scc.len() > 1 || scc.first().is_some_and(|ix| self_loops.contains(&g[*ix])))
         .map(|scc| {
             let mut members: Vec<usize> = scc.iter().map(|ix| g[*ix]).collect();
             members.sort_by(|a, b| actions[*a].address.cmp(&actions[*b].address).then(a.cmp(b)));
             members
-        })
-        .filter(|members| {
-            members.len() > 1
-                || edges
-                    .iter()
-                    .any(|e| e.from == members[0] && e.to == members[0])
         })
         .collect();
     cycles.sort_by(|a, b| actions[a[0]].address.cmp(&actions[b[0]].address));
