@@ -343,6 +343,22 @@ enum Node {
     Map(Vec<(Spanned<Node>, Spanned<Node>)>),
 }
 
+impl Node {
+    /// A mapping key as text (`1.5`, `true`, `null`); `None` for a list or mapping. Both
+    /// readers name keys through this.
+    fn key_name(self) -> Option<String> {
+        Some(match self {
+            Node::Str(s) => s,
+            Node::Int(i) => i.to_string(),
+            Node::UInt(u) => u.to_string(),
+            Node::Bool(b) => b.to_string(),
+            Node::Float(f) => f.to_string(),
+            Node::Null => "null".to_string(),
+            Node::Seq(_) | Node::Map(_) => return None,
+        })
+    }
+}
+
 impl<'de> Deserialize<'de> for Node {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         deserializer.deserialize_any(NodeVisitor)
@@ -450,19 +466,11 @@ fn convert(
             let mut out = Map::new();
             for (k, v) in entries {
                 let key_pos = Pos::from_location(&k.referenced);
-                let name = match k.value {
-                    Node::Str(s) => s,
-                    Node::Int(i) => i.to_string(),
-                    Node::UInt(u) => u.to_string(),
-                    Node::Bool(b) => b.to_string(),
-                    Node::Float(f) => f.to_string(),
-                    Node::Null => "null".to_string(),
-                    Node::Seq(_) | Node::Map(_) => {
-                        return Err(SyntaxError {
-                            pos: key_pos,
-                            message: "a mapping key must be a scalar".to_string(),
-                        })
-                    }
+                let Some(name) = k.value.key_name() else {
+                    return Err(SyntaxError {
+                        pos: key_pos,
+                        message: "a mapping key must be a scalar".to_string(),
+                    });
                 };
                 if let Some(first) = spans.get(&format!("{pointer}/{}", escape_pointer(&name))) {
                     let first = first.key.unwrap_or(first.value);

@@ -11,7 +11,7 @@ use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value};
 use serde_saphyr::Spanned;
 
-use super::{strip_bom, Pos};
+use super::{strip_bom, Node, Pos};
 
 /// A document's value and where it starts.
 #[derive(Clone, Debug, PartialEq)]
@@ -123,63 +123,16 @@ impl<'de> Visitor<'de> for PlainVisitor {
     }
 }
 
-/// A mapping key as text, written as `convert` writes it (`1.5`, `true`, `null`).
+/// A mapping key as text, named as the located reader names it (`Node::key_name`); a list or
+/// mapping as a key is refused.
 struct Key(String);
 
 impl<'de> Deserialize<'de> for Key {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_any(KeyVisitor).map(Key)
-    }
-}
-
-struct KeyVisitor;
-
-impl<'de> Visitor<'de> for KeyVisitor {
-    type Value = String;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a scalar key")
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<String, E> {
-        Ok("null".to_string())
-    }
-    fn visit_none<E: de::Error>(self) -> Result<String, E> {
-        Ok("null".to_string())
-    }
-    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<String, D::Error> {
-        Key::deserialize(d).map(|k| k.0)
-    }
-    fn visit_bool<E: de::Error>(self, v: bool) -> Result<String, E> {
-        Ok(v.to_string())
-    }
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<String, E> {
-        Ok(v.to_string())
-    }
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<String, E> {
-        Ok(v.to_string())
-    }
-    fn visit_i128<E: de::Error>(self, v: i128) -> Result<String, E> {
-        i64::try_from(v)
-            .map(|i| i.to_string())
-            .or_else(|_| u64::try_from(v).map(|u| u.to_string()))
-            .map_err(|_| E::custom("out of range"))
-    }
-    fn visit_u128<E: de::Error>(self, v: u128) -> Result<String, E> {
-        u64::try_from(v)
-            .map(|u| u.to_string())
-            .map_err(|_| E::custom("out of range"))
-    }
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<String, E> {
-        Ok(v.to_string())
-    }
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<String, E> {
-        Ok(v.to_string())
-    }
-    fn visit_string<E: de::Error>(self, v: String) -> Result<String, E> {
-        Ok(v)
-    }
-    fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<String, E> {
-        Ok(String::from_utf8_lossy(v).into_owned())
+        Node::deserialize(deserializer)?
+            .key_name()
+            .map(Key)
+            .ok_or_else(|| de::Error::custom("a mapping key must be a scalar"))
     }
 }
 
