@@ -173,7 +173,7 @@ pub fn parse_documents(text: &str) -> Result<Vec<Document>, SyntaxError> {
 /// positions for the document only.
 pub fn parse_json(text: &str) -> Result<Document, SyntaxError> {
     let text = strip_bom(text);
-    match serde_json::from_str::<Strict>(text) {
+    match serde_json::from_str::<plain::Plain>(text) {
         // The YAML reader names both places of a repeated key, where it can read the text.
         Err(e) if json_message(&e).starts_with("duplicate key") => match parse_documents(text) {
             Err(y) if y.message.starts_with("duplicate key") => Err(y),
@@ -192,7 +192,7 @@ pub fn parse_json(text: &str) -> Result<Document, SyntaxError> {
             ),
             message: json_message(&e),
         }),
-        Ok(Strict(value)) => {
+        Ok(plain::Plain(value)) => {
             match parse_documents(text) {
                 Ok(mut docs) if docs.len() == 1 && docs[0].value == value => {
                     return Ok(docs.remove(0));
@@ -220,69 +220,6 @@ pub fn parse_json(text: &str) -> Result<Document, SyntaxError> {
 /// A byte order mark at the start of a file is not content (editors on Windows write one).
 pub fn strip_bom(text: &str) -> &str {
     text.strip_prefix('\u{feff}').unwrap_or(text)
-}
-
-/// A JSON value read by serde_json that refuses a key repeated in one object (serde_json
-/// itself keeps the last one silently).
-struct Strict(Value);
-
-impl<'de> Deserialize<'de> for Strict {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_any(StrictVisitor).map(Strict)
-    }
-}
-
-struct StrictVisitor;
-
-impl<'de> Visitor<'de> for StrictVisitor {
-    type Value = Value;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<Value, E> {
-        Ok(Value::Null)
-    }
-    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Value, E> {
-        Ok(Value::Bool(v))
-    }
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Value, E> {
-        Ok(Value::from(v))
-    }
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Value, E> {
-        Ok(Value::from(v))
-    }
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Value, E> {
-        Number::from_f64(v)
-            .map(Value::Number)
-            .ok_or_else(|| E::custom(format!("{v} is not a number the API accepts")))
-    }
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Value, E> {
-        Ok(Value::String(v.to_string()))
-    }
-    fn visit_string<E: de::Error>(self, v: String) -> Result<Value, E> {
-        Ok(Value::String(v))
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
-        let mut items = Vec::new();
-        while let Some(Strict(item)) = seq.next_element::<Strict>()? {
-            items.push(item);
-        }
-        Ok(Value::Array(items))
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-        let mut out = Map::new();
-        while let Some(key) = map.next_key::<String>()? {
-            if out.contains_key(&key) {
-                return Err(de::Error::custom(format!(
-                    "duplicate key `{key}` (an earlier member of this object has the same key)"
-                )));
-            }
-            let Strict(value) = map.next_value::<Strict>()?;
-            out.insert(key, value);
-        }
-        Ok(Value::Object(out))
-    }
 }
 
 /// serde_json's message without its trailing " at line L column C" (the position is printed

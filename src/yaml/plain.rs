@@ -44,7 +44,10 @@ pub fn parse_documents_plain(text: &str) -> Option<Vec<PlainDocument>> {
     )
 }
 
-struct Plain(Value);
+/// A value that refuses a key repeated in one object and a number that is not finite: the fast
+/// YAML reader's, and serde_json's for JSON files (which keeps the last of repeated keys
+/// silently on its own).
+pub(super) struct Plain(pub(super) Value);
 
 impl<'de> Deserialize<'de> for Plain {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -92,7 +95,7 @@ impl<'de> Visitor<'de> for PlainVisitor {
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<Value, E> {
         Number::from_f64(v)
             .map(Value::Number)
-            .ok_or_else(|| E::custom("not finite"))
+            .ok_or_else(|| E::custom(format!("{v} is not a number the API accepts")))
     }
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Value, E> {
         Ok(Value::String(v.to_string()))
@@ -114,7 +117,9 @@ impl<'de> Visitor<'de> for PlainVisitor {
         let mut out = Map::new();
         while let Some(Key(name)) = map.next_key::<Key>()? {
             if out.contains_key(&name) {
-                return Err(de::Error::custom("duplicate key"));
+                return Err(de::Error::custom(format!(
+                    "duplicate key `{name}` (an earlier member of this object has the same key)"
+                )));
             }
             let Plain(value) = map.next_value::<Plain>()?;
             out.insert(name, value);
