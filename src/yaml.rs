@@ -14,6 +14,7 @@ use serde_saphyr::Spanned;
 
 use crate::jsonpath::escape_pointer;
 
+mod block;
 mod plain;
 pub use plain::{parse_documents_plain, PlainDocument};
 

@@ -25,6 +25,14 @@ pub struct PlainDocument {
 /// reader then says where.
 pub fn parse_documents_plain(text: &str) -> Option<Vec<PlainDocument>> {
     let text = strip_bom(text);
+    // The common shape, line by line; anything else (or anything doubtful) through
+    // serde-saphyr.
+    super::block::parse_documents_block(text).or_else(|| parse_documents_saphyr(text))
+}
+
+/// [`parse_documents_plain`] through serde-saphyr only (the block reader's reference).
+pub(super) fn parse_documents_saphyr(text: &str) -> Option<Vec<PlainDocument>> {
+    let text = strip_bom(text);
     let options = serde_saphyr::options! {
         with_snippet: false,
         strict_booleans: true,

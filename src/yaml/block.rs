@@ -1,0 +1,951 @@
+//! The block reader: the common shape of a manifest file (block mappings and sequences, one-line
+//! plain and quoted scalars, literal block scalars, empty `[]`/`{}`, comments, `---` between
+//! documents) read line by line, several times faster than the general parser.
+//!
+//! It gives up (`None`) on anything else, and on anything where the general reader might decide
+//! differently: tabs, CR, control characters, anchors, aliases, tags, flow collections with
+//! content, folded or kept (`|+`) block scalars, multi-line plain or quoted scalars, plain
+//! scalars that could be read as anything but a canonical decimal number, `true`/`false`, null
+//! or a string (`yes`, `0x1f`, `1e3`, `.inf`, `012`, ...), repeated or non-string keys, merge
+//! keys, and inputs past its own limits (kept well under serde-saphyr's budget). The caller then
+//! reads the file with serde-saphyr, so a file this reader takes gets the same values and the
+//! same document starts as the general reader would give; the tests below and a property test
+//! check that on generated and on every kind of hand-written input.
+
+use serde_json::{Map, Number, Value};
+
+use super::plain::PlainDocument;
+use super::Pos;
+
+/// Deepest nesting read here (serde-saphyr's budget refuses past 64).
+const MAX_DEPTH: usize = 48;
+/// Values in one file (serde-saphyr's budget: 250,000 nodes, 1,000,000 events).
+const MAX_NODES: usize = 200_000;
+/// Documents in one file (serde-saphyr's budget: 1,024).
+const MAX_DOCUMENTS: usize = 1_000;
+/// Longest file read here.
+const MAX_BYTES: usize = 16 << 20;
+/// Longest implicit key (YAML allows 1,024 characters).
+const MAX_KEY: usize = 1_000;
+
+/// Every non-empty document of `text` (its BOM already stripped), or `None` when the text is
+/// not in the subset this reader takes.
+pub(super) fn parse_documents_block(text: &str) -> Option<Vec<PlainDocument>> {
+    if text.len() > MAX_BYTES || !plain_chars(text.as_bytes()) {
+        return None;
+    }
+    let mut r = Reader {
+        b: text.as_bytes(),
+        pos: 0,
+        line: 1,
+        nodes: 0,
+    };
+    let mut docs = Vec::new();
+    let mut markers = 0usize;
+    loop {
+        r.skip_empty();
+        if r.at_end() {
+            break;
+        }
+        let line = r.current();
+        if line.starts_with(b"---") && blank_or_comment(&line[3..], true) {
+            markers += 1;
+            if markers > MAX_DOCUMENTS {
+                return None;
+            }
+            r.next_line();
+            continue;
+        }
+        // Directives, document ends, an indented or non-mapping root: the general reader.
+        if line[0] == b'%' || line.starts_with(b"...") || line[0] == b' ' || is_dash_item(line, 0) {
+            return None;
+        }
+        let start = Pos::new(r.line, 1);
+        let value = r.mapping(0, 0, 1)?;
+        // The root ends only at a document marker or at the end.
+        if !r.at_end() {
+            let line = r.current();
+            if !(line.starts_with(b"---") && blank_or_comment(&line[3..], true)) {
+                return None;
+            }
+        }
+        docs.push(PlainDocument { value, start });
+        if docs.len() > MAX_DOCUMENTS {
+            return None;
+        }
+    }
+    Some(docs)
+}
+
+/// No character the general reader refuses or treats specially: tabs, CR, other control
+/// characters, DEL, C1 controls (NEL among them), a BOM past the start, U+FFFE/U+FFFF, and the
+/// Unicode line and paragraph separators.
+fn plain_chars(b: &[u8]) -> bool {
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c < 0x80 {
+            if (c < 0x20 && c != b'\n') || c == 0x7f {
+                return false;
+            }
+            i += 1;
+            continue;
+        }
+        let next = b.get(i + 1).copied().unwrap_or(0);
+        let next2 = b.get(i + 2).copied().unwrap_or(0);
+        match (c, next, next2) {
+            (0xC2, 0x80..=0x9F, _) => return false,
+            (0xEF, 0xBB, 0xBF) | (0xEF, 0xBF, 0xBE | 0xBF) => return false,
+            (0xE2, 0x80, 0xA8 | 0xA9) => return false,
+            _ => i += 1,
+        }
+    }
+    true
+}
+
+/// Only spaces, then nothing or a comment. After a marker (`---`) or an indicator the comment
+/// must follow a space; `spaced` says whether the text is allowed to start with `#` directly
+/// (it is when the text itself starts after a space).
+fn blank_or_comment(rest: &[u8], after_token: bool) -> bool {
+    let trimmed = trim_start(rest);
+    if trimmed.is_empty() {
+        return true;
+    }
+    trimmed[0] == b'#' && (trimmed.len() < rest.len() || !after_token)
+}
+
+fn trim_start(s: &[u8]) -> &[u8] {
+    let n = s.iter().take_while(|&&c| c == b' ').count();
+    &s[n..]
+}
+
+fn trim_end(s: &[u8]) -> &[u8] {
+    let n = s.iter().rev().take_while(|&&c| c == b' ').count();
+    &s[..s.len() - n]
+}
+
+fn indent_of(line: &[u8]) -> usize {
+    line.iter().take_while(|&&c| c == b' ').count()
+}
+
+/// `-` at column `at`, followed by a space or the end of the line.
+fn is_dash_item(line: &[u8], at: usize) -> bool {
+    line.get(at) == Some(&b'-') && matches!(line.get(at + 1), None | Some(b' '))
+}
+
+fn is_marker(line: &[u8]) -> bool {
+    (line.starts_with(b"---") || line.starts_with(b"..."))
+        && matches!(line.get(3), None | Some(b' '))
+}
+
+/// What starts a mapping entry.
+enum Key {
+    /// The key and the offset just past its `:`.
+    Found(String, usize),
+    /// No `key:` here: a scalar.
+    None,
+    /// Something this reader does not take.
+    GiveUp,
+}
+
+struct Reader<'a> {
+    b: &'a [u8],
+    /// Start of the current line.
+    pos: usize,
+    /// 1-based number of the current line.
+    line: u32,
+    nodes: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn at_end(&self) -> bool {
+        self.pos >= self.b.len()
+    }
+
+    fn line_end(&self) -> usize {
+        memchr::memchr(b'\n', &self.b[self.pos..]).map_or(self.b.len(), |i| self.pos + i)
+    }
+
+    /// The current line, without its newline.
+    fn current(&self) -> &'a [u8] {
+        &self.b[self.pos..self.line_end()]
+    }
+
+    fn next_line(&mut self) {
+        self.pos = (self.line_end() + 1).min(self.b.len());
+        self.line += 1;
+    }
+
+    /// Skips blank and comment-only lines.
+    fn skip_empty(&mut self) {
+        while !self.at_end() {
+            let t = trim_start(self.current());
+            if !t.is_empty() && t[0] != b'#' {
+                break;
+            }
+            self.next_line();
+        }
+    }
+
+    fn count(&mut self) -> Option<()> {
+        self.nodes += 1;
+        (self.nodes <= MAX_NODES).then_some(())
+    }
+
+    /// The text of `s`, a slice of a line of the (valid UTF-8) input cut at ASCII bytes.
+    fn str_of(&self, s: &'a [u8]) -> Option<&'a str> {
+        std::str::from_utf8(s).ok()
+    }
+
+    /// A block mapping whose keys are at column `indent`; its first key starts at column `col`
+    /// of the current line (after a sequence's `- `, or at `indent`). Leaves the reader at the
+    /// first content line after it.
+    fn mapping(&mut self, indent: usize, col: usize, depth: usize) -> Option<Value> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        self.count()?;
+        let mut map = Map::new();
+        let mut col = col;
+        loop {
+            let line = self.current();
+            let rest = &line[col..];
+            let (key, after) = match self.key(rest) {
+                Key::Found(k, after) => (k, after),
+                Key::None | Key::GiveUp => return None,
+            };
+            if key == "<<" || map.contains_key(&key) {
+                return None;
+            }
+            let value = self.value(&rest[after..], indent, true, depth)?;
+            map.insert(key, value);
+            if self.at_end() {
+                break;
+            }
+            let line = self.current();
+            let ind = indent_of(line);
+            if ind < indent || (ind == 0 && is_marker(line)) {
+                break;
+            }
+            if ind > indent {
+                return None;
+            }
+            if is_dash_item(line, ind) {
+                // A sequence at the keys' column that is not a key's value.
+                return None;
+            }
+            col = indent;
+        }
+        Some(Value::Object(map))
+    }
+
+    /// A block sequence whose dashes are at column `indent` (the current line is one).
+    fn sequence(&mut self, indent: usize, depth: usize) -> Option<Value> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        self.count()?;
+        let mut items = Vec::new();
+        loop {
+            let line = self.current();
+            let rest = &line[indent + 1..];
+            let item = trim_start(rest);
+            let col = line.len() - item.len();
+            let value = if item.is_empty() || (item[0] == b'#' && item.len() < rest.len()) {
+                self.value(b"", indent, false, depth)?
+            } else if is_dash_item(item, 0) {
+                return None;
+            } else {
+                match self.key(item) {
+                    Key::Found(..) => self.mapping(col, col, depth + 1)?,
+                    Key::None => self.value(item, indent, false, depth)?,
+                    Key::GiveUp => return None,
+                }
+            };
+            items.push(value);
+            if self.at_end() {
+                break;
+            }
+            let line = self.current();
+            let ind = indent_of(line);
+            if ind < indent || (ind == 0 && is_marker(line)) {
+                break;
+            }
+            if ind > indent {
+                return None;
+            }
+            if !is_dash_item(line, ind) {
+                break;
+            }
+        }
+        Some(Value::Array(items))
+    }
+
+    /// The collection that starts on the current line at column `indent`.
+    fn block(&mut self, indent: usize, depth: usize) -> Option<Value> {
+        let line = self.current();
+        if is_dash_item(line, indent) {
+            self.sequence(indent, depth)
+        } else {
+            self.mapping(indent, indent, depth)
+        }
+    }
+
+    /// A `key:` at the start of `s`.
+    fn key(&self, s: &'a [u8]) -> Key {
+        let (key, end) = match s.first() {
+            None => return Key::None,
+            Some(b'"') => match double_quoted(s) {
+                Some((text, end)) => (text, end),
+                None => return Key::GiveUp,
+            },
+            Some(b'\'') => match single_quoted(s) {
+                Some((text, end)) => (text, end),
+                None => return Key::GiveUp,
+            },
+            Some(c) if is_indicator(*c) => return Key::None,
+            Some(_) => {
+                // The first `: ` (or `:` ending the line) outside a comment.
+                let mut i = 0;
+                loop {
+                    match memchr::memchr2(b':', b'#', &s[i..]) {
+                        None => return Key::None,
+                        Some(j) => {
+                            let at = i + j;
+                            if s[at] == b'#' {
+                                if s[at - 1] == b' ' {
+                                    return Key::None;
+                                }
+                            } else if matches!(s.get(at + 1), None | Some(b' ')) {
+                                let raw = trim_end(&s[..at]);
+                                if raw.len() > MAX_KEY {
+                                    return Key::GiveUp;
+                                }
+                                let Some(text) = self.str_of(raw) else {
+                                    return Key::GiveUp;
+                                };
+                                // Only a key that reads as a string.
+                                return match resolve_plain(text) {
+                                    Some(Value::String(k)) => Key::Found(k, at + 1),
+                                    _ => Key::GiveUp,
+                                };
+                            }
+                            i = at + 1;
+                        }
+                    }
+                }
+            }
+        };
+        // A quoted key: its `:` right after the closing quote.
+        if s.get(end) == Some(&b':') && matches!(s.get(end + 1), None | Some(b' ')) {
+            if key.len() > MAX_KEY {
+                return Key::GiveUp;
+            }
+            Key::Found(key, end + 1)
+        } else if blank_or_comment(&s[end..], true) {
+            Key::None
+        } else {
+            Key::GiveUp
+        }
+    }
+
+    /// The value after a mapping's `:` or a sequence's `- ` (`rest`, the rest of the line),
+    /// whose parent is at column `parent`. Moves past it, to the next content line.
+    fn value(
+        &mut self,
+        rest: &'a [u8],
+        parent: usize,
+        in_mapping: bool,
+        depth: usize,
+    ) -> Option<Value> {
+        let r = trim_start(rest);
+        if r.is_empty() || r[0] == b'#' {
+            if !r.is_empty() && r.len() == rest.len() {
+                return None;
+            }
+            // The value is on the next lines, or there is none.
+            self.next_line();
+            self.skip_empty();
+            if self.at_end() {
+                self.count()?;
+                return Some(Value::Null);
+            }
+            let line = self.current();
+            let ind = indent_of(line);
+            if ind > parent {
+                return self.block(ind, depth + 1);
+            }
+            if in_mapping && ind == parent && is_dash_item(line, ind) && !is_marker(line) {
+                return self.sequence(ind, depth + 1);
+            }
+            self.count()?;
+            return Some(Value::Null);
+        }
+        if r.len() == rest.len() && !rest.is_empty() && in_mapping {
+            // `key:value` is not a mapping entry (the key reader never gives this).
+            return None;
+        }
+        self.count()?;
+        let value = match r[0] {
+            b'|' => return self.literal(r, parent),
+            b'"' | b'\'' => {
+                let (text, end) = if r[0] == b'"' {
+                    double_quoted(r)?
+                } else {
+                    single_quoted(r)?
+                };
+                if !blank_or_comment(&r[end..], true) {
+                    return None;
+                }
+                Value::String(text)
+            }
+            b'[' | b'{' => {
+                let close = if r[0] == b'[' { b']' } else { b'}' };
+                if r.get(1) != Some(&close) || !blank_or_comment(&r[2..], true) {
+                    return None;
+                }
+                if r[0] == b'[' {
+                    Value::Array(Vec::new())
+                } else {
+                    Value::Object(Map::new())
+                }
+            }
+            c if is_indicator(c) && !(c == b'-' && r.len() > 1 && r[1] != b' ') => return None,
+            _ => {
+                let text = match find_comment(r) {
+                    Some(at) => trim_end(&r[..at]),
+                    None => trim_end(r),
+                };
+                // `a: b: c` and `a: b:` are not scalars.
+                if text.ends_with(b":") || memchr::memmem::find(text, b": ").is_some() {
+                    return None;
+                }
+                resolve_plain(self.str_of(text)?)?
+            }
+        };
+        // A scalar on one line: the next content line must not continue it.
+        self.next_line();
+        self.skip_empty();
+        if !self.at_end() && indent_of(self.current()) > parent {
+            return None;
+        }
+        Some(value)
+    }
+
+    /// A literal block scalar (`|` or `|-`) whose header is `header`, inside a parent at
+    /// column `parent`.
+    fn literal(&mut self, header: &[u8], parent: usize) -> Option<Value> {
+        let (strip, after) = match header.get(1) {
+            Some(b'-') => (true, 2),
+            None | Some(b' ') => (false, 1),
+            _ => return None,
+        };
+        if !blank_or_comment(&header[after..], true) {
+            return None;
+        }
+        self.next_line();
+        let mut indent: Option<usize> = None;
+        let mut out = String::new();
+        // Line breaks seen since the last content line (kept only when content follows).
+        let mut breaks = 0usize;
+        let mut any = false;
+        while !self.at_end() {
+            let line = self.current();
+            let sp = indent_of(line);
+            if sp == line.len() {
+                // An empty line: at most the indentation's spaces, once it is known.
+                match indent {
+                    Some(k) if sp <= k => {
+                        breaks += 1;
+                        self.next_line();
+                        continue;
+                    }
+                    _ => return None,
+                }
+            }
+            let k = match indent {
+                Some(k) => {
+                    if sp < k {
+                        break;
+                    }
+                    k
+                }
+                None => {
+                    if sp <= parent {
+                        // An empty block scalar.
+                        return None;
+                    }
+                    indent = Some(sp);
+                    sp
+                }
+            };
+            if any {
+                out.push('\n');
+            }
+            for _ in 0..breaks {
+                out.push('\n');
+            }
+            breaks = 0;
+            out.push_str(self.str_of(&line[k..])?);
+            any = true;
+            let end = self.line_end();
+            if end == self.b.len() && !strip {
+                // The last line has no line break: the general reader decides.
+                return None;
+            }
+            self.next_line();
+        }
+        if !any {
+            return None;
+        }
+        if !strip {
+            out.push('\n');
+        }
+        self.skip_empty();
+        Some(Value::String(out))
+    }
+}
+
+/// Characters that cannot start a plain scalar (or that this reader leaves alone there).
+fn is_indicator(c: u8) -> bool {
+    matches!(
+        c,
+        b'-' | b'?'
+            | b':'
+            | b','
+            | b'['
+            | b']'
+            | b'{'
+            | b'}'
+            | b'#'
+            | b'&'
+            | b'*'
+            | b'!'
+            | b'|'
+            | b'>'
+            | b'\''
+            | b'"'
+            | b'%'
+            | b'@'
+            | b'`'
+    )
+}
+
+/// Where a comment starts in a plain scalar's line (` #`).
+fn find_comment(s: &[u8]) -> Option<usize> {
+    memchr::memmem::find(s, b" #").map(|i| i + 1)
+}
+
+/// A plain scalar as the general reader reads it (strict booleans, YAML 1.2 core), or `None`
+/// when it might read it as anything but null, a boolean, a canonical decimal number or a
+/// string.
+fn resolve_plain(s: &str) -> Option<Value> {
+    match s {
+        "" | "~" | "null" | "Null" | "NULL" => return Some(Value::Null),
+        "true" | "True" | "TRUE" => return Some(Value::Bool(true)),
+        "false" | "False" | "FALSE" => return Some(Value::Bool(false)),
+        "<<" | "=" => return None,
+        _ => {}
+    }
+    let b = s.as_bytes();
+    let first = b[0];
+    if first.is_ascii_digit() || matches!(first, b'-' | b'+' | b'.') {
+        return number(s);
+    }
+    if is_indicator(first) {
+        return None;
+    }
+    // Spellings of non-finite numbers (`yes`, `on`, `y` and the like are strings: strict
+    // booleans, as the general reader is set up).
+    const WORDS: [&str; 3] = ["inf", "nan", "infinity"];
+    if s.len() <= 8 && WORDS.iter().any(|w| w.eq_ignore_ascii_case(s)) {
+        return None;
+    }
+    Some(Value::String(s.to_string()))
+}
+
+/// `-?(0|[1-9][0-9]*)` (18 digits at most) or that with `.[0-9]+` after it.
+fn number(s: &str) -> Option<Value> {
+    let (neg, body) = match s.strip_prefix('-') {
+        Some(b) => (true, b),
+        None => (false, s),
+    };
+    let (int, frac) = match body.split_once('.') {
+        Some((i, f)) => (i, Some(f)),
+        None => (body, None),
+    };
+    let canonical_int = !int.is_empty()
+        && int.bytes().all(|c| c.is_ascii_digit())
+        && (int == "0" || !int.starts_with('0'));
+    if !canonical_int || int.len() > 18 {
+        return None;
+    }
+    match frac {
+        None => {
+            if neg {
+                if int == "0" {
+                    return None;
+                }
+                int.parse::<i64>().ok().map(|v| Value::from(-v))
+            } else {
+                int.parse::<u64>().ok().map(Value::from)
+            }
+        }
+        Some(f) => {
+            if f.is_empty() || f.len() > 17 || !f.bytes().all(|c| c.is_ascii_digit()) {
+                return None;
+            }
+            s.parse::<f64>()
+                .ok()
+                .and_then(Number::from_f64)
+                .map(Value::Number)
+        }
+    }
+}
+
+/// A double-quoted scalar on one line at the start of `s`: its text and the offset past the
+/// closing quote. JSON's escapes only (and no surrogates).
+fn double_quoted(s: &[u8]) -> Option<(String, usize)> {
+    let mut out = Vec::new();
+    let mut i = 1;
+    loop {
+        let j = memchr::memchr2(b'"', b'\\', &s[i..])?;
+        out.extend_from_slice(&s[i..i + j]);
+        i += j;
+        if s[i] == b'"' {
+            return String::from_utf8(out).ok().map(|t| (t, i + 1));
+        }
+        let c = *s.get(i + 1)?;
+        match c {
+            b'"' | b'\\' | b'/' => out.push(c),
+            b'n' => out.push(b'\n'),
+            b't' => out.push(b'\t'),
+            b'r' => out.push(b'\r'),
+            b'b' => out.push(0x08),
+            b'f' => out.push(0x0c),
+            b'u' => {
+                let hex = std::str::from_utf8(s.get(i + 2..i + 6)?).ok()?;
+                if !hex.bytes().all(|h| h.is_ascii_hexdigit()) {
+                    return None;
+                }
+                let ch = char::from_u32(u32::from_str_radix(hex, 16).ok()?)?;
+                let mut buf = [0u8; 4];
+                out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
+                i += 4;
+            }
+            _ => return None,
+        }
+        i += 2;
+    }
+}
+
+/// A single-quoted scalar on one line at the start of `s`: its text and the offset past the
+/// closing quote.
+fn single_quoted(s: &[u8]) -> Option<(String, usize)> {
+    let mut out = Vec::new();
+    let mut i = 1;
+    loop {
+        let j = memchr::memchr(b'\'', &s[i..])?;
+        out.extend_from_slice(&s[i..i + j]);
+        i += j;
+        if s.get(i + 1) == Some(&b'\'') {
+            out.push(b'\'');
+            i += 2;
+            continue;
+        }
+        return String::from_utf8(out).ok().map(|t| (t, i + 1));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::plain::parse_documents_saphyr;
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The block reader takes `text` and gives what serde-saphyr gives, or leaves it.
+    fn agrees(text: &str) -> bool {
+        match parse_documents_block(text) {
+            None => false,
+            Some(block) => {
+                let reference = parse_documents_saphyr(text);
+                assert_eq!(Some(&block), reference.as_ref(), "{text:?}");
+                true
+            }
+        }
+    }
+
+    #[test]
+    fn takes_the_common_shape_with_the_same_values_and_starts() {
+        for text in [
+            "# c\n---\napi_version: v1/config\nkind: Team\nspec:\n  slug: a\n  name: A b\n",
+            "a: 1\n---\n\n# only a comment\n---\nb: 2\n",
+            "---\n---\na: x\n",
+            "--- # first\na: 1\n",
+            "a:\n  b:\n    c: -12\n    d: 0.25\n    e: -0.5\n  f: ~\n  g:\n  h: null\n",
+            "a:\n- 1\n- x\n-\n-\n  - 2\n",
+            "a:\n  - k: v\n    l: w\n  - m: [] # c\n  -\n    n: {}\n  - \"q\": 'r''s'\n",
+            "a: \"\\u00e9\\\"\\\\\\/\\n\\t x\" # c\nb: 'it''s'\n",
+            "t: true\nf: False\nn: NULL\nw: hello world # c\nu: http://x:80/y#z\n",
+            "a: |\n  {\n    \"x\": 1\n  }\n\n  tail\n\nb: |-\n  one\n   two\n\n",
+            "a: |\n  x\n# c\nb: 1\n",
+            "a: |-\n  x\n\n\n",
+            "a: | # c\n  x\n  # not a comment\n",
+            "k:\n  - a\n  - b\nl: 1\n",
+            "\"quoted key\": 1\n'single': 2\nplain key: 3\n",
+            "a: é ünïcödé\nb: \"日本\"\n",
+            "a: 18446744073709551\nb: -9007199254740993\nc: 0\nd: 1.0\n",
+            "y: yes\nn: On\nx: off\nh: N\n",
+            "a: x,y\nb: 'a: b'\nc: \"a #b\"\nd: a#b\n",
+            "a:\n\n  b: 1\n\n\n  c: 2\n",
+            "a: 1\nb: 2",
+            "a: |-\n  x",
+        ] {
+            assert!(agrees(text), "the block reader left {text:?}");
+        }
+    }
+
+    #[test]
+    fn leaves_what_it_does_not_take() {
+        for text in [
+            "a: 1\na: 2\n",
+            "a: 1\n...\n",
+            "a: .nan\n",
+            "a: nan\n",
+            "a: Infinity\n",
+            "a: 0x1f\n",
+            "a: 012\n",
+            "a: 1e3\n",
+            "a: +1\n",
+            "a: -0\n",
+            "a: 1_000\n",
+            "a: 2024-01-01\n",
+            "a: &x 1\nb: *x\n",
+            "a: !!str 1\n",
+            "<<: {a: 1}\n",
+            "a: [1, 2]\n",
+            "a: {b: 1}\n",
+            "a: >\n  folded\n",
+            "a: |+\n  kept\n",
+            "a: |2\n   x\n",
+            "a: |\n  x",
+            "a: |\n\n  x\n",
+            "a: |\nb: 1\n",
+            "a: multi\n  line\n",
+            "a: \"multi\n  line\"\n",
+            "a: b: c\n",
+            "a: b:\n",
+            "a:b\n",
+            "a:\tb\n",
+            "a: 1\r\nb: 2\r\n",
+            "a: \u{85}\n",
+            "  a: 1\n",
+            "- a\n- b\n",
+            "a\n",
+            "a: 1\n- b\n",
+            "a: 1\n   b: 2\n",
+            "a:\n  - x\n   - y\n",
+            "%YAML 1.2\n---\na: 1\n",
+            "--- a: 1\n",
+            "1: x\n",
+            "true: x\n",
+            "? a\n: b\n",
+            "a: \"\\x41\"\n",
+            "a: \"\\ud83d\\ude00\"\n",
+            "a: 'x\n  y'\n",
+            "a: \"x\" y\n",
+            "a: @x\n",
+            "a: `x\n",
+            "a: %x\n",
+            "a: 123456789012345678901\n",
+            "a:#x\n",
+        ] {
+            assert!(
+                parse_documents_block(text).is_none(),
+                "the block reader took {text:?}"
+            );
+        }
+    }
+
+    /// Every YAML file of the repository's fixtures and examples: the same values.
+    #[test]
+    fn fixtures_and_examples_agree() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut taken = 0;
+        for dir in ["fixtures", "examples"] {
+            for entry in walkdir::WalkDir::new(root.join(dir)) {
+                let entry = entry.unwrap();
+                let path = entry.path();
+                if !matches!(
+                    path.extension().and_then(|e| e.to_str()),
+                    Some("yaml" | "yml")
+                ) {
+                    continue;
+                }
+                let Ok(text) = std::fs::read_to_string(path) else {
+                    continue;
+                };
+                if agrees(super::super::strip_bom(&text)) {
+                    taken += 1;
+                }
+            }
+        }
+        assert!(taken > 10, "only {taken} files taken");
+    }
+
+    /// Every YAML file under `$CFGCTL_YAML_CORPUS` (the harness's `--keep` repository, say):
+    /// the same values, and how many the block reader takes.
+    /// `CFGCTL_YAML_CORPUS=DIR cargo test --release --lib corpus -- --ignored --nocapture`
+    #[test]
+    #[ignore]
+    fn corpus_agrees() {
+        let dir = std::env::var("CFGCTL_YAML_CORPUS").expect("CFGCTL_YAML_CORPUS");
+        let (mut taken, mut left) = (0, Vec::new());
+        for entry in walkdir::WalkDir::new(dir) {
+            let path = entry.unwrap().into_path();
+            if path.extension().and_then(|e| e.to_str()) != Some("yaml") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            if agrees(super::super::strip_bom(&text)) {
+                taken += 1;
+            } else {
+                left.push(path);
+            }
+        }
+        eprintln!("{taken} files taken; left: {left:?}");
+    }
+
+    fn word() -> impl Strategy<Value = String> {
+        prop_oneof![
+            "[a-z][a-z0-9_./-]{0,8}( [a-z]{1,4})?",
+            "-?(0|[1-9][0-9]{0,12})",
+            "-?(0|[1-9][0-9]{0,3})\\.[0-9]{1,4}",
+            Just("true".to_string()),
+            Just("~".to_string()),
+            Just("null".to_string()),
+            Just("[]".to_string()),
+            Just("{}".to_string()),
+            "\"[a-z :#'\\\\\"é{}]{0,8}\"",
+            "'[a-z :#\"]{0,6}'",
+            Just("yes".to_string()),
+            Just("x: y".to_string()),
+            Just("a #c".to_string()),
+            Just(".5".to_string()),
+        ]
+    }
+
+    #[derive(Clone, Debug)]
+    enum Tree {
+        Leaf(String),
+        Literal(Vec<String>, bool),
+        Map(Vec<(String, Tree)>),
+        Seq(Vec<Tree>),
+    }
+
+    fn tree() -> impl Strategy<Value = Tree> {
+        let leaf = prop_oneof![
+            4 => word().prop_map(Tree::Leaf),
+            1 => (prop::collection::vec("[ a-z{}\":#]{0,6}", 1..4), any::<bool>())
+                .prop_map(|(l, s)| Tree::Literal(l, s)),
+        ];
+        leaf.prop_recursive(4, 40, 5, |inner| {
+            prop_oneof![
+                prop::collection::vec(("[a-z][a-z_]{0,5}", inner.clone()), 1..5)
+                    .prop_map(Tree::Map),
+                prop::collection::vec(inner, 1..4).prop_map(Tree::Seq),
+            ]
+        })
+    }
+
+    /// Block-style YAML of a tree (the value of `key` at `indent`).
+    fn emit(t: &Tree, indent: usize, out: &mut String) {
+        let pad = " ".repeat(indent);
+        match t {
+            Tree::Leaf(w) => {
+                out.push(' ');
+                out.push_str(w);
+                out.push('\n');
+            }
+            Tree::Literal(lines, strip) => {
+                out.push_str(if *strip { " |-\n" } else { " |\n" });
+                for l in lines {
+                    out.push_str(&pad);
+                    out.push_str("  ");
+                    out.push_str(l);
+                    out.push('\n');
+                }
+            }
+            Tree::Map(entries) => {
+                out.push('\n');
+                let mut seen = std::collections::BTreeSet::new();
+                for (k, v) in entries {
+                    if !seen.insert(k) {
+                        continue;
+                    }
+                    out.push_str(&pad);
+                    out.push_str("  ");
+                    out.push_str(k);
+                    out.push(':');
+                    emit(v, indent + 2, out);
+                }
+            }
+            Tree::Seq(items) => {
+                out.push('\n');
+                for v in items {
+                    out.push_str(&pad);
+                    out.push_str("  -");
+                    emit(v, indent + 2, out);
+                }
+            }
+        }
+    }
+
+    fn doc() -> impl Strategy<Value = String> {
+        prop::collection::vec(tree(), 1..3).prop_map(|docs| {
+            let mut out = String::new();
+            for d in docs {
+                out.push_str("---\nroot:");
+                emit(&d, 0, &mut out);
+            }
+            out
+        })
+    }
+
+    /// The generated texts are mostly taken (the property tests below compare something).
+    #[test]
+    fn takes_most_generated_texts() {
+        use proptest::strategy::ValueTree;
+        let mut runner = proptest::test_runner::TestRunner::deterministic();
+        let strategy = doc();
+        let taken = (0..400)
+            .filter(|_| agrees(&strategy.new_tree(&mut runner).unwrap().current()))
+            .count();
+        eprintln!("{taken} of 400 taken");
+        assert!(taken > 100, "only {taken} of 400 taken");
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+        /// Generated block YAML: whatever the block reader takes, it reads as serde-saphyr does.
+        #[test]
+        fn agrees_with_serde_saphyr(text in doc()) {
+            agrees(&text);
+        }
+
+        /// The same, after a hostile edit (a byte replaced, inserted or deleted).
+        #[test]
+        fn agrees_after_an_edit(text in doc(), at in any::<prop::sample::Index>(), edit in 0u8..3, byte in prop_oneof![Just(b' '), Just(b'\n'), Just(b':'), Just(b'-'), Just(b'#'), Just(b'"'), Just(b'\''), Just(b'|'), Just(b'a'), Just(b'1'), Just(b'[')]) {
+            let mut bytes = text.into_bytes();
+            let i = at.index(bytes.len());
+            match edit {
+                0 => bytes[i] = byte,
+                1 => bytes.insert(i, byte),
+                _ => { bytes.remove(i); }
+            }
+            if let Ok(text) = String::from_utf8(bytes) {
+                agrees(&text);
+            }
+        }
+    }
+}
