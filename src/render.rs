@@ -238,47 +238,16 @@ fn text_chunks(
             plural(plan.unchanged, "resource", "resources")
         );
     }
-    for a in &plan.actions {
-        let st = style_for(a.action, opts.color);
-        let _ = writeln!(
-            out,
-            "\n  {st}{} {}{st:#}{}",
-            a.action.symbol(),
-            Inert(&a.address),
-            location(a)
-        );
-        match a.action {
-            ActionKind::Unsupported => {
-                let intended = a.intended.map(ActionKind::as_str).unwrap_or("change");
-                let _ = writeln!(
-                    out,
-                    "      unsupported {intended}: {}",
-                    Inert(a.reason.as_deref().unwrap_or(""))
-                );
-            }
-            _ => {
-                if let Some(r) = &a.reason {
-                    let _ = writeln!(out, "      # {}", Inert(r));
-                }
-            }
+    sink(&out)?;
+    out.clear();
+    // Each action's text on all cores (a dashboard's create counts its document's lines), a
+    // batch at a time, written in plan order.
+    for batch in plan.actions.chunks(256) {
+        use rayon::prelude::*;
+        let texts: Vec<String> = batch.par_iter().map(|a| action_text(a, opts)).collect();
+        for text in &texts {
+            sink(text)?;
         }
-        for line in cascade_lines(a) {
-            let _ = writeln!(out, "      {line}");
-        }
-        for f in a.shown_fields().iter() {
-            for line in field_lines(a, f) {
-                let sign = line.chars().next().unwrap_or(' ');
-                let fs = match sign {
-                    '+' => style_for(ActionKind::Create, opts.color),
-                    '-' => style_for(ActionKind::Delete, opts.color),
-                    '~' => style_for(ActionKind::Update, opts.color),
-                    _ => Style::new(),
-                };
-                let _ = writeln!(out, "      {fs}{line}{fs:#}");
-            }
-        }
-        sink(&out)?;
-        out.clear();
     }
     if !plan.unmanaged.is_empty() {
         let parts: Vec<String> = unmanaged_by_kind(plan)
@@ -328,6 +297,50 @@ fn text_chunks(
     }
     let _ = writeln!(out, "\n{bold}Plan:{bold:#} {}", summary_line(plan));
     sink(&out)
+}
+
+/// The text of one action in the text plan.
+fn action_text(a: &Action, opts: TextOptions) -> String {
+    let mut out = String::new();
+    let st = style_for(a.action, opts.color);
+    let _ = writeln!(
+        out,
+        "\n  {st}{} {}{st:#}{}",
+        a.action.symbol(),
+        Inert(&a.address),
+        location(a)
+    );
+    match a.action {
+        ActionKind::Unsupported => {
+            let intended = a.intended.map(ActionKind::as_str).unwrap_or("change");
+            let _ = writeln!(
+                out,
+                "      unsupported {intended}: {}",
+                Inert(a.reason.as_deref().unwrap_or(""))
+            );
+        }
+        _ => {
+            if let Some(r) = &a.reason {
+                let _ = writeln!(out, "      # {}", Inert(r));
+            }
+        }
+    }
+    for line in cascade_lines(a) {
+        let _ = writeln!(out, "      {line}");
+    }
+    for f in a.shown_fields().iter() {
+        for line in field_lines(a, f) {
+            let sign = line.chars().next().unwrap_or(' ');
+            let fs = match sign {
+                '+' => style_for(ActionKind::Create, opts.color),
+                '-' => style_for(ActionKind::Delete, opts.color),
+                '~' => style_for(ActionKind::Update, opts.color),
+                _ => Style::new(),
+            };
+            let _ = writeln!(out, "      {fs}{line}{fs:#}");
+        }
+    }
+    out
 }
 
 /// The JSON plan of PRODUCT.md §4. `saved` adds what `apply PLANFILE` needs: the objects to
