@@ -281,6 +281,7 @@ impl<'a> Reader<'a> {
                 break;
             }
         }
+        items.shrink_to_fit();
         Some(Value::Array(items))
     }
 
@@ -505,6 +506,8 @@ impl<'a> Reader<'a> {
             out.push('\n');
         }
         self.skip_empty();
+        // Held for the whole run (a dashboard's document): no room left over from growing.
+        out.shrink_to_fit();
         Some(Value::String(out))
     }
 }

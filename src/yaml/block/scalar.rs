@@ -110,6 +110,7 @@ pub(super) fn double_quoted(s: &[u8]) -> Option<(String, usize)> {
         out.extend_from_slice(&s[i..i + j]);
         i += j;
         if s[i] == b'"' {
+            out.shrink_to_fit();
             return String::from_utf8(out).ok().map(|t| (t, i + 1));
         }
         let c = *s.get(i + 1)?;
@@ -150,6 +151,7 @@ pub(super) fn single_quoted(s: &[u8]) -> Option<(String, usize)> {
             i += 2;
             continue;
         }
+        out.shrink_to_fit();
         return String::from_utf8(out).ok().map(|t| (t, i + 1));
     }
 }
