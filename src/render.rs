@@ -350,6 +350,17 @@ pub fn json_plan(plan: &Plan, saved: bool) -> Value {
     serde_json::to_value(crate::plan::file::PlanFile::from_plan(plan, saved)).unwrap_or(Value::Null)
 }
 
+/// The JSON plan, pretty-printed with a final newline, written as it is made (see
+/// [`crate::plan::file::PlanFileWriter`]): the same bytes as `json_plan` pretty-printed.
+pub fn write_json_plan(
+    w: &mut impl std::io::Write,
+    plan: &Plan,
+    saved: bool,
+) -> std::io::Result<()> {
+    serde_json::to_writer_pretty(&mut *w, &crate::plan::file::PlanFileWriter { plan, saved })?;
+    w.write_all(b"\n")
+}
+
 fn markdown_details(a: &Action) -> String {
     let mut body = String::new();
     if let Some(r) = &a.reason {

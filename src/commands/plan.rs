@@ -42,34 +42,40 @@ pub fn plan(opts: PlanCommand) -> anyhow::Result<ExitCode> {
                 );
             }
         }
-        let rendered = match opts.format {
-            format if opts.drift => render_drift(&plan, &current.known, format, opts.verbose)?,
-            Format::Text => crate::render::text(
-                &plan,
-                crate::render::TextOptions {
-                    color: crate::output::stdout_has_color(),
-                    verbose: opts.verbose,
-                    drift: opts.drift,
-                },
-            ),
-            Format::Json => {
-                serde_json::to_string_pretty(&crate::render::json_plan(&plan, false))
-                    .context("serialising the plan")?
-                    + "\n"
-            }
-            Format::Markdown => {
-                crate::render::markdown(&plan, crate::render::MARKDOWN_BUDGET, opts.drift)
-            }
-        };
+        // Written as it is made, through a buffer: a plan of thousands of creates is
+        // megabytes of text, never held whole.
         {
-            let mut out = crate::output::stdout();
-            out.write_all(rendered.as_bytes())
+            let mut out = crate::output::stdout_buffered();
+            let written = match opts.format {
+                format if opts.drift => {
+                    let report = render_drift(&plan, &current.known, format, opts.verbose)?;
+                    out.write_all(report.as_bytes())
+                }
+                Format::Text => crate::render::write_text(
+                    &mut out,
+                    &plan,
+                    crate::render::TextOptions {
+                        color: crate::output::stdout_has_color(),
+                        verbose: opts.verbose,
+                        drift: opts.drift,
+                    },
+                ),
+                Format::Json => crate::render::write_json_plan(&mut out, &plan, false),
+                Format::Markdown => out.write_all(
+                    crate::render::markdown(&plan, crate::render::MARKDOWN_BUDGET, opts.drift)
+                        .as_bytes(),
+                ),
+            };
+            written
+                .and_then(|()| out.flush())
                 .context("writing to stdout")?;
         }
         if let Some(path) = &opts.out {
-            let saved = serde_json::to_string_pretty(&crate::render::json_plan(&plan, true))
-                .context("serialising the plan")?;
-            std::fs::write(path, saved + "\n")
+            let file = std::fs::File::create(path)
+                .with_context(|| format!("writing the plan to {}", path.display()))?;
+            let mut w = std::io::BufWriter::new(file);
+            crate::render::write_json_plan(&mut w, &plan, true)
+                .and_then(|()| w.flush())
                 .with_context(|| format!("writing the plan to {}", path.display()))?;
         }
         let code = if opts.drift {

@@ -182,8 +182,6 @@ fn change_file(plan: &Plan, a: &Action, saved: bool) -> ChangeFile {
 impl PlanFile {
     /// The file form of a plan; `saved` adds what `apply FILE` needs.
     pub fn from_plan(plan: &Plan, saved: bool) -> PlanFile {
-        let mut warnings = plan.warnings.clone();
-        warnings.extend(plan.guard_violations.iter().map(|g| g.to_string()));
         PlanFile {
             format_version: FORMAT_VERSION,
             target: plan.target.clone(),
@@ -193,24 +191,87 @@ impl PlanFile {
                 .iter()
                 .map(|a| change_file(plan, a, saved))
                 .collect(),
-            unmanaged: plan
-                .unmanaged
-                .iter()
-                .map(|u| u.address.to_string())
-                .collect(),
-            warnings,
-            guards: saved.then(|| GuardsFile {
-                max_deletes: plan.guard.max_deletes,
-                prune: plan.guard.prune.iter().map(|p| p.to_string()).collect(),
-                exclude: plan.guard.exclude.iter().map(|p| p.to_string()).collect(),
-                declared_kinds: plan
-                    .guard
-                    .declared
-                    .iter()
-                    .map(|k| k.name().to_string())
-                    .collect(),
-            }),
+            unmanaged: unmanaged_file(plan),
+            warnings: warnings_file(plan),
+            guards: saved.then(|| guards_file(plan)),
         }
+    }
+}
+
+fn unmanaged_file(plan: &Plan) -> Vec<String> {
+    plan.unmanaged
+        .iter()
+        .map(|u| u.address.to_string())
+        .collect()
+}
+
+fn warnings_file(plan: &Plan) -> Vec<String> {
+    let mut warnings = plan.warnings.clone();
+    warnings.extend(plan.guard_violations.iter().map(|g| g.to_string()));
+    warnings
+}
+
+fn guards_file(plan: &Plan) -> GuardsFile {
+    GuardsFile {
+        max_deletes: plan.guard.max_deletes,
+        prune: plan.guard.prune.iter().map(|p| p.to_string()).collect(),
+        exclude: plan.guard.exclude.iter().map(|p| p.to_string()).collect(),
+        declared_kinds: plan
+            .guard
+            .declared
+            .iter()
+            .map(|k| k.name().to_string())
+            .collect(),
+    }
+}
+
+/// A plan serialised as its [`PlanFile`] without the whole file ever being held: the same
+/// fields in the same order (so the same bytes), each change made just before it is written
+/// (on all cores, a batch at a time). A plan of 10,000 dashboard creates is hundreds of
+/// megabytes as a `PlanFile` (every document parsed for display), a few as this.
+pub struct PlanFileWriter<'a> {
+    pub plan: &'a Plan,
+    pub saved: bool,
+}
+
+impl Serialize for PlanFileWriter<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let plan = self.plan;
+        let mut st = s.serialize_struct("PlanFile", 7)?;
+        st.serialize_field("format_version", &FORMAT_VERSION)?;
+        st.serialize_field("target", &plan.target)?;
+        st.serialize_field("summary", &SummaryFile::from(plan.summary()))?;
+        st.serialize_field("changes", &ChangesWriter(self))?;
+        st.serialize_field("unmanaged", &unmanaged_file(plan))?;
+        st.serialize_field("warnings", &warnings_file(plan))?;
+        if self.saved {
+            st.serialize_field("guards", &guards_file(plan))?;
+        } else {
+            st.skip_field("guards")?;
+        }
+        st.end()
+    }
+}
+
+struct ChangesWriter<'a, 'b>(&'b PlanFileWriter<'a>);
+
+impl Serialize for ChangesWriter<'_, '_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use rayon::prelude::*;
+        use serde::ser::SerializeSeq;
+        let PlanFileWriter { plan, saved } = *self.0;
+        let mut seq = s.serialize_seq(Some(plan.actions.len()))?;
+        for batch in plan.actions.chunks(256) {
+            let files: Vec<ChangeFile> = batch
+                .par_iter()
+                .map(|a| change_file(plan, a, saved))
+                .collect();
+            for f in &files {
+                seq.serialize_element(f)?;
+            }
+        }
+        seq.end()
     }
 }
 

@@ -186,6 +186,26 @@ fn json_plan_shape() {
 }
 
 #[test]
+fn the_streamed_json_plan_is_the_json_plan() {
+    let mut p = plan_of(300, 700);
+    p.warnings = vec!["a warning".into()];
+    p.actions[3].address = Address::new(Kind::Dashboard, Some("d".into()));
+    p.actions[3].fields.push(FieldChange {
+        path: "dashboard_json".into(),
+        before: None,
+        after: Some(json!(r#"{"panels":[{"a":1}],"title":"t"}"#)),
+    });
+    for plan in [p, plan_of(0, 0), plan_of(1, 3)] {
+        for saved in [false, true] {
+            let mut streamed = Vec::new();
+            write_json_plan(&mut streamed, &plan, saved).unwrap();
+            let whole = serde_json::to_string_pretty(&json_plan(&plan, saved)).unwrap() + "\n";
+            assert_eq!(String::from_utf8(streamed).unwrap(), whole);
+        }
+    }
+}
+
+#[test]
 fn the_streamed_text_plan_is_the_text_plan() {
     let mut p = plan_of(30, 150);
     p.actions[3].address = Address::new(Kind::Dashboard, Some("d".into()));
