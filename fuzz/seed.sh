@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 rm -rf corpus
-mkdir -p corpus/manifest corpus/settings corpus/saved_plan corpus/emulator_request
+mkdir -p corpus/manifest corpus/settings corpus/saved_plan corpus/emulator_request corpus/yaml_block
 
 # The manifest target reads one file: the first byte picks YAML (even) or JSON (odd).
 n=0
@@ -17,6 +17,16 @@ while IFS= read -r -d '' f; do
   esac
   { printf "$selector"; cat "$f"; } > "corpus/manifest/fixture-$n"
 done < <(find ../fixtures -type f \( -name '*.yaml' -o -name '*.yml' -o -name '*.json' \) ! -name cfgctl.yaml -print0 | sort -z)
+
+# The block reader's target reads the YAML text itself: every YAML fixture, and a few shapes
+# of the harness's realistic mix (a Perses mapping, a literal block, a one-line JSON string).
+n=0
+while IFS= read -r -d '' f; do
+  n=$((n + 1))
+  cp "$f" "corpus/yaml_block/fixture-$n"
+done < <(find ../fixtures ../examples -type f \( -name '*.yaml' -o -name '*.yml' \) -print0 | sort -z)
+printf -- '---\napi_version: v1/config\nkind: Dashboard\nspec:\n  slug: a-0\n  labels:\n    tier: gold\n  dashboard_json:\n    kind: Dashboard\n    spec:\n      duration: "6h"\n      panels:\n        - kind: Panel\n          spec:\n            queries: []\n            x: 0.5\n            y: -3\n' > corpus/yaml_block/mix-mapping
+printf -- '---\nspec:\n  dashboard_json: |-\n    {\n      "title": "t",\n\n      "tags": ["a"]\n    }\n  name: x # c\n---\nspec:\n  dashboard_json: "{\\"a\\": \\"\\\\u00e9\\"}"\n' > corpus/yaml_block/mix-literal
 
 n=0
 for f in $(find ../fixtures -name cfgctl.yaml | sort); do

@@ -292,7 +292,7 @@ impl Client {
         method: &Method,
         path: &str,
         query: &str,
-        body: Option<&[u8]>,
+        body: Option<&bytes::Bytes>,
         resource: &Option<Address>,
     ) -> Result<A, ClientError> {
         let url = request_url(&self.base, path, query);
@@ -301,10 +301,11 @@ impl Client {
             req = req.header(wire::TOKEN_HEADER, t.clone());
         }
         if let Some(b) = body {
-            // What `RequestBuilder::json` sends, from bytes serialised once for every attempt.
+            // What `RequestBuilder::json` sends, from bytes serialised once for every attempt
+            // (shared, not copied, by each).
             req = req
                 .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
-                .body(b.to_vec());
+                .body(b.clone());
         }
         let transport = |e: reqwest::Error| ClientError::Transport {
             method: method.clone(),
@@ -381,7 +382,7 @@ impl Client {
         resource: Option<Address>,
     ) -> Result<Value, ClientError> {
         let body = body.map(|b| serialise(&method, path, b)).transpose()?;
-        self.call_with(method, path, query, body.as_deref(), resource)
+        self.call_with(method, path, query, body.as_ref(), resource)
             .await
     }
 
@@ -392,7 +393,7 @@ impl Client {
         method: Method,
         path: &str,
         query: &str,
-        body: Option<&[u8]>,
+        body: Option<&bytes::Bytes>,
         resource: Option<Address>,
     ) -> Result<A, ClientError> {
         let backoff = ExponentialBuilder::default()

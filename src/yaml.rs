@@ -18,6 +18,17 @@ mod block;
 mod plain;
 pub use plain::{parse_documents_plain, PlainDocument};
 
+/// For the fuzzer (`fuzz/src/bin/yaml_block.rs`): when the block reader takes `text`, serde-saphyr
+/// must read the same documents; says how they differ when they do.
+#[doc(hidden)]
+pub fn block_reader_disagreement(text: &str) -> Option<String> {
+    let text = strip_bom(text);
+    let block = block::parse_documents_block(text)?;
+    let reference = plain::parse_documents_saphyr(text);
+    (reference.as_ref() != Some(&block))
+        .then(|| format!("block reader: {block:?}\nserde-saphyr: {reference:?}"))
+}
+
 /// A 1-based line and column.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Default)]
 pub struct Pos {
