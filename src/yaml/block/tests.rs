@@ -41,6 +41,22 @@ fn takes_the_common_shape_with_the_same_values_and_starts() {
         "a:\n\n  b: 1\n\n\n  c: 2\n",
         "a: 1\nb: 2",
         "a: |-\n  x",
+        // Comments where a scalar could continue, spaces before a colon, empty quotes.
+        "key: value\n  #notcomment\nb: 1\n",
+        "key: value\n# c\n  # d\nb: 1\n",
+        "a:\n  # c\n  b: 1\n",
+        "a: |\n  x\n  #y\n",
+        "a :  1\n",
+        "a: 'x' # c\n",
+        "a: \"\"\nb: ''\n",
+        "a:\n- x\n  # c\n- y\n",
+        "a: x #\n",
+        "\"a\\u0000\": 1\n",
+        "a: \"\\u0000\"\n",
+        "a: b #: c\n",
+        "a: [] #x\nb: {} \n",
+        "a:\n  -\n  -\n",
+        "a: |-\n  x\n \n  y\n",
     ] {
         assert!(agrees(text), "the block reader left {text:?}");
     }
@@ -51,6 +67,9 @@ fn leaves_what_it_does_not_take() {
     for text in [
         "a: 1\na: 2\n",
         "a: 1\n...\n",
+        "- a\n",
+        "a: -x\n",
+        "a: |-\n  x\n   \n  y\n",
         "a: .nan\n",
         "a: nan\n",
         "a: Infinity\n",
