@@ -38,11 +38,14 @@ pub(super) fn parse_documents_block(text: &str) -> Option<Vec<PlainDocument>> {
         return None;
     }
     let mut r = Reader {
+        text,
         b: text.as_bytes(),
         pos: 0,
+        end: 0,
         line: 1,
         nodes: 0,
     };
+    r.end = r.find_end();
     let mut docs = Vec::new();
     let mut markers = 0usize;
     loop {
@@ -152,9 +155,12 @@ enum Key {
 }
 
 struct Reader<'a> {
+    text: &'a str,
     b: &'a [u8],
     /// Start of the current line.
     pos: usize,
+    /// End of the current line (its newline, or the end of the text).
+    end: usize,
     /// 1-based number of the current line.
     line: u32,
     nodes: usize,
@@ -165,17 +171,22 @@ impl<'a> Reader<'a> {
         self.pos >= self.b.len()
     }
 
-    fn line_end(&self) -> usize {
+    fn find_end(&self) -> usize {
         memchr::memchr(b'\n', &self.b[self.pos..]).map_or(self.b.len(), |i| self.pos + i)
+    }
+
+    fn line_end(&self) -> usize {
+        self.end
     }
 
     /// The current line, without its newline.
     fn current(&self) -> &'a [u8] {
-        &self.b[self.pos..self.line_end()]
+        &self.b[self.pos..self.end]
     }
 
     fn next_line(&mut self) {
-        self.pos = (self.line_end() + 1).min(self.b.len());
+        self.pos = (self.end + 1).min(self.b.len());
+        self.end = self.find_end();
         self.line += 1;
     }
 
@@ -195,9 +206,11 @@ impl<'a> Reader<'a> {
         (self.nodes <= MAX_NODES).then_some(())
     }
 
-    /// The text of `s`, a slice of a line of the (valid UTF-8) input cut at ASCII bytes.
+    /// The text of `s`, a slice of the input: found by its offset (the input is already
+    /// valid UTF-8; slicing checks only that both ends are character boundaries).
     fn str_of(&self, s: &'a [u8]) -> Option<&'a str> {
-        std::str::from_utf8(s).ok()
+        let start = (s.as_ptr() as usize).checked_sub(self.b.as_ptr() as usize)?;
+        self.text.get(start..start.checked_add(s.len())?)
     }
 
     /// A block mapping whose keys are at column `indent`; its first key starts at column `col`
