@@ -235,22 +235,12 @@ impl<'a> Reader<'a> {
             }
             let value = self.value(&rest[after..], indent, true, depth)?;
             map.insert(key, value);
-            if self.at_end() {
-                break;
-            }
-            let line = self.current();
-            let ind = indent_of(line);
-            if ind < indent || (ind == 0 && is_marker(line)) {
-                break;
-            }
-            if ind > indent {
-                return None;
-            }
-            if is_dash_item(line, ind) {
+            match self.after_entry(indent)? {
+                None => break,
                 // A sequence at the keys' column that is not a key's value.
-                return None;
+                Some(true) => return None,
+                Some(false) => col = indent,
             }
-            col = indent;
         }
         Some(Value::Object(map))
     }
@@ -279,23 +269,33 @@ impl<'a> Reader<'a> {
                 }
             };
             items.push(value);
-            if self.at_end() {
-                break;
-            }
-            let line = self.current();
-            let ind = indent_of(line);
-            if ind < indent || (ind == 0 && is_marker(line)) {
-                break;
-            }
-            if ind > indent {
-                return None;
-            }
-            if !is_dash_item(line, ind) {
-                break;
+            match self.after_entry(indent)? {
+                Some(true) => {}
+                // The end, or the next key of a mapping at the dashes' column.
+                None | Some(false) => break,
             }
         }
         items.shrink_to_fit();
         Some(Value::Array(items))
+    }
+
+    /// Where the collection at column `indent` stands after an entry: `Some(None)` when it
+    /// has ended (a line less indented, a document marker, the end), `Some(Some(dash))` when
+    /// the next line is at its column (`dash`: a `- ` item), `None` when the next line is
+    /// indented deeper (not a shape this reader takes).
+    fn after_entry(&self, indent: usize) -> Option<Option<bool>> {
+        if self.at_end() {
+            return Some(None);
+        }
+        let line = self.current();
+        let ind = indent_of(line);
+        if ind < indent || (ind == 0 && is_marker(line)) {
+            return Some(None);
+        }
+        if ind > indent {
+            return None;
+        }
+        Some(Some(is_dash_item(line, ind)))
     }
 
     /// The collection that starts on the current line at column `indent`.
