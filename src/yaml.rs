@@ -16,7 +16,14 @@ use crate::jsonpath::escape_pointer;
 
 mod block;
 mod plain;
-pub use plain::{parse_documents_plain, PlainDocument};
+pub use plain::parse_documents_plain;
+
+/// A document's value and where it starts, as the fast readers give it (no positions below).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlainDocument {
+    pub value: Value,
+    pub start: Pos,
+}
 
 /// For the fuzzer (`fuzz/src/bin/yaml_block.rs`): when the block reader takes `text`, serde-saphyr
 /// must read the same documents; says how they differ when they do.

@@ -14,8 +14,7 @@
 
 use serde_json::{Map, Value};
 
-use super::plain::PlainDocument;
-use super::Pos;
+use super::{PlainDocument, Pos};
 
 mod scalar;
 use scalar::{double_quoted, find_comment, is_indicator, resolve_plain, single_quoted};

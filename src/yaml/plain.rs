@@ -11,14 +11,7 @@ use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value};
 use serde_saphyr::Spanned;
 
-use super::{strip_bom, Node, Pos};
-
-/// A document's value and where it starts.
-#[derive(Clone, Debug, PartialEq)]
-pub struct PlainDocument {
-    pub value: Value,
-    pub start: Pos,
-}
+use super::{strip_bom, Node, PlainDocument, Pos};
 
 /// Every non-empty document of a YAML stream, or `None` when the text has a problem (a
 /// syntax error, a repeated key, a number that is not finite, a non-scalar key): the located
