@@ -53,6 +53,42 @@ fn urls_are_exact() {
 }
 
 #[test]
+fn a_request_url_is_the_same_parsed_or_built() {
+    let mut q = ListQuery::default();
+    q.filters
+        .insert("include_dashboard_json".into(), vec!["true".into()]);
+    q.filters
+        .insert("slugs".into(), vec!["a b".into(), "c&d".into(), "é".into()]);
+    q.token = Some("abc/=+".into());
+    for base in [
+        "https://t.example.com/",
+        "https://t.example.com",
+        "https://t.example.com/prefix/",
+        "https://t.example.com:8443/a/b",
+        "http://127.0.0.1:4000",
+        "http://[::1]:4000/",
+    ] {
+        let base = parse_base_url(base, false).unwrap();
+        for path in [
+            wire::collection_path(Kind::Dashboard),
+            wire::item_path(Kind::Bucket, Some("a/b")),
+            wire::item_path(Kind::Bucket, Some("x%y é")),
+            wire::item_path(Kind::ResourcePools, None),
+            "/api/v1/config/swagger.json".to_string(),
+        ] {
+            for query in [String::new(), q.to_query_string(), "a=1&a=2".into()] {
+                let text = request_url(&base, &path, &query);
+                assert_eq!(
+                    request_url_parsed(&base, &path, &query),
+                    reqwest::Url::parse(&text).unwrap(),
+                    "{text}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
 fn retry_delays() {
     let d = Duration::from_millis(800);
     assert_eq!(retry_delay(d, None, 0.0, MAX_RETRY_AFTER), Duration::ZERO);
