@@ -60,6 +60,7 @@ pub fn apply(opts: ApplyCommand) -> anyhow::Result<ExitCode> {
                     .with_context(|| format!("reading the plan file {}", opts.source.display()))?;
                 let plan = crate::apply::saved::parse(&text)
                     .with_context(|| format!("reading the plan file {}", opts.source.display()))?;
+                drop(text);
                 if plan.target != conn.name {
                     anyhow::bail!(
                         "the plan in {} was made for {}, not for {}: nothing was changed",

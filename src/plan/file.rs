@@ -30,11 +30,11 @@ pub const FORMAT_VERSION: u32 = 1;
 /// The whole file.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct PlanFile {
+pub struct PlanFile<F = Vec<FieldFile>> {
     pub format_version: u32,
     pub target: String,
     pub summary: SummaryFile,
-    pub changes: Vec<ChangeFile>,
+    pub changes: Vec<ChangeFile<F>>,
     pub unmanaged: Vec<String>,
     pub warnings: Vec<String>,
     /// Saved plans only: what the delete guards are checked against.
@@ -75,16 +75,18 @@ pub struct CascadeFile {
     pub status: CascadeStatus,
 }
 
-/// One change, as shown (and, with `step`, as applied).
+/// One change, as shown (and, with `step`, as applied). `F` is how its fields are held: typed
+/// (written, and read by tools), or their text (read by `apply FILE`, which parses only the
+/// fields it shows: see [`read_saved`]).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ChangeFile {
+pub struct ChangeFile<F = Vec<FieldFile>> {
     pub address: String,
     pub kind: String,
     pub slug: Option<String>,
     pub action: ActionKind,
     pub source: Option<SourceFile>,
-    pub fields: Vec<FieldFile>,
+    pub fields: F,
     pub depends_on: Vec<String>,
     pub reason: Option<String>,
     /// Under a delete that can cascade: what `--force-delete-buckets` would take with it.
@@ -179,7 +181,7 @@ fn change_file(plan: &Plan, a: &Action, saved: bool) -> ChangeFile {
     }
 }
 
-impl PlanFile {
+impl PlanFile<Vec<FieldFile>> {
     /// The file form of a plan; `saved` adds what `apply FILE` needs.
     pub fn from_plan(plan: &Plan, saved: bool) -> PlanFile {
         PlanFile {
@@ -344,24 +346,60 @@ fn op_of(action: ActionKind) -> Option<Op> {
     }
 }
 
+/// A saved field's shape, checked without building its values.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)] // read only to be checked
+struct FieldShape {
+    path: String,
+    #[serde(default)]
+    before: serde::de::IgnoredAny,
+    #[serde(default)]
+    after: serde::de::IgnoredAny,
+}
+
+/// The version, read on its own (the rest skipped), so that a newer file gets the version
+/// message, not a field error.
+#[derive(Deserialize)]
+struct Probe {
+    #[serde(default)]
+    format_version: Option<Value>,
+}
+
+fn check_version(probe: serde_json::Result<Probe>) -> Result<(), SavedPlanError> {
+    let probe = match probe {
+        Ok(p) => p,
+        Err(e) if e.is_data() => return Err(SavedPlanError::Invalid(e.to_string())),
+        Err(e) => return Err(SavedPlanError::Invalid(format!("not JSON ({e})"))),
+    };
+    match probe.format_version {
+        Some(v) if v.as_u64() == Some(u64::from(FORMAT_VERSION)) => Ok(()),
+        Some(v) => Err(SavedPlanError::Version(v.to_string())),
+        None => Err(SavedPlanError::Invalid("no format_version".into())),
+    }
+}
+
 /// Reads a saved plan: the typed file, then every rule a plan must keep, into a [`Plan`]
 /// ready for the same guard check and executor as `apply DIR`.
 pub fn read_saved(text: &str) -> Result<Plan, SavedPlanError> {
-    // The version first, so that a newer file gets the version message, not a field error.
-    let probe: Value = serde_json::from_str(text.trim_start_matches('\u{feff}'))
-        .map_err(|e| SavedPlanError::Invalid(format!("not JSON ({e})")))?;
-    match probe.get("format_version") {
-        Some(v) if v.as_u64() == Some(u64::from(FORMAT_VERSION)) => {}
-        Some(v) => return Err(SavedPlanError::Version(v.to_string())),
-        None => return Err(SavedPlanError::Invalid("no format_version".into())),
-    }
-    let file: PlanFile =
-        serde_json::from_value(probe).map_err(|e| SavedPlanError::Invalid(e.to_string()))?;
+    let text = text.trim_start_matches('\u{feff}');
+    check_version(serde_json::from_str(text))?;
+    // The fields of a change are kept as their text (borrowed from `text`), checked to have
+    // the fields' shape, and parsed into values only for the actions that show them from the
+    // file (updates, deletes, unsupported). A create's or upsert's fields are what its object
+    // gives (`Action::shown_fields`), so a saved plan of thousands of dashboard creates never
+    // holds every document parsed for display.
+    let file = serde_json::from_str(text).map_err(|e| SavedPlanError::Invalid(e.to_string()))?;
+    saved_plan(file)
+}
+
+fn saved_plan(file: PlanFile<&serde_json::value::RawValue>) -> Result<Plan, SavedPlanError> {
     let guards = file.guards.as_ref().ok_or(SavedPlanError::NotSaved)?;
     let guard = guard_context(guards)?;
     let n = file.changes.len();
     let mut actions: Vec<Action> = Vec::with_capacity(n);
-    for (index, c) in file.changes.iter().enumerate() {
+    // Each change is taken apart (its fields and object moved into the action, not copied).
+    for (index, c) in file.changes.into_iter().enumerate() {
         let bad = |problem: &str| SavedPlanError::Change {
             index,
             address: c.address.clone(),
@@ -438,6 +476,24 @@ pub fn read_saved(text: &str) -> Result<Plan, SavedPlanError> {
                 status: m.status,
             });
         }
+        let fields = if matches!(c.action, ActionKind::Create | ActionKind::Upsert) {
+            serde_json::from_str::<Vec<FieldShape>>(c.fields.get())
+                .map_err(|e| bad(&format!("fields: {e}")))?;
+            Vec::new()
+        } else {
+            serde_json::from_str::<Vec<FieldFile>>(c.fields.get())
+                .map_err(|e| bad(&format!("fields: {e}")))?
+                .into_iter()
+                .map(|f| FieldChange {
+                    path: f.path,
+                    before: f.before,
+                    after: f.after,
+                })
+                .collect()
+        };
+        let Some(step) = c.step else {
+            return Err(SavedPlanError::NotSaved);
+        };
         actions.push(Action {
             address,
             action: c.action,
@@ -445,20 +501,12 @@ pub fn read_saved(text: &str) -> Result<Plan, SavedPlanError> {
                 file: PathBuf::from(&s.file),
                 line: s.line,
             }),
-            fields: c
-                .fields
-                .iter()
-                .map(|f| FieldChange {
-                    path: f.path.clone(),
-                    before: f.before.clone(),
-                    after: f.after.clone(),
-                })
-                .collect(),
-            depends_on: step.depends_on_steps.clone(),
-            reason: c.reason.clone(),
-            body: step.body.clone().map(std::sync::Arc::new),
+            fields,
+            depends_on: step.depends_on_steps,
+            reason: c.reason,
+            body: step.body.map(std::sync::Arc::new),
             intended: step.intended,
-            fingerprint: step.fingerprint.clone(),
+            fingerprint: step.fingerprint,
             cascade,
         });
     }

@@ -181,3 +181,53 @@ fn version_and_garbage() {
         Err(SavedPlanError::Invalid(_))
     ));
 }
+
+#[test]
+fn a_create_shows_its_object_and_an_update_its_saved_fields() {
+    let mut update = change(
+        "Team/u",
+        "update",
+        json!({"depends_on_steps": [], "intended": null,
+        "body": {"slug": "u", "name": "New"}, "fingerprint": "0123456789abcdef"}),
+    );
+    update["fields"] = json!([{"path": "name", "before": "Old", "after": "New"}]);
+    let mut create = change(
+        "Team/t",
+        "create",
+        json!({"depends_on_steps": [], "intended": null,
+        "body": {"slug": "t", "name": "T"}, "fingerprint": null}),
+    );
+    // What the file shows for a create is not kept: its object is what is sent and shown.
+    create["fields"] = json!([{"path": "name", "before": null, "after": "Something else"}]);
+    let text = saved(json!([create, update]), guards());
+    for text in [text.clone(), format!("\u{feff}{text}")] {
+        let from_text = read_saved(&text).unwrap();
+        assert!(from_text.actions[0].fields.is_empty());
+        assert_eq!(
+            from_text.actions[0].shown_fields()[1].after,
+            Some(json!("T"))
+        );
+        assert_eq!(
+            from_text.actions[1].fields,
+            vec![FieldChange {
+                path: "name".into(),
+                before: Some(json!("Old")),
+                after: Some(json!("New")),
+            }]
+        );
+    }
+    // A create's fields are still checked to be fields.
+    let mut bad = change(
+        "Team/t",
+        "create",
+        json!({"depends_on_steps": [], "intended": null,
+        "body": {"slug": "t", "name": "T"}, "fingerprint": null}),
+    );
+    bad["fields"] = json!([{"path": "name", "color": "red"}]);
+    assert!(
+        refused(&saved(json!([bad]), guards()))
+            .contains("changes[0] (Team/t): fields: unknown field `color`"),
+        "{}",
+        refused(&saved(json!([bad]), guards()))
+    );
+}
