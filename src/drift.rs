@@ -432,28 +432,62 @@ fn markdown_entry(d: &Drifted) -> String {
 /// changed one, its fields as `manifest`/`target` values.
 pub fn json(plan: &Plan, known: &BTreeSet<Kind>) -> Value {
     let mut v = crate::render::json_plan(plan, false);
-    let items: Vec<Value> = drifted(plan, known)
-        .iter()
-        .map(|d| {
-            json!({
-                "address": d.address.to_string(),
-                "kind": d.address.kind.name(),
-                "slug": d.address.slug,
-                "class": d.class.as_str(),
-                "source": d.source.as_ref().map(|s| json!({"file": s.file.display().to_string(), "line": s.line})),
-                "fields": d.fields.iter().map(|f| json!({
-                    "path": f.path,
-                    "manifest": f.before.clone().unwrap_or(Value::Null),
-                    "target": f.after.clone().unwrap_or(Value::Null),
-                })).collect::<Vec<_>>(),
-                "reason": d.reason,
-            })
-        })
-        .collect();
+    let items: Vec<Value> = drifted(plan, known).iter().map(drift_item).collect();
     if let Value::Object(map) = &mut v {
         map.insert("drift".into(), Value::Array(items));
     }
     v
+}
+
+fn drift_item(d: &Drifted) -> Value {
+    json!({
+        "address": d.address.to_string(),
+        "kind": d.address.kind.name(),
+        "slug": d.address.slug,
+        "class": d.class.as_str(),
+        "source": d.source.as_ref().map(|s| json!({"file": s.file.display().to_string(), "line": s.line})),
+        "fields": d.fields.iter().map(|f| json!({
+            "path": f.path,
+            "manifest": f.before.clone().unwrap_or(Value::Null),
+            "target": f.after.clone().unwrap_or(Value::Null),
+        })).collect::<Vec<_>>(),
+        "reason": d.reason,
+    })
+}
+
+/// [`json`], pretty-printed with a final newline, written as it is made: the plan's part
+/// change by change (`plan::file::PlanFileWriter`), then each drifted resource; the same
+/// bytes as `json` pretty-printed, never held whole.
+pub fn write_json(
+    w: &mut impl std::io::Write,
+    plan: &Plan,
+    known: &BTreeSet<Kind>,
+) -> std::io::Result<()> {
+    struct Report<'a> {
+        plan: &'a Plan,
+        known: &'a BTreeSet<Kind>,
+    }
+    struct Items<'a>(&'a [Drifted]);
+    impl serde::Serialize for Items<'_> {
+        fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            s.collect_seq(self.0.iter().map(drift_item))
+        }
+    }
+    impl serde::Serialize for Report<'_> {
+        fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            use serde::ser::SerializeStruct;
+            let mut st = s.serialize_struct("Drift", 8)?;
+            crate::plan::file::PlanFileWriter {
+                plan: self.plan,
+                saved: false,
+            }
+            .serialize_fields(&mut st)?;
+            st.serialize_field("drift", &Items(&drifted(self.plan, self.known)))?;
+            st.end()
+        }
+    }
+    serde_json::to_writer_pretty(&mut *w, &Report { plan, known })?;
+    w.write_all(b"\n")
 }
 
 #[cfg(test)]

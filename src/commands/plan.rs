@@ -47,6 +47,9 @@ pub fn plan(opts: PlanCommand) -> anyhow::Result<ExitCode> {
         {
             let mut out = crate::output::stdout_buffered();
             let written = match opts.format {
+                Format::Json if opts.drift => {
+                    crate::drift::write_json(&mut out, &plan, &current.known)
+                }
                 format if opts.drift => {
                     let report = render_drift(&plan, &current.known, format, opts.verbose)?;
                     out.write_all(report.as_bytes())

@@ -148,3 +148,35 @@ fn markup_and_control_characters_are_inert() {
     let t = text(&p, &known(), false, false);
     assert!(!t.contains('\u{1b}'), "{t}");
 }
+
+#[test]
+fn the_streamed_json_report_is_the_json_report() {
+    let change = FieldChange {
+        path: "description".into(),
+        before: Some(json!("on the target")),
+        after: Some(json!("in git")),
+    };
+    let mut actions = vec![
+        action(Kind::Bucket, "b", ActionKind::Update, vec![change]),
+        action(Kind::Team, "t", ActionKind::Create, vec![]),
+        action(Kind::Team, "u", ActionKind::Upsert, vec![]),
+    ];
+    // Past one batch of the plan's writer.
+    for i in 0..300 {
+        actions.push(action(
+            Kind::Monitor,
+            &format!("m{i}"),
+            ActionKind::Update,
+            vec![],
+        ));
+    }
+    for p in [
+        plan(actions, vec![("scratch", true), ("elsewhere", false)]),
+        plan(vec![], vec![]),
+    ] {
+        let mut streamed = Vec::new();
+        write_json(&mut streamed, &p, &known()).unwrap();
+        let whole = serde_json::to_string_pretty(&json(&p, &known())).unwrap() + "\n";
+        assert_eq!(String::from_utf8(streamed).unwrap(), whole);
+    }
+}

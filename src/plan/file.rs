@@ -239,8 +239,20 @@ pub struct PlanFileWriter<'a> {
 impl Serialize for PlanFileWriter<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
-        let plan = self.plan;
         let mut st = s.serialize_struct("PlanFile", 7)?;
+        self.serialize_fields(&mut st)?;
+        st.end()
+    }
+}
+
+impl PlanFileWriter<'_> {
+    /// The plan file's fields, into a struct being serialised: for a document that adds its
+    /// own after them (`drift`'s JSON report).
+    pub fn serialize_fields<M: serde::ser::SerializeStruct>(
+        &self,
+        st: &mut M,
+    ) -> Result<(), M::Error> {
+        let plan = self.plan;
         st.serialize_field("format_version", &FORMAT_VERSION)?;
         st.serialize_field("target", &plan.target)?;
         st.serialize_field("summary", &SummaryFile::from(plan.summary()))?;
@@ -252,7 +264,7 @@ impl Serialize for PlanFileWriter<'_> {
         } else {
             st.skip_field("guards")?;
         }
-        st.end()
+        Ok(())
     }
 }
 
