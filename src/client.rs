@@ -22,7 +22,7 @@ mod list;
 mod url;
 use body::{serialise, Answer};
 pub use list::ListError;
-pub use url::{is_loopback_host, parse_base_url, request_url, request_url_parsed};
+pub use url::{is_loopback_host, parse_base_url, request_url};
 
 /// How to reach a target.
 #[derive(Clone)]
@@ -295,7 +295,7 @@ impl Client {
         body: Option<&bytes::Bytes>,
         resource: &Option<Address>,
     ) -> Result<A, ClientError> {
-        let url = request_url_parsed(&self.base, path, query);
+        let url = request_url(&self.base, path, query);
         let mut req = self.http.request(method.clone(), url);
         if let Some(t) = &self.token {
             req = req.header(wire::TOKEN_HEADER, t.clone());

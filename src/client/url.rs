@@ -44,23 +44,13 @@ pub fn parse_base_url(raw: &str, insecure_http: bool) -> Result<Url, ClientError
     Ok(url)
 }
 
-/// [`request_url`] as a `Url`, made from the already parsed base (only the path and query are
-/// set: a request does not parse its scheme and host again). The same URL as parsing
-/// `request_url`'s text (tested). Pure.
-pub fn request_url_parsed(base: &Url, path: &str, query: &str) -> Url {
+/// `base` + `path` + `?query`: the parsed base with only its path and query set (a request
+/// does not parse its scheme and host again); the same URL as parsing the joined text
+/// (tested). Pure.
+pub fn request_url(base: &Url, path: &str, query: &str) -> Url {
     let mut url = base.clone();
     let prefix = base.path().trim_end_matches('/');
     url.set_path(&format!("{prefix}{path}"));
     url.set_query((!query.is_empty()).then_some(query));
     url
-}
-
-/// `base` + `path` + `?query` as one URL string. Pure.
-pub fn request_url(base: &Url, path: &str, query: &str) -> String {
-    let base = base.as_str().trim_end_matches('/');
-    if query.is_empty() {
-        format!("{base}{path}")
-    } else {
-        format!("{base}{path}?{query}")
-    }
 }

@@ -47,12 +47,8 @@ pub fn plan(opts: PlanCommand) -> anyhow::Result<ExitCode> {
         {
             let mut out = crate::output::stdout_buffered();
             let written = match opts.format {
-                Format::Json if opts.drift => {
-                    crate::drift::write_json(&mut out, &plan, &current.known)
-                }
                 format if opts.drift => {
-                    let report = render_drift(&plan, &current.known, format, opts.verbose)?;
-                    out.write_all(report.as_bytes())
+                    write_drift(&mut out, &plan, &current.known, format, opts.verbose)
                 }
                 Format::Text => crate::render::write_text(
                     &mut out,
@@ -96,20 +92,21 @@ pub fn plan(opts: PlanCommand) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// The `drift` report in the chosen format.
-pub(super) fn render_drift(
+/// The `drift` report in the chosen format (JSON written as it is made).
+fn write_drift(
+    w: &mut impl Write,
     plan: &crate::plan::Plan,
     known: &std::collections::BTreeSet<crate::registry::Kind>,
     format: Format,
     verbose: bool,
-) -> anyhow::Result<String> {
-    Ok(match format {
-        Format::Text => crate::drift::text(plan, known, crate::output::stdout_has_color(), verbose),
-        Format::Json => {
-            serde_json::to_string_pretty(&crate::drift::json(plan, known))
-                .context("serialising the drift report")?
-                + "\n"
-        }
-        Format::Markdown => crate::drift::markdown(plan, known, crate::render::MARKDOWN_BUDGET),
-    })
+) -> std::io::Result<()> {
+    match format {
+        Format::Text => w.write_all(
+            crate::drift::text(plan, known, crate::output::stdout_has_color(), verbose).as_bytes(),
+        ),
+        Format::Json => crate::drift::write_json(w, plan, known),
+        Format::Markdown => w.write_all(
+            crate::drift::markdown(plan, known, crate::render::MARKDOWN_BUDGET).as_bytes(),
+        ),
+    }
 }

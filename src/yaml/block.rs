@@ -174,10 +174,6 @@ impl<'a> Reader<'a> {
         memchr::memchr(b'\n', &self.b[self.pos..]).map_or(self.b.len(), |i| self.pos + i)
     }
 
-    fn line_end(&self) -> usize {
-        self.end
-    }
-
     /// The current line, without its newline.
     fn current(&self) -> &'a [u8] {
         &self.b[self.pos..self.end]
@@ -504,8 +500,7 @@ impl<'a> Reader<'a> {
             breaks = 0;
             out.push_str(self.str_of(&line[k..])?);
             any = true;
-            let end = self.line_end();
-            if end == self.b.len() && !strip {
+            if self.end == self.b.len() && !strip {
                 // The last line has no line break: the general reader decides.
                 return None;
             }

@@ -191,12 +191,15 @@ fn a_create_shows_its_object_and_an_update_its_saved_fields() {
         "body": {"slug": "u", "name": "New"}, "fingerprint": "0123456789abcdef"}),
     );
     update["fields"] = json!([{"path": "name", "before": "Old", "after": "New"}]);
-    let mut create = change(
-        "Team/t",
-        "create",
-        json!({"depends_on_steps": [], "intended": null,
-        "body": {"slug": "t", "name": "T"}, "fingerprint": null}),
-    );
+    let create_t = || {
+        change(
+            "Team/t",
+            "create",
+            json!({"depends_on_steps": [], "intended": null,
+            "body": {"slug": "t", "name": "T"}, "fingerprint": null}),
+        )
+    };
+    let mut create = create_t();
     // What the file shows for a create is not kept: its object is what is sent and shown.
     create["fields"] = json!([{"path": "name", "before": null, "after": "Something else"}]);
     let text = saved(json!([create, update]), guards());
@@ -217,12 +220,7 @@ fn a_create_shows_its_object_and_an_update_its_saved_fields() {
         );
     }
     // A create's fields are still checked to be fields.
-    let mut bad = change(
-        "Team/t",
-        "create",
-        json!({"depends_on_steps": [], "intended": null,
-        "body": {"slug": "t", "name": "T"}, "fingerprint": null}),
-    );
+    let mut bad = create_t();
     bad["fields"] = json!([{"path": "name", "color": "red"}]);
     assert!(
         refused(&saved(json!([bad]), guards()))
