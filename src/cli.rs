@@ -5,7 +5,6 @@ use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::commands;
@@ -75,6 +74,13 @@ pub struct GlobalArgs {
     /// Pages one list may take before the run stops with an error (a list that never ends).
     #[arg(long, global = true, default_value_t = crate::client::DEFAULT_MAX_PAGES, value_name = "N")]
     pub max_pages: usize,
+    /// Where plan and drift remember no-change plans (default $XDG_CACHE_HOME/cfgctl, else
+    /// ~/.cache/cfgctl).
+    #[arg(long, global = true, env = "CFGCTL_CACHE_DIR", value_name = "PATH")]
+    pub cache_dir: Option<PathBuf>,
+    /// Neither use nor write the plan cache: every plan is made in full.
+    #[arg(long, global = true, env = "CFGCTL_NO_CACHE", value_parser = clap::builder::BoolishValueParser::new())]
+    pub no_cache: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -308,10 +314,19 @@ fn parse_pattern(text: &str) -> Result<Pattern, String> {
 }
 
 /// The target options every networked command shares.
+/// The plan cache's directory, or `None` when it is off (or there is nowhere to put it).
+fn cache_dir(global: &GlobalArgs) -> Option<PathBuf> {
+    let given = global
+        .cache_dir
+        .clone()
+        .filter(|d| !d.as_os_str().is_empty());
+    (!global.no_cache).then(|| given.or_else(crate::memo::default_dir))?
+}
+
 fn target_options(global: &GlobalArgs) -> anyhow::Result<commands::TargetOptions> {
     Ok(commands::TargetOptions {
         url: global.url.clone().filter(|u| !u.trim().is_empty()),
-        token: resolve_token(global)?,
+        token: commands::resolve_token(global.token.as_deref(), global.token_file.as_deref())?,
         local: global.local.clone(),
         timeout: std::time::Duration::from_secs(global.timeout.max(1)),
         max_retries: global.max_retries,
@@ -339,25 +354,6 @@ impl From<ProfileArg> for Profile {
 
 fn parse_faults(spec: &str) -> Result<Faults, String> {
     Faults::parse(spec).map_err(|e| e.to_string())
-}
-
-/// The API token from `--token`/`CFGCTL_TOKEN` or `--token-file`/`CFGCTL_TOKEN_FILE`.
-fn resolve_token(global: &GlobalArgs) -> anyhow::Result<Option<String>> {
-    if let Some(token) = &global.token {
-        return Ok(Some(token.trim().to_string()).filter(|t| !t.is_empty()));
-    }
-    match &global.token_file {
-        None => Ok(None),
-        Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("reading the token file {}", path.display()))?;
-            let token = text.trim().to_string();
-            if token.is_empty() {
-                anyhow::bail!("the token file {} is empty", path.display());
-            }
-            Ok(Some(token))
-        }
-    }
 }
 
 /// Sets up the log on stderr: warnings by default (info for `serve`, whose request log is
@@ -424,7 +420,9 @@ pub fn main() -> ExitCode {
 /// Registers every secret of the command line with the output layer before anything is
 /// printed: the token, and what a `--url` carries in its user info or query.
 fn register_secrets(global: &GlobalArgs) {
-    if let Ok(Some(token)) = resolve_token(global) {
+    if let Ok(Some(token)) =
+        commands::resolve_token(global.token.as_deref(), global.token_file.as_deref())
+    {
         crate::output::register_secret(&token);
     }
     if let Some(url) = &global.url {
@@ -474,6 +472,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             only,
             drift: false,
             verbose: cli.global.verbose > 0,
+            cache: cache_dir(&cli.global),
             target: target_options(&cli.global)?,
         }),
         Command::Apply {
@@ -504,6 +503,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             only: vec![],
             drift: true,
             verbose: cli.global.verbose > 0,
+            cache: cache_dir(&cli.global),
             target: target_options(&cli.global)?,
         }),
         Command::Schema { out } => commands::schema(out.as_deref()),
@@ -554,7 +554,10 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             listen,
             config: crate::emulator::Config {
                 data,
-                token: resolve_token(&cli.global)?,
+                token: commands::resolve_token(
+                    cli.global.token.as_deref(),
+                    cli.global.token_file.as_deref(),
+                )?,
                 profile: profile.into(),
                 page_size,
                 faults: faults.unwrap_or_default(),

@@ -12,6 +12,7 @@ pub mod emulator;
 pub mod export;
 pub mod jsonpath;
 pub mod manifest;
+pub mod memo;
 pub mod output;
 pub mod pattern;
 pub mod plan;

@@ -26,7 +26,8 @@ mod read;
 mod shape;
 pub use locate::Locator;
 use locate::{load_plain, spec_spans};
-use read::{display_path, is_hidden, is_manifest_file, read_text, split_json_array};
+use read::{read_text, split_json_array, walk};
+pub use read::{sources, Sources};
 use shape::Shape;
 
 /// One declared resource.
@@ -78,6 +79,8 @@ pub struct Loaded {
     pub manifest_files: usize,
     /// Number of other files seen (not read).
     pub other_files: usize,
+    /// What was read.
+    pub sources: Sources,
 }
 
 impl Loaded {
@@ -110,83 +113,71 @@ pub enum LoadError {
 
 /// Loads every manifest under `dir`.
 pub fn load_dir(dir: &Path) -> Result<Loaded, LoadError> {
-    let meta = std::fs::metadata(dir).map_err(|_| LoadError::NotFound(dir.to_path_buf()))?;
-    if !meta.is_dir() {
-        return Err(LoadError::NotADirectory(dir.to_path_buf()));
-    }
-    let mut loaded = Loaded::default();
-    let settings_path = dir.join(settings::FILE_NAME);
-    // Manifest files in walk (sorted) order; parsed and checked in parallel below.
-    let mut files: Vec<(PathBuf, PathBuf)> = Vec::new();
-    let walker = walkdir::WalkDir::new(dir)
-        .follow_links(false)
-        .sort_by_file_name()
-        .into_iter()
-        .filter_entry(|e| !is_hidden(e));
-    for entry in walker {
-        let entry = entry.map_err(|source| LoadError::Walk {
-            path: dir.to_path_buf(),
-            source,
-        })?;
-        if !entry.file_type().is_file() {
-            continue;
-        }
-        let path = entry.path();
-        if !is_manifest_file(path) {
-            loaded.other_files += 1;
-            continue;
-        }
-        let shown = display_path(path);
-        if path == settings_path {
-            match read_text(path) {
-                Ok(text) => match settings::parse(&shown, &text) {
+    let walk = walk(dir)?;
+    let mut loaded = Loaded {
+        other_files: walk.other_files,
+        manifest_files: walk.files.len(),
+        ..Loaded::default()
+    };
+    if let Some((path, shown)) = &walk.settings {
+        let mut hash = [0; 32];
+        match read_text(path) {
+            Ok(text) => {
+                hash = *blake3::hash(text.as_bytes()).as_bytes();
+                match settings::parse(shown, &text) {
                     Ok(s) => loaded.settings = s,
                     Err(d) => loaded.diagnostics.extend(d),
-                },
-                Err((pos, problem)) => loaded
-                    .diagnostics
-                    .push(Diagnostic::error(&shown, pos, problem)),
+                }
             }
-            continue;
+            Err((pos, problem)) => loaded
+                .diagnostics
+                .push(Diagnostic::error(shown, pos, problem)),
         }
-        loaded.manifest_files += 1;
-        files.push((path.to_path_buf(), shown));
+        loaded.sources.0.push((shown.clone(), hash));
     }
     // Every file on its own, on all cores; the results are put back in walk order, so the
     // outcome is the same as a sequential load.
-    let per_file: Vec<Loaded> = files
+    let per_file: Vec<(Loaded, [u8; 32])> = walk
+        .files
         .par_iter()
         .map(|(path, shown)| {
             let mut one = Loaded::default();
-            load_file(path, shown, &mut one);
-            one
+            let hash = load_file(path, shown, &mut one);
+            (one, hash)
         })
         .collect();
-    for mut one in per_file {
+    for ((mut one, hash), (_, shown)) in per_file.into_iter().zip(&walk.files) {
         loaded.manifests.append(&mut one.manifests);
         loaded.diagnostics.append(&mut one.diagnostics);
+        loaded.sources.0.push((shown.clone(), hash));
     }
     check_set(&mut loaded);
     diagnostic::sort(&mut loaded.diagnostics);
     Ok(loaded)
 }
 
-fn load_file(path: &Path, shown: &Path, loaded: &mut Loaded) {
+/// Loads one file; the hash of its bytes (zeros when it cannot be read).
+fn load_file(path: &Path, shown: &Path, loaded: &mut Loaded) -> [u8; 32] {
     let text = match read_text(path) {
         Ok(t) => t,
         Err((pos, problem)) => {
             loaded
                 .diagnostics
                 .push(Diagnostic::error(shown, pos, problem));
-            return;
+            return [0; 32];
         }
     };
+    load_text(path, shown, &text, loaded);
+    *blake3::hash(text.as_bytes()).as_bytes()
+}
+
+fn load_text(path: &Path, shown: &Path, text: &str, loaded: &mut Loaded) {
     let is_json = path.extension().and_then(|e| e.to_str()) == Some("json");
-    if !is_json && load_plain(&text, shown, loaded) {
+    if !is_json && load_plain(text, shown, loaded) {
         return;
     }
     let docs = if is_json {
-        match yaml::parse_json(&text) {
+        match yaml::parse_json(text) {
             // A JSON file holds one object or an array of them.
             Ok(doc) => split_json_array(doc),
             Err(e) => {
@@ -199,7 +190,7 @@ fn load_file(path: &Path, shown: &Path, loaded: &mut Loaded) {
             }
         }
     } else {
-        match yaml::parse_documents(&text) {
+        match yaml::parse_documents(text) {
             Ok(docs) => docs,
             Err(e) => {
                 loaded.diagnostics.push(Diagnostic::error(

@@ -15,11 +15,72 @@ pub struct Fetched {
     pub caps: Capabilities,
     pub current: Current,
     pub warnings: Vec<String>,
+    /// The hash of every answer the above was made from (see [`Answers`]).
+    pub answers: Answers,
+}
+
+/// The BLAKE3 hash of what a reading of the target was made from: the description (or why it
+/// could not be read), then each kind read in registry order with every listed object's text
+/// in list order (page boundaries and tokens left out). Equal answers read to an equal
+/// [`Fetched`]: the no-change memo (`memo`) keys on them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Answers(pub [u8; 32]);
+
+/// A reading of the target whose objects are not worked out yet: their texts, page by page, and
+/// the hash of the answers. [`Listing::finish`] works them out; a caller that learns from the
+/// hash alone that it needs nothing more (a remembered no-change plan) never does.
+#[derive(Debug)]
+pub struct Listing {
+    caps: Capabilities,
+    warnings: Vec<String>,
+    kinds: Vec<(Kind, Vec<Vec<bytes::Bytes>>, Option<serde_json::Value>)>,
+    pub answers: Answers,
+}
+
+impl Listing {
+    /// The reading, every object worked out (on all cores), letting go of the text of each
+    /// object its manifest describes exactly.
+    pub fn finish(self, expected: &Expected) -> Result<Fetched, ClientError> {
+        let mut results = Vec::with_capacity(self.kinds.len());
+        for (kind, pages, singleton) in self.kinds {
+            let mut items = Vec::new();
+            if kind.def().singleton {
+                items = singleton_items(kind, singleton.as_ref());
+            }
+            for page in pages {
+                items.extend(
+                    read_page(kind, &page, expected)
+                        .map_err(|reason| bad_page(kind, ListError::Page(reason)))?,
+                );
+            }
+            results.push((kind, items));
+        }
+        Ok(assemble(self.caps, self.warnings, results, self.answers))
+    }
 }
 
 /// Reads the target's description; the full registry (with a warning) when it has none.
 pub async fn capabilities(client: &Client) -> Result<(Capabilities, Option<String>), ClientError> {
-    match client.swagger().await {
+    Ok(described(client).await?.0)
+}
+
+/// [`capabilities`], with the hash of the description as read (of nothing when there was none).
+async fn described(
+    client: &Client,
+) -> Result<((Capabilities, Option<String>), blake3::Hash), ClientError> {
+    let doc = client.swagger().await;
+    // A `Value` always serialises.
+    let text = doc
+        .as_ref()
+        .map(|d| serde_json::to_vec(d).unwrap_or_default())
+        .unwrap_or_default();
+    Ok((capabilities_of(doc)?, blake3::hash(&text)))
+}
+
+fn capabilities_of(
+    doc: Result<serde_json::Value, ClientError>,
+) -> Result<(Capabilities, Option<String>), ClientError> {
+    match doc {
         Ok(doc) if doc.get("paths").is_some() => Ok((Capabilities::from_swagger(&doc), None)),
         Ok(_) => Ok((
             Capabilities::assumed_full(),
@@ -61,33 +122,59 @@ pub fn list_filters(kind: Kind) -> ListQuery {
 /// cannot be addressed.
 type Listed = (Result<Option<String>, String>, Object);
 
+/// One kind's reading: its objects worked out, or (deferred) its pages' texts and the
+/// singleton's answer; with the hash of what was listed.
+enum KindRead {
+    Done(Vec<Listed>),
+    Deferred(Vec<Vec<bytes::Bytes>>, Option<serde_json::Value>),
+}
+
+/// Reads a kind; its objects are worked out as their pages arrive unless `expected` is `None`.
 async fn read_kind(
     client: &Client,
     kind: Kind,
-    expected: &Expected,
-) -> Result<(Kind, Vec<Listed>), ClientError> {
+    expected: Option<&Expected>,
+) -> Result<(Kind, KindRead, blake3::Hash), ClientError> {
+    let mut hash = blake3::Hasher::new();
+    hash.update(kind.name().as_bytes());
     if kind.def().singleton {
         let one = client.read(kind, None).await?;
-        return Ok((
-            kind,
-            one.iter()
-                .map(|v| (Ok(None), Object::new(kind, v)))
-                .collect(),
-        ));
+        // A `Value` always serialises.
+        let text = one
+            .as_ref()
+            .map(|v| serde_json::to_vec(v).unwrap_or_default());
+        hash_item(&mut hash, text.as_deref().unwrap_or(b"none"));
+        let read = match expected {
+            Some(_) => KindRead::Done(singleton_items(kind, one.as_ref())),
+            None => KindRead::Deferred(Vec::new(), one),
+        };
+        return Ok((kind, read, hash.finalize()));
     }
     // Each page is parsed, normalised and digested on a blocking thread while the next page is
     // on its way; only the object's text and digest are kept.
     let mut reading = Vec::new();
+    let mut kept = Vec::new();
     let pages = client
         .list_pages(kind, &list_filters(kind), |page| {
-            let expected = expected.clone();
-            reading.push(tokio::task::spawn_blocking(move || {
-                read_page(kind, &page, &expected)
-            }));
+            for item in &page {
+                hash_item(&mut hash, item);
+            }
+            match expected {
+                Some(expected) => {
+                    let expected = expected.clone();
+                    reading.push(tokio::task::spawn_blocking(move || {
+                        read_page(kind, &page, &expected)
+                    }));
+                }
+                None => kept.push(page),
+            }
             Ok(())
         })
         .await
         .map_err(|e| bad_page(kind, e))?;
+    if expected.is_none() {
+        return Ok((kind, KindRead::Deferred(kept, None), hash.finalize()));
+    }
     let mut items = Vec::new();
     for page in reading {
         let page = page
@@ -97,7 +184,20 @@ async fn read_kind(
         items.extend(page);
     }
     tracing::info!(kind = kind.name(), resources = items.len(), pages, "listed");
-    Ok((kind, items))
+    Ok((kind, KindRead::Done(items), hash.finalize()))
+}
+
+/// One object's text into a kind's hash, its length first (so that no two lists of texts
+/// hash alike).
+fn hash_item(hash: &mut blake3::Hasher, text: &[u8]) {
+    hash.update(&(text.len() as u64).to_le_bytes());
+    hash.update(text);
+}
+
+fn singleton_items(kind: Kind, one: Option<&serde_json::Value>) -> Vec<Listed> {
+    one.iter()
+        .map(|v| (Ok(None), Object::new(kind, v)))
+        .collect()
 }
 
 fn bad_page(kind: Kind, e: ListError) -> ClientError {
@@ -154,8 +254,46 @@ pub async fn fetch(client: &Client) -> Result<Fetched, ClientError> {
 /// [`fetch`], letting go of the text of each object its manifest describes exactly, as soon as
 /// the manifests' digests are known (see [`Expected`]).
 pub async fn fetch_expecting(client: &Client, expected: &Expected) -> Result<Fetched, ClientError> {
-    let (caps, warning) = capabilities(client).await?;
-    let mut warnings: Vec<String> = warning.into_iter().collect();
+    let (caps, warnings, read, answers) = read_all(client, Some(expected)).await?;
+    let results = read
+        .into_iter()
+        .map(|(kind, read)| match read {
+            KindRead::Done(items) => (kind, items),
+            // Not deferred when expecting.
+            KindRead::Deferred(..) => (kind, Vec::new()),
+        })
+        .collect();
+    Ok(assemble(caps, warnings, results, answers))
+}
+
+/// Reads capabilities and every readable kind's list, keeping the objects' texts and hashing
+/// them, without working anything out (see [`Listing`]).
+pub async fn list_deferred(client: &Client) -> Result<Listing, ClientError> {
+    let (caps, warnings, read, answers) = read_all(client, None).await?;
+    let kinds = read
+        .into_iter()
+        .map(|(kind, read)| match read {
+            KindRead::Deferred(pages, one) => (kind, pages, one),
+            KindRead::Done(_) => (kind, Vec::new(), None),
+        })
+        .collect();
+    Ok(Listing {
+        caps,
+        warnings,
+        kinds,
+        answers,
+    })
+}
+
+type ReadAll = (Capabilities, Vec<String>, Vec<(Kind, KindRead)>, Answers);
+
+async fn read_all(client: &Client, expected: Option<&Expected>) -> Result<ReadAll, ClientError> {
+    let ((caps, warning), description) = described(client).await?;
+    let mut answers = blake3::Hasher::new();
+    answers.update(description.as_bytes());
+    // A description that could not be read is answered by the reason (which is shown).
+    answers.update(warning.as_deref().unwrap_or_default().as_bytes());
+    let warnings: Vec<String> = warning.into_iter().collect();
     let readable: Vec<Kind> = KINDS
         .iter()
         .map(|d| d.kind)
@@ -164,6 +302,28 @@ pub async fn fetch_expecting(client: &Client, expected: &Expected) -> Result<Fet
     // The first kind that cannot be read ends the reading: the others are dropped rather than
     // waited for (a rate-limited target may have paused them for a long `Retry-After`).
     let results = try_join_all(readable.iter().map(|k| read_kind(client, *k, expected))).await?;
+    let mut read = Vec::with_capacity(results.len());
+    for (kind, kind_read, hash) in results {
+        answers.update(hash.as_bytes());
+        read.push((kind, kind_read));
+    }
+    for def in KINDS.iter().filter(|d| !caps.can_read_state(d.kind)) {
+        tracing::info!(kind = def.name, "the target cannot list this kind");
+    }
+    Ok((
+        caps,
+        warnings,
+        read,
+        Answers(*answers.finalize().as_bytes()),
+    ))
+}
+
+fn assemble(
+    caps: Capabilities,
+    mut warnings: Vec<String>,
+    results: Vec<(Kind, Vec<Listed>)>,
+    answers: Answers,
+) -> Fetched {
     let mut current = Current::default();
     for (kind, items) in results {
         current.known.insert(kind);
@@ -176,12 +336,10 @@ pub async fn fetch_expecting(client: &Client, expected: &Expected) -> Result<Fet
             }
         }
     }
-    for def in KINDS.iter().filter(|d| !caps.can_read_state(d.kind)) {
-        tracing::info!(kind = def.name, "the target cannot list this kind");
-    }
-    Ok(Fetched {
+    Fetched {
         caps,
         current,
         warnings,
-    })
+        answers,
+    }
 }

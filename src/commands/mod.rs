@@ -107,6 +107,28 @@ pub async fn connect(t: &TargetOptions) -> anyhow::Result<Connection> {
     })
 }
 
+/// The API token from `--token`/`CFGCTL_TOKEN` or `--token-file`/`CFGCTL_TOKEN_FILE`.
+pub fn resolve_token(
+    token: Option<&str>,
+    token_file: Option<&std::path::Path>,
+) -> anyhow::Result<Option<String>> {
+    if let Some(token) = token {
+        return Ok(Some(token.trim().to_string()).filter(|t| !t.is_empty()));
+    }
+    match token_file {
+        None => Ok(None),
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("reading the token file {}", path.display()))?;
+            let token = text.trim().to_string();
+            if token.is_empty() {
+                anyhow::bail!("the token file {} is empty", path.display());
+            }
+            Ok(Some(token))
+        }
+    }
+}
+
 /// Output format of plan and drift.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
@@ -169,6 +191,14 @@ pub(crate) async fn load_connect_fetch(
     dir: &std::path::Path,
     target: &TargetOptions,
 ) -> anyhow::Result<(manifest::Loaded, Connection, crate::state::Fetched)> {
+    load_fetch(dir, connect(target)).await
+}
+
+/// [`load_connect_fetch`] over a connection being made (or made already).
+pub(crate) async fn load_fetch(
+    dir: &std::path::Path,
+    connecting: impl std::future::Future<Output = anyhow::Result<Connection>>,
+) -> anyhow::Result<(manifest::Loaded, Connection, crate::state::Fetched)> {
     let owned = dir.to_path_buf();
     let expected = crate::plan::Expected::default();
     let expecting = expected.clone();
@@ -197,7 +227,7 @@ pub(crate) async fn load_connect_fetch(
         anyhow::Ok(loaded)
     });
     let reading = async {
-        let conn = connect(target).await?;
+        let conn = connecting.await?;
         let fetched = crate::state::fetch_expecting(&conn.client, &expected)
             .await
             .with_context(|| format!("reading the current state of {}", conn.name))?;

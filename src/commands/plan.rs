@@ -1,5 +1,6 @@
 //! `cfgctl plan` and `cfgctl drift`: read the target, plan, render.
 
+use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -21,15 +22,18 @@ pub struct PlanCommand {
     /// `drift`: exit 2 on drift, the prune scope counted.
     pub drift: bool,
     pub verbose: bool,
+    /// The plan cache's directory (`crate::memo`); `None`: off.
+    pub cache: Option<PathBuf>,
     pub target: TargetOptions,
 }
 
 /// `cfgctl plan` / `cfgctl drift`.
 pub fn plan(opts: PlanCommand) -> anyhow::Result<ExitCode> {
     runtime()?.block_on(async {
-        let (loaded, conn, fetched) = load_connect_fetch(&opts.dir, &opts.target).await?;
-        let (mut plan, current) = plan_fetched(&conn, &loaded, fetched, opts.prune, &opts.only)?;
-        if opts.server_validate {
+        let (plan, known) = if opts.server_validate {
+            let (loaded, conn, fetched) = load_connect_fetch(&opts.dir, &opts.target).await?;
+            let (mut plan, current) =
+                plan_fetched(&conn, &loaded, fetched, opts.prune, &opts.only)?;
             let rejected =
                 crate::apply::dry_run::server_validate(&conn.client, &mut plan, &loaded.manifests)
                     .await
@@ -41,15 +45,17 @@ pub fn plan(opts: PlanCommand) -> anyhow::Result<ExitCode> {
                     plural(rejected.len(), "change", "changes")
                 );
             }
-        }
+            (plan, current.known)
+        } else {
+            remembered_or_planned(&opts).await?
+        };
+
         // Written as it is made, through a buffer: a plan of thousands of creates is
         // megabytes of text, never held whole.
         {
             let mut out = crate::output::stdout_buffered();
             let written = match opts.format {
-                format if opts.drift => {
-                    write_drift(&mut out, &plan, &current.known, format, opts.verbose)
-                }
+                format if opts.drift => write_drift(&mut out, &plan, &known, format, opts.verbose),
                 Format::Text => crate::render::write_text(
                     &mut out,
                     &plan,
@@ -90,6 +96,100 @@ pub fn plan(opts: PlanCommand) -> anyhow::Result<ExitCode> {
         };
         Ok(ExitCode::from(code))
     })
+}
+
+/// The plan, remembered when the manifests and the target's answers are those of an earlier
+/// no-change plan (`crate::memo`), else made (and remembered when it has nothing to do); the
+/// kinds read.
+async fn remembered_or_planned(
+    opts: &PlanCommand,
+) -> anyhow::Result<(crate::plan::Plan, BTreeSet<crate::registry::Kind>)> {
+    let memo = opts.cache.as_deref().and_then(|dir| {
+        crate::memo::Memo::open(dir, opts.target.token.as_deref())
+            .map_err(|e| tracing::warn!("{e}; planning without it"))
+            .ok()
+    });
+    let Some(memo) = memo else {
+        let (loaded, conn, fetched) = load_connect_fetch(&opts.dir, &opts.target).await?;
+        let (plan, current) = plan_fetched(&conn, &loaded, fetched, opts.prune, &opts.only)?;
+        return Ok((plan, current.known));
+    };
+    let inputs = |sources, target| crate::memo::Inputs {
+        sources,
+        target,
+        prune: opts.prune,
+        only: &opts.only,
+    };
+    // The files hashed (not parsed) while connecting. Any problem: planned in full, which
+    // reports it as it would without the memo.
+    let dir = opts.dir.clone();
+    let hashing = tokio::task::spawn_blocking(move || crate::manifest::sources(&dir));
+    let connected = connect(&opts.target).await;
+    let (conn, sources) = match (connected, hashing.await) {
+        (Ok(conn), Ok(Ok(sources))) => (conn, sources),
+        _ => {
+            let (loaded, conn, fetched) = load_connect_fetch(&opts.dir, &opts.target).await?;
+            return plan_remembering(&memo, opts, &conn, &loaded, fetched);
+        }
+    };
+    let id = memo.entry_id(&inputs(&sources, &conn.name));
+    let (loaded, fetched) = match memo.recall(&id) {
+        Some(remembered) => {
+            let listing = crate::state::list_deferred(&conn.client)
+                .await
+                .with_context(|| format!("reading the current state of {}", conn.name))?;
+            if listing.answers == remembered.answers {
+                tracing::info!("the manifests and the target are as at a no-change plan");
+                return Ok((remembered.plan, remembered.known));
+            }
+            // Something changed: planned in full from what was read.
+            let dir = opts.dir.clone();
+            let name = conn.name.clone();
+            tokio::task::spawn_blocking(move || {
+                let loaded = load_valid(&dir)?;
+                let all: Vec<&crate::manifest::Manifest> = loaded.manifests.iter().collect();
+                crate::plan::prepare(&all);
+                let expected = crate::plan::Expected::default();
+                expected.set(&all, &loaded.settings);
+                let fetched = listing
+                    .finish(&expected)
+                    .with_context(|| format!("reading the current state of {name}"))?;
+                anyhow::Ok((loaded, fetched))
+            })
+            .await
+            .context("loading the manifests")??
+        }
+        None => {
+            let (loaded, conn, fetched) = load_fetch(&opts.dir, async { Ok(conn) }).await?;
+            return plan_remembering(&memo, opts, &conn, &loaded, fetched);
+        }
+    };
+    plan_remembering(&memo, opts, &conn, &loaded, fetched)
+}
+
+/// Plans in full and remembers the plan when it has nothing to do (a cache that cannot be
+/// written is only logged).
+fn plan_remembering(
+    memo: &crate::memo::Memo,
+    opts: &PlanCommand,
+    conn: &Connection,
+    loaded: &crate::manifest::Loaded,
+    fetched: crate::state::Fetched,
+) -> anyhow::Result<(crate::plan::Plan, BTreeSet<crate::registry::Kind>)> {
+    let answers = fetched.answers;
+    let (plan, current) = plan_fetched(conn, loaded, fetched, opts.prune, &opts.only)?;
+    let inputs = crate::memo::Inputs {
+        sources: &loaded.sources,
+        target: &conn.name,
+        prune: opts.prune,
+        only: &opts.only,
+    };
+    // Keyed by what the load read, not by the hashing ahead (a file may have changed since).
+    let id = memo.entry_id(&inputs);
+    if let Err(e) = memo.remember(&id, answers, &plan, &current.known) {
+        tracing::warn!("{e}");
+    }
+    Ok((plan, current.known))
 }
 
 /// The `drift` report in the chosen format (JSON written as it is made).

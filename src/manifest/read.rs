@@ -3,7 +3,82 @@
 
 use std::path::{Path, PathBuf};
 
+use rayon::prelude::*;
+
 use super::*;
+
+/// What a load read: each file's path as shown and the BLAKE3 hash of its bytes, the settings
+/// file first, then the manifest files in walk order (an unreadable file hashes to zeros).
+/// Equal sources load to equal results: the no-change memo (`memo`) keys on them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Sources(pub Vec<(PathBuf, [u8; 32])>);
+
+/// The [`Sources`] a load of `dir` would read, without parsing anything (the files are read
+/// and hashed on all cores).
+pub fn sources(dir: &Path) -> Result<Sources, LoadError> {
+    let walk = walk(dir)?;
+    let hashed: Vec<(PathBuf, [u8; 32])> = walk
+        .settings
+        .iter()
+        .chain(&walk.files)
+        .collect::<Vec<_>>()
+        .par_iter()
+        .map(|(path, shown)| {
+            let hash = std::fs::read(path).map_or([0; 32], |b| *blake3::hash(&b).as_bytes());
+            (shown.clone(), hash)
+        })
+        .collect();
+    Ok(Sources(hashed))
+}
+
+/// The files under a directory that a load reads.
+pub(super) struct Walk {
+    /// The settings file (path, path as shown), if there is one.
+    pub settings: Option<(PathBuf, PathBuf)>,
+    /// The manifest files (path, path as shown), in walk (sorted) order.
+    pub files: Vec<(PathBuf, PathBuf)>,
+    pub other_files: usize,
+}
+
+/// Walks `dir`: hidden entries skipped, symlinks not followed, sorted by file name.
+pub(super) fn walk(dir: &Path) -> Result<Walk, LoadError> {
+    let meta = std::fs::metadata(dir).map_err(|_| LoadError::NotFound(dir.to_path_buf()))?;
+    if !meta.is_dir() {
+        return Err(LoadError::NotADirectory(dir.to_path_buf()));
+    }
+    let settings_path = dir.join(settings::FILE_NAME);
+    let mut found = Walk {
+        settings: None,
+        files: Vec::new(),
+        other_files: 0,
+    };
+    let walker = walkdir::WalkDir::new(dir)
+        .follow_links(false)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| !is_hidden(e));
+    for entry in walker {
+        let entry = entry.map_err(|source| LoadError::Walk {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        if !entry.file_type().is_file() {
+            continue;
+        }
+        let path = entry.path();
+        if !is_manifest_file(path) {
+            found.other_files += 1;
+            continue;
+        }
+        let entry = (path.to_path_buf(), display_path(path));
+        if path == settings_path {
+            found.settings = Some(entry);
+        } else {
+            found.files.push(entry);
+        }
+    }
+    Ok(found)
+}
 
 pub(super) fn is_manifest_file(path: &Path) -> bool {
     matches!(

@@ -213,7 +213,7 @@ fn warnings_file(plan: &Plan) -> Vec<String> {
     warnings
 }
 
-fn guards_file(plan: &Plan) -> GuardsFile {
+pub(crate) fn guards_file(plan: &Plan) -> GuardsFile {
     GuardsFile {
         max_deletes: plan.guard.max_deletes,
         prune: plan.guard.prune.iter().map(|p| p.to_string()).collect(),
@@ -325,7 +325,7 @@ fn pattern(text: &str, what: &str) -> Result<Pattern, SavedPlanError> {
     Pattern::parse(text).map_err(|e| SavedPlanError::Invalid(format!("guards.{what}: {e}")))
 }
 
-fn guard_context(g: &GuardsFile) -> Result<GuardContext, SavedPlanError> {
+pub(crate) fn guard_context(g: &GuardsFile) -> Result<GuardContext, SavedPlanError> {
     let mut declared = BTreeSet::new();
     for name in &g.declared_kinds {
         declared.insert(Kind::from_name(name).ok_or_else(|| {

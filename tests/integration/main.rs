@@ -13,6 +13,7 @@ mod fidelity;
 mod graph;
 mod hostile;
 mod install;
+mod memo;
 mod plan;
 mod property;
 mod pull;

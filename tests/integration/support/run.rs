@@ -8,14 +8,26 @@ use std::process::{Command, Output};
 use super::{root, Tenant};
 
 /// The variables cfgctl reads: removed from every run unless the test sets them.
-const CLEARED_ENV: [&str; 6] = [
+const CLEARED_ENV: [&str; 10] = [
     "GITHUB_ACTIONS",
     "CFGCTL_URL",
     "CFGCTL_TOKEN",
     "CFGCTL_TOKEN_FILE",
     "NO_COLOR",
     "CLICOLOR_FORCE",
+    "CFGCTL_NO_CACHE",
+    "CFGCTL_CACHE_DIR",
+    "CFGCTL_LOG",
+    "XDG_CACHE_HOME",
 ];
+
+/// The plan cache every run of the suite shares (unless a test sets its own): under cargo's
+/// scratch directory, never the user's, and shared so that a test planning what another
+/// already planned is answered from it (entries name this very binary, so a rebuilt one
+/// starts afresh).
+pub fn suite_cache_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("plan-cache")
+}
 
 /// What a run of the binary printed and returned.
 #[derive(Debug)]
@@ -133,6 +145,7 @@ impl Cfgctl {
         for var in CLEARED_ENV {
             cmd.env_remove(var);
         }
+        cmd.env("CFGCTL_CACHE_DIR", suite_cache_dir());
         cmd.envs(self.env);
         let mut run = Run::from(cmd.output().expect("the cfgctl binary runs"));
         if let Some(url) = &self.target {
