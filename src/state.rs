@@ -155,10 +155,8 @@ async fn read_kind(
     let mut reading = Vec::new();
     let mut kept = Vec::new();
     let pages = client
-        .list_pages(kind, &list_filters(kind), |page| {
-            for item in &page {
-                hash_item(&mut hash, item);
-            }
+        .list_pages(kind, &list_filters(kind), |body, page| {
+            hash_page(&mut hash, body, &page);
             match expected {
                 Some(expected) => {
                     let expected = expected.clone();
@@ -192,6 +190,37 @@ async fn read_kind(
 fn hash_item(hash: &mut blake3::Hasher, text: &[u8]) {
     hash.update(&(text.len() as u64).to_le_bytes());
     hash.update(text);
+}
+
+/// A page's objects into a kind's hash: the page's text from the first object's start to the
+/// last one's end (the objects and what separates them, which reads back to the same objects),
+/// its length first; in one piece, which BLAKE3 hashes on all SIMD lanes. Objects that are not
+/// slices of the page (never, from `list_pages`) go one by one, marked apart.
+fn hash_page(hash: &mut blake3::Hasher, body: &bytes::Bytes, items: &[bytes::Bytes]) {
+    let span = match (items.first(), items.last()) {
+        (Some(first), Some(last)) => {
+            let base = body.as_ptr() as usize;
+            let start = (first.as_ptr() as usize).wrapping_sub(base);
+            let end = (last.as_ptr() as usize)
+                .wrapping_sub(base)
+                .wrapping_add(last.len());
+            body.get(start..end)
+        }
+        _ => Some(&[][..]),
+    };
+    match span {
+        Some(span) => {
+            hash.update(b"p");
+            hash_item(hash, span);
+        }
+        None => {
+            hash.update(b"i");
+            hash.update(&(items.len() as u64).to_le_bytes());
+            for item in items {
+                hash_item(hash, item);
+            }
+        }
+    }
 }
 
 fn singleton_items(kind: Kind, one: Option<&serde_json::Value>) -> Vec<Listed> {

@@ -27,7 +27,7 @@ impl Client {
         let path = wire::collection_path(kind);
         let mut items = Vec::new();
         let pages = self
-            .list_pages(kind, filters, |page| {
+            .list_pages(kind, filters, |_, page| {
                 for item in page {
                     let value: Value = serde_json::from_slice(&item)
                         .map_err(|e| format!("an item is not JSON ({e})"))?;
@@ -47,14 +47,14 @@ impl Client {
         Ok((items, pages))
     }
 
-    /// Every page of a kind's list, each item as received (a slice of the page), handed to
-    /// `each` as soon as the page has arrived and was split (so the caller can work on it while the next page is on its
+    /// Every page of a kind's list, each item as received (a slice of the page, which comes
+    /// with them), handed to `each` as soon as the page has arrived and was split (so the caller can work on it while the next page is on its
     /// way); the number of pages. `each` says why a page is unusable, which ends the walk.
     pub async fn list_pages(
         &self,
         kind: Kind,
         filters: &ListQuery,
-        mut each: impl FnMut(Vec<bytes::Bytes>) -> Result<(), String>,
+        mut each: impl FnMut(&bytes::Bytes, Vec<bytes::Bytes>) -> Result<(), String>,
     ) -> Result<usize, ListError> {
         let path = wire::collection_path(kind);
         let mut query = filters.clone();
@@ -76,7 +76,7 @@ impl Client {
                     path: path.clone(),
                     reason,
                 })?;
-            each(items).map_err(ListError::Page)?;
+            each(&body, items).map_err(ListError::Page)?;
             if next.is_empty() {
                 return Ok(pages);
             }

@@ -120,51 +120,91 @@ async fn remembered_or_planned(
         prune: opts.prune,
         only: &opts.only,
     };
-    // The files hashed (not parsed) while connecting. Any problem: planned in full, which
-    // reports it as it would without the memo.
+    // The files hashed (not parsed) while the lists are read (their texts kept, not worked
+    // out). A problem with either: planned in full, which reports it as without the memo.
     let dir = opts.dir.clone();
-    let hashing = tokio::task::spawn_blocking(move || crate::manifest::sources(&dir));
-    let connected = connect(&opts.target).await;
-    let (conn, sources) = match (connected, hashing.await) {
-        (Ok(conn), Ok(Ok(sources))) => (conn, sources),
-        _ => {
-            let (loaded, conn, fetched) = load_connect_fetch(&opts.dir, &opts.target).await?;
-            return plan_remembering(&memo, opts, &conn, &loaded, fetched);
+    let mut hashing = tokio::task::spawn_blocking(move || crate::manifest::sources(&dir));
+    let Ok(conn) = connect(&opts.target).await else {
+        let (loaded, conn, fetched) = load_connect_fetch(&opts.dir, &opts.target).await?;
+        return plan_remembering(&memo, opts, &conn, &loaded, fetched);
+    };
+    let read = {
+        let listing = crate::state::list_deferred(&conn.client);
+        tokio::pin!(listing);
+        let mut listed = None;
+        let hashed = loop {
+            tokio::select! {
+                h = &mut hashing => break h,
+                l = &mut listing, if listed.is_none() => listed = Some(l),
+            }
+        };
+        match hashed {
+            Ok(Ok(sources)) => {
+                let id = memo.entry_id(&inputs(&sources, &conn.name));
+                let remembered = memo.recall(&id);
+                // Nothing remembered: the manifests load while the lists are still read.
+                let dir = opts.dir.clone();
+                let loading = remembered
+                    .is_none()
+                    .then(|| tokio::task::spawn_blocking(move || load_expecting(&dir)));
+                let listing = match listed {
+                    Some(l) => l,
+                    None => listing.await,
+                };
+                Some((remembered, loading, listing))
+            }
+            _ => None,
         }
     };
-    let id = memo.entry_id(&inputs(&sources, &conn.name));
-    let (loaded, fetched) = match memo.recall(&id) {
-        Some(remembered) => {
-            let listing = crate::state::list_deferred(&conn.client)
-                .await
-                .with_context(|| format!("reading the current state of {}", conn.name))?;
+    let Some((remembered, loading, listing)) = read else {
+        let (loaded, conn, fetched) = load_fetch(&opts.dir, async { Ok(conn) }).await?;
+        return plan_remembering(&memo, opts, &conn, &loaded, fetched);
+    };
+    let loading = match (remembered, loading) {
+        (Some(remembered), _) => {
+            let listing =
+                listing.with_context(|| format!("reading the current state of {}", conn.name))?;
             if listing.answers == remembered.answers {
                 tracing::info!("the manifests and the target are as at a no-change plan");
                 return Ok((remembered.plan, remembered.known));
             }
-            // Something changed: planned in full from what was read.
+            // Something changed on the target: planned in full from what was read.
             let dir = opts.dir.clone();
-            let name = conn.name.clone();
-            tokio::task::spawn_blocking(move || {
-                let loaded = load_valid(&dir)?;
-                let all: Vec<&crate::manifest::Manifest> = loaded.manifests.iter().collect();
-                crate::plan::prepare(&all);
-                let expected = crate::plan::Expected::default();
-                expected.set(&all, &loaded.settings);
-                let fetched = listing
-                    .finish(&expected)
-                    .with_context(|| format!("reading the current state of {name}"))?;
-                anyhow::Ok((loaded, fetched))
-            })
-            .await
-            .context("loading the manifests")??
+            (
+                tokio::task::spawn_blocking(move || load_expecting(&dir)),
+                Ok(listing),
+            )
         }
-        None => {
-            let (loaded, conn, fetched) = load_fetch(&opts.dir, async { Ok(conn) }).await?;
-            return plan_remembering(&memo, opts, &conn, &loaded, fetched);
-        }
+        (None, Some(loading)) => (loading, listing),
+        // Loading whenever nothing was remembered.
+        (None, None) => anyhow::bail!("internal: the manifests were not loaded"),
     };
+    // A manifest problem wins over a target problem, as without the memo.
+    let (loaded, expected) = loading.0.await.context("loading the manifests")??;
+    let listing = loading
+        .1
+        .with_context(|| format!("reading the current state of {}", conn.name))?;
+    let name = conn.name.clone();
+    let fetched = tokio::task::spawn_blocking(move || {
+        listing
+            .finish(&expected)
+            .with_context(|| format!("reading the current state of {name}"))
+    })
+    .await
+    .context("reading the lists")??;
     plan_remembering(&memo, opts, &conn, &loaded, fetched)
+}
+
+/// Loads the manifests, which must be valid, and works out what each one expects to find.
+fn load_expecting(
+    dir: &std::path::Path,
+) -> anyhow::Result<(crate::manifest::Loaded, crate::plan::Expected)> {
+    let loaded = load_valid(dir)?;
+    let all: Vec<&crate::manifest::Manifest> = loaded.manifests.iter().collect();
+    crate::plan::prepare(&all);
+    let expected = crate::plan::Expected::default();
+    expected.set(&all, &loaded.settings);
+    Ok((loaded, expected))
 }
 
 /// Plans in full and remembers the plan when it has nothing to do (a cache that cannot be
