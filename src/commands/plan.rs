@@ -146,7 +146,7 @@ async fn remembered_or_planned(
                 let dir = opts.dir.clone();
                 let loading = remembered
                     .is_none()
-                    .then(|| tokio::task::spawn_blocking(move || load_expecting(&dir)));
+                    .then(|| tokio::task::spawn_blocking(move || load_valid(&dir)));
                 let listing = match listed {
                     Some(l) => l,
                     None => listing.await,
@@ -171,7 +171,7 @@ async fn remembered_or_planned(
             // Something changed on the target: planned in full from what was read.
             let dir = opts.dir.clone();
             (
-                tokio::task::spawn_blocking(move || load_expecting(&dir)),
+                tokio::task::spawn_blocking(move || load_valid(&dir)),
                 Ok(listing),
             )
         }
@@ -180,31 +180,31 @@ async fn remembered_or_planned(
         (None, None) => anyhow::bail!("internal: the manifests were not loaded"),
     };
     // A manifest problem wins over a target problem, as without the memo.
-    let (loaded, expected) = loading.0.await.context("loading the manifests")??;
+    let loaded = loading.0.await.context("loading the manifests")??;
     let listing = loading
         .1
         .with_context(|| format!("reading the current state of {}", conn.name))?;
     let name = conn.name.clone();
-    let fetched = tokio::task::spawn_blocking(move || {
-        listing
-            .finish(&expected)
-            .with_context(|| format!("reading the current state of {name}"))
+    let (loaded, fetched) = tokio::task::spawn_blocking(move || {
+        let mut fetched = listing
+            .finish(&crate::plan::Expected::default())
+            .with_context(|| format!("reading the current state of {name}"))?;
+        // Only the manifests the target has are compared (digested); the objects they
+        // describe exactly let go of their text.
+        let compared: Vec<&crate::manifest::Manifest> = loaded
+            .manifests
+            .iter()
+            .filter(|m| fetched.current.resources.contains_key(&m.address()))
+            .collect();
+        crate::plan::prepare(&compared);
+        let expected = crate::plan::Expected::default();
+        expected.set(&compared, &loaded.settings);
+        fetched.current.release_expected(&expected);
+        anyhow::Ok((loaded, fetched))
     })
     .await
     .context("reading the lists")??;
     plan_remembering(&memo, opts, &conn, &loaded, fetched)
-}
-
-/// Loads the manifests, which must be valid, and works out what each one expects to find.
-fn load_expecting(
-    dir: &std::path::Path,
-) -> anyhow::Result<(crate::manifest::Loaded, crate::plan::Expected)> {
-    let loaded = load_valid(dir)?;
-    let all: Vec<&crate::manifest::Manifest> = loaded.manifests.iter().collect();
-    crate::plan::prepare(&all);
-    let expected = crate::plan::Expected::default();
-    expected.set(&all, &loaded.settings);
-    Ok((loaded, expected))
 }
 
 /// Plans in full and remembers the plan when it has nothing to do (a cache that cannot be
