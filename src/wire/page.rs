@@ -77,9 +77,68 @@ pub fn split_list_page(
     Ok((next, items))
 }
 
+/// The next-page token as a guess, when a page ends with it: the body's last member is an
+/// object whose last member is `"next_token": "…"` (a list page whose `page` comes last, as
+/// the API writes it). A guess only: it lets the next page be asked for while this one is
+/// read through, and [`split_list_page`]'s token is the one that counts (a wrong guess costs
+/// one wasted GET, never a wrong page). `None` when the end looks any other way, or on the
+/// last page.
+pub fn trailing_next_token(body: &[u8]) -> Option<String> {
+    let end_of = |b: &[u8]| {
+        b.iter()
+            .rposition(|c| !c.is_ascii_whitespace())
+            .map_or(0, |i| i + 1)
+    };
+    // Two closing braces at the end (whitespace allowed).
+    let mut end = end_of(body);
+    for _ in 0..2 {
+        if end == 0 || body[end - 1] != b'}' {
+            return None;
+        }
+        end = end_of(&body[..end - 1]);
+    }
+    let head = &body[..end];
+    const KEY: &[u8] = br#""next_token""#;
+    let key = memchr::memmem::rfind(head, KEY)?;
+    // From the key on: the key, a colon and a string, and nothing else.
+    let rest = head[key + KEY.len()..]
+        .trim_ascii_start()
+        .strip_prefix(b":")?;
+    let token: String = serde_json::from_slice(rest).ok()?;
+    (!token.is_empty()).then_some(token)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_trailing_token_is_guessed_and_nothing_else() {
+        let guess = |b: &str| trailing_next_token(b.as_bytes());
+        assert_eq!(
+            guess(r#"{"teams":[{"slug":"a"}],"page":{"next_token":"7465"}}"#).as_deref(),
+            Some("7465")
+        );
+        assert_eq!(
+            guess("{\"teams\": [], \"page\": {\"next_token\" : \"a\\\"b\"} }\n").as_deref(),
+            Some("a\"b")
+        );
+        // The last page, another member last, another shape: no guess.
+        for none in [
+            r#"{"teams":[],"page":{}}"#,
+            r#"{"teams":[],"page":{"next_token":""}}"#,
+            r#"{"page":{"next_token":"t"},"teams":[]}"#,
+            r#"{"teams":[],"page":{"next_token":"t","size":2}}"#,
+            r#"{"teams":[{"next_token":"t"}]}"#,
+            r#"{"teams":[],"page":{"next_token":"t"}"#,
+            r#"{"teams":[],"page":{"next_token":7}}"#,
+            "",
+            "}}",
+            r#"{"teams":[],"page":{"next_token":"t}}"#,
+        ] {
+            assert_eq!(guess(none), None, "{none}");
+        }
+    }
 
     #[test]
     fn list_pages_read_without_their_items() {

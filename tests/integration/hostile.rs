@@ -467,6 +467,45 @@ fn a_page_token_cycle_ends_with_an_error_naming_the_kind() {
     );
 }
 
+#[test]
+fn a_page_whose_end_misleads_the_early_request_is_still_read_right() {
+    // The next page is asked for early when a page ends with `"next_token": "…"}}`; here the
+    // end lies (the real token is at the start), and the lie's page is an error.
+    let server = Hostile::start(|r| {
+        is_list(r, Kind::Team).then(|| {
+            if r.query.contains("page.token=bogus") {
+                Answer::message(400, "invalid page.token")
+            } else if r.query.contains("page.token=real") {
+                teams_page(&["other"], "")
+            } else {
+                Answer::json(
+                    200,
+                    json!({"page": {"next_token": "real"}, "teams": [{"slug": "platform", "name": "Platform"}], "x": {"next_token": "bogus"}}),
+                )
+            }
+        })
+    });
+    let dir = project();
+    let run = run(&server, dir.path(), &["plan", ".", "--format", "json"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert_inert(&run);
+    let plan: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(plan["summary"]["unchanged"], 1, "{plan}");
+    assert_eq!(plan["unmanaged"], json!(["Team/other"]), "{plan}");
+    let lists: Vec<String> = server
+        .requests()
+        .into_iter()
+        .filter(|r| is_list(r, Kind::Team))
+        .map(|r| r.query)
+        .collect();
+    // The first page, the real second one, and at most the one wasted guess.
+    assert!(
+        lists.iter().any(|l| l.contains("page.token=real")),
+        "{lists:?}"
+    );
+    assert!(lists.len() <= 3, "{lists:?}");
+}
+
 const HOSTILE_SLUGS: [&str; 6] = [
     "evil\n::warning file=teams.yaml,line=1::pwned",
     "c1\u{9b}31mred\u{85}next",
