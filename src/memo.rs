@@ -46,6 +46,8 @@ use crate::state::Answers;
 const FORMAT: u32 = 1;
 /// Entries kept; the oldest beyond this are removed when one is written.
 const KEEP: usize = 256;
+/// A larger entry is not read (one with a million unmanaged resources is ~60 MB).
+const MAX_ENTRY: u64 = 128 << 20;
 const KEY_CONTEXT_TOKEN: &str = "cfgctl 2026-11-23 no-change memo: API token";
 const KEY_CONTEXT_OPEN: &str = "cfgctl 2026-11-23 no-change memo: target without a token";
 
@@ -163,7 +165,15 @@ impl Memo {
     /// The entry `id`, if there is one that verifies under this key and reads back whole.
     pub fn recall(&self, id: &[u8; 32]) -> Option<Remembered> {
         let path = self.dir.join(hex(id));
-        let text = std::fs::read(&path).ok()?;
+        let mut text = Vec::new();
+        std::fs::File::open(&path)
+            .and_then(|f| {
+                std::io::Read::read_to_end(&mut std::io::Read::take(f, MAX_ENTRY + 1), &mut text)
+            })
+            .ok()?;
+        if text.len() as u64 > MAX_ENTRY {
+            return None;
+        }
         let (tag, body) = text.split_at_checked(64)?;
         let body = body.strip_prefix(b"\n")?;
         if !constant_time_eq(tag, hex(&self.tag(id, body)).as_bytes()) {

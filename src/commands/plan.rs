@@ -160,30 +160,27 @@ async fn remembered_or_planned(
         let (loaded, conn, fetched) = load_fetch(&opts.dir, async { Ok(conn) }).await?;
         return plan_remembering(&memo, opts, &conn, &loaded, fetched);
     };
-    let loading = match (remembered, loading) {
-        (Some(remembered), _) => {
+    let listing = match remembered {
+        Some(remembered) => {
             let listing =
                 listing.with_context(|| format!("reading the current state of {}", conn.name))?;
             if listing.answers == remembered.answers {
                 tracing::info!("the manifests and the target are as at a no-change plan");
                 return Ok((remembered.plan, remembered.known));
             }
-            // Something changed on the target: planned in full from what was read.
-            let dir = opts.dir.clone();
-            (
-                tokio::task::spawn_blocking(move || load_valid(&dir)),
-                Ok(listing),
-            )
+            Ok(listing)
         }
-        (None, Some(loading)) => (loading, listing),
-        // Loading whenever nothing was remembered.
-        (None, None) => anyhow::bail!("internal: the manifests were not loaded"),
+        None => listing,
     };
+    // Planned in full from what was read; the manifests are loading already when nothing was
+    // remembered.
+    let loading = loading.unwrap_or_else(|| {
+        let dir = opts.dir.clone();
+        tokio::task::spawn_blocking(move || load_valid(&dir))
+    });
     // A manifest problem wins over a target problem, as without the memo.
-    let loaded = loading.0.await.context("loading the manifests")??;
-    let listing = loading
-        .1
-        .with_context(|| format!("reading the current state of {}", conn.name))?;
+    let loaded = loading.await.context("loading the manifests")??;
+    let listing = listing.with_context(|| format!("reading the current state of {}", conn.name))?;
     let name = conn.name.clone();
     let (loaded, fetched) = tokio::task::spawn_blocking(move || {
         let mut fetched = listing
