@@ -45,29 +45,87 @@ pub fn progress_line(a: &Action, o: &Outcome) -> String {
 }
 
 /// Progress while the plan runs: a bar on a terminal (failures printed above it), else one
-/// line per finished action on stderr.
+/// line per finished action on stderr. It may start held ([`Progress::held`]): what it would
+/// print waits until [`Progress::release`], so that the plan's text, still being written while
+/// the first actions run, comes first in a log that merges stdout and stderr.
 pub struct Progress {
+    actions: usize,
+    on_terminal: bool,
+    state: std::sync::Mutex<State>,
+}
+
+struct State {
+    /// Lines waiting for the release (`None`: released).
+    held: Option<Vec<String>>,
+    /// Actions ended while held.
+    ended: u64,
     bar: Option<indicatif::ProgressBar>,
 }
 
 impl Progress {
     pub fn new(actions: usize, on_terminal: bool) -> Progress {
-        let bar = on_terminal.then(|| {
-            let bar = indicatif::ProgressBar::new(actions as u64);
+        let progress = Progress::held(actions, on_terminal);
+        progress.release();
+        progress
+    }
+
+    /// Progress that prints nothing until [`Progress::release`].
+    pub fn held(actions: usize, on_terminal: bool) -> Progress {
+        Progress {
+            actions,
+            on_terminal,
+            state: std::sync::Mutex::new(State {
+                held: Some(Vec::new()),
+                ended: 0,
+                bar: None,
+            }),
+        }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Prints what was held, and from now on as it comes.
+    pub fn release(&self) {
+        let mut state = self.state();
+        let Some(lines) = state.held.take() else {
+            return;
+        };
+        if self.on_terminal {
+            let bar = indicatif::ProgressBar::new(self.actions as u64);
             if let Ok(style) =
                 indicatif::ProgressStyle::with_template("{spinner} [{bar:30}] {pos}/{len} {msg}")
             {
                 bar.set_style(style.progress_chars("=> "));
             }
-            bar
-        });
-        Progress { bar }
+            bar.set_position(state.ended);
+            for line in &lines {
+                bar.println(crate::output::redact(line));
+            }
+            state.bar = Some(bar);
+        } else {
+            let mut err = crate::output::stderr();
+            for line in &lines {
+                let _ = writeln!(err, "{line}");
+            }
+        }
     }
 
     /// One action ended.
     pub fn report(&self, a: &Action, o: &Outcome) {
         let line = progress_line(a, o);
-        match &self.bar {
+        let mut guard = self.state();
+        let state = &mut *guard;
+        if let Some(held) = &mut state.held {
+            state.ended += 1;
+            // A bar shows only the failures as lines.
+            if !self.on_terminal || !o.is_success() {
+                held.push(line);
+            }
+            return;
+        }
+        match &state.bar {
             Some(bar) => {
                 bar.inc(1);
                 bar.set_message(Inert(&a.address).to_string());
@@ -82,7 +140,8 @@ impl Progress {
     }
 
     pub fn finish(&self) {
-        if let Some(bar) = &self.bar {
+        self.release();
+        if let Some(bar) = &self.state().bar {
             bar.finish_and_clear();
         }
     }
@@ -175,4 +234,68 @@ pub fn all_ok(plan: &Plan, outcomes: &[Outcome]) -> bool {
         .iter()
         .zip(outcomes)
         .all(|(a, o)| o.is_success() && a.action != ActionKind::Unsupported)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::{Address, Kind};
+
+    fn action(slug: &str) -> Action {
+        Action {
+            address: Address::new(Kind::Team, Some(slug.into())),
+            action: ActionKind::Create,
+            source: None,
+            fields: Vec::new(),
+            depends_on: Vec::new(),
+            reason: None,
+            body: None,
+            intended: None,
+            fingerprint: None,
+            cascade: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn held_progress_keeps_its_lines_in_order_until_released() {
+        let done = Outcome::Done {
+            elapsed: std::time::Duration::from_millis(3),
+            resolved: None,
+        };
+        let failed = Outcome::Failed {
+            reason: super::super::Failure {
+                status: Some(500),
+                message: "HTTP 500".into(),
+                source: None,
+                still_referenced_by: Vec::new(),
+            },
+        };
+        let lines = Progress::held(3, false);
+        lines.report(&action("a"), &done);
+        lines.report(&action("b"), &failed);
+        assert_eq!(
+            lines.state().held.as_deref(),
+            Some(
+                &[
+                    "created Team/a (3 ms)".to_string(),
+                    progress_line(&action("b"), &failed)
+                ][..]
+            )
+        );
+        lines.release();
+        assert!(lines.state().held.is_none());
+        // Released: printed as it comes, nothing held.
+        lines.report(&action("c"), &done);
+        assert!(lines.state().held.is_none());
+
+        // On a terminal only the failures are lines; the bar starts where the run is.
+        let bar = Progress::held(3, true);
+        bar.report(&action("a"), &done);
+        bar.report(&action("b"), &failed);
+        assert_eq!(bar.state().held.as_ref().map(Vec::len), Some(1));
+        assert_eq!(bar.state().ended, 2);
+        bar.release();
+        assert_eq!(bar.state().bar.as_ref().map(|b| b.position()), Some(2));
+        bar.finish();
+    }
 }

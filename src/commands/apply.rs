@@ -42,6 +42,29 @@ pub(super) fn ask_confirmation(plan: &crate::plan::Plan) -> anyhow::Result<bool>
     Ok(answer.trim() == "yes")
 }
 
+/// The plan's text on stdout, written as it is rendered, through a buffer: a plan of thousands
+/// of creates is megabytes of text, never held whole, and not one system call a line.
+fn write_plan_text(plan: &crate::plan::Plan, verbose: bool) -> std::io::Result<()> {
+    let mut out = crate::output::stdout_buffered();
+    crate::render::write_text(
+        &mut out,
+        plan,
+        crate::render::TextOptions {
+            color: crate::output::stdout_has_color(),
+            verbose,
+            drift: false,
+        },
+    )?;
+    out.flush()
+}
+
+fn join_rendering(rendering: std::thread::JoinHandle<std::io::Result<()>>) -> anyhow::Result<()> {
+    rendering
+        .join()
+        .map_err(|_| anyhow::anyhow!("writing the plan failed"))?
+        .context("writing to stdout")
+}
+
 /// `cfgctl apply`: plan (or read a saved plan), confirm, execute, report.
 pub fn apply(opts: ApplyCommand) -> anyhow::Result<ExitCode> {
     use std::io::IsTerminal;
@@ -89,25 +112,26 @@ pub fn apply(opts: ApplyCommand) -> anyhow::Result<ExitCode> {
                 plan_fetched(&conn, &loaded, fetched, opts.prune, &opts.only)?
             }
         };
-        // Written as it is rendered, through a buffer: a plan of thousands of creates is
-        // megabytes of text, never held whole, and not one system call a line.
-        {
-            let mut out = crate::output::stdout_buffered();
-            crate::render::write_text(
-                &mut out,
-                &plan,
-                crate::render::TextOptions {
-                    color: crate::output::stdout_has_color(),
-                    verbose: opts.verbose,
-                    drift: false,
-                },
-            )
-            .and_then(|()| out.flush())
-            .context("writing to stdout")?;
-        }
         // The very same check for a plan made now and a saved one.
         let refused =
             crate::plan::refusals(&plan, opts.allow_empty_prune, opts.force_delete_buckets);
+        let plan = std::sync::Arc::new(plan);
+        // Approved ahead (`--auto-approve`) with something to do: the plan's text is written
+        // while the first actions run (it is megabytes for thousands of creates), and the
+        // progress waits for it, so the output reads as if it had come first. Otherwise the
+        // text comes first: it is what is refused, or what is confirmed.
+        let ahead = opts.auto_approve && refused.is_empty() && !plan.actions.is_empty();
+        let rendering = {
+            let plan = std::sync::Arc::clone(&plan);
+            let verbose = opts.verbose;
+            std::thread::spawn(move || write_plan_text(&plan, verbose))
+        };
+        let rendering = if ahead {
+            Some(rendering)
+        } else {
+            join_rendering(rendering)?;
+            None
+        };
         if !refused.is_empty() {
             anyhow::bail!("refusing to apply: {}; nothing was changed", refused.join("; "));
         }
@@ -126,8 +150,25 @@ pub fn apply(opts: ApplyCommand) -> anyhow::Result<ExitCode> {
             }
         }
 
-        let progress =
-            crate::apply::report::Progress::new(plan.actions.len(), std::io::stderr().is_terminal());
+        let progress = std::sync::Arc::new(crate::apply::report::Progress::held(
+            plan.actions.len(),
+            std::io::stderr().is_terminal(),
+        ));
+        let rendered = match rendering {
+            // The progress is let go when the text is written.
+            Some(rendering) => {
+                let progress = std::sync::Arc::clone(&progress);
+                Some(tokio::task::spawn_blocking(move || {
+                    let written = join_rendering(rendering);
+                    progress.release();
+                    written
+                }))
+            }
+            None => {
+                progress.release();
+                None
+            }
+        };
         let client = std::sync::Arc::new(conn.client);
         let outcomes = crate::apply::execute(
             std::sync::Arc::clone(&client),
@@ -140,6 +181,9 @@ pub fn apply(opts: ApplyCommand) -> anyhow::Result<ExitCode> {
             |a, o| progress.report(a, o),
         )
         .await;
+        if let Some(rendered) = rendered {
+            rendered.await.context("writing the plan")??;
+        }
         progress.finish();
         let summary =
             crate::apply::report::summary(&plan, &outcomes, client.throttle().slow_down());

@@ -907,3 +907,71 @@ async fn a_hand_made_delete_in_a_saved_plan_is_refused() {
     assert_eq!(requests(&t, "DELETE") + requests(&t, "PUT"), 0);
     assert_eq!(t.read(Kind::Bucket, Some("unmanaged")).await.status, 200);
 }
+
+/// With `--auto-approve` the plan's text is written while the first creates run; in a log
+/// that merges stdout and stderr (a CI job's) it still comes first, every progress line after
+/// it, and the summary last.
+#[tokio::test]
+async fn the_plan_comes_before_the_progress_in_a_merged_log() {
+    let t = Tenant::full().await;
+    let dir = tempfile::tempdir().unwrap();
+    // Enough text that it is still being written when the first creates end.
+    let description: String = (0..60)
+        .map(|l| format!("    line {l} of the description\n"))
+        .collect();
+    let teams: String = (0..300)
+        .map(|i| {
+            format!(
+                "---\napi_version: v1/config\nkind: Team\nspec:\n  slug: team-{i:03}\n  name: Team {i}\n  description: |\n{description}"
+            )
+        })
+        .collect();
+    std::fs::write(dir.path().join("teams.yaml"), teams).unwrap();
+    let log = dir.path().join("merged.log");
+    let url = t.emulator.url();
+    let status = tokio::task::spawn_blocking(move || {
+        let file = std::fs::File::create(&log).unwrap();
+        let status = std::process::Command::new(env!("CARGO_BIN_EXE_cfgctl"))
+            .args([
+                "--url",
+                &url,
+                "--parallelism",
+                "16",
+                "--no-cache",
+                "apply",
+                ".",
+            ])
+            .arg("--auto-approve")
+            .current_dir(log.parent().unwrap())
+            .env("NO_COLOR", "1")
+            .stdin(std::process::Stdio::null())
+            .stdout(file.try_clone().unwrap())
+            .stderr(file)
+            .status()
+            .unwrap();
+        (status, std::fs::read_to_string(&log).unwrap())
+    })
+    .await
+    .unwrap();
+    let (status, text) = status;
+    assert!(status.success(), "{text}");
+    let lines: Vec<&str> = text.lines().collect();
+    let plan_line = lines
+        .iter()
+        .position(|l| l.starts_with("Plan: 300 to create"))
+        .expect("the plan's summary line");
+    let progress: Vec<usize> = lines
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.starts_with("created Team/"))
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(progress.len(), 300, "{text}");
+    assert!(progress.iter().all(|&i| i > plan_line), "{text}");
+    assert!(
+        lines
+            .last()
+            .is_some_and(|l| l.starts_with("Apply: 300 done")),
+        "{text}"
+    );
+}
