@@ -33,7 +33,8 @@ pub struct Answers(pub [u8; 32]);
 pub struct Listing {
     caps: Capabilities,
     warnings: Vec<String>,
-    kinds: Vec<(Kind, Vec<Vec<bytes::Bytes>>, Option<serde_json::Value>)>,
+    /// Per kind: its pages' bodies (split when worked out), or the singleton's answer.
+    kinds: Vec<(Kind, Vec<bytes::Bytes>, Option<serde_json::Value>)>,
     pub answers: Answers,
 }
 
@@ -47,11 +48,17 @@ impl Listing {
             if kind.def().singleton {
                 items = singleton_items(kind, singleton.as_ref());
             }
-            for page in pages {
-                items.extend(
-                    read_page(kind, &page, expected)
-                        .map_err(|reason| bad_page(kind, ListError::Page(reason)))?,
-                );
+            let last = pages.len().saturating_sub(1);
+            for (i, body) in pages.iter().enumerate() {
+                let bad = |reason: String| bad_page(kind, ListError::Page(reason));
+                let (next, page) = crate::wire::split_list_page(kind, body).map_err(bad)?;
+                // The walk went on exactly while the pages said there was more.
+                if next.is_empty() != (i == last) {
+                    return Err(bad(
+                        "its pages read through do not end where they were followed".into(),
+                    ));
+                }
+                items.extend(read_page(kind, &page, expected).map_err(bad)?);
             }
             results.push((kind, items));
         }
@@ -126,7 +133,7 @@ type Listed = (Result<Option<String>, String>, Object);
 /// singleton's answer; with the hash of what was listed.
 enum KindRead {
     Done(Vec<Listed>),
-    Deferred(Vec<Vec<bytes::Bytes>>, Option<serde_json::Value>),
+    Deferred(Vec<bytes::Bytes>, Option<serde_json::Value>),
 }
 
 /// Reads a kind; its objects are worked out as their pages arrive unless `expected` is `None`.
@@ -155,19 +162,24 @@ async fn read_kind(
     let mut reading = Vec::new();
     let mut kept = Vec::new();
     let pages = client
-        .list_pages(kind, &list_filters(kind), |body, page| {
-            hash_page(&mut hash, body, &page);
-            match expected {
-                Some(expected) => {
-                    let expected = expected.clone();
-                    reading.push(tokio::task::spawn_blocking(move || {
-                        read_page(kind, &page, &expected)
-                    }));
+        .list_pages(
+            kind,
+            &list_filters(kind),
+            expected.is_some(),
+            |body, page| {
+                hash_page(&mut hash, kind, body, page.as_deref());
+                match (expected, page) {
+                    (Some(expected), Some(page)) => {
+                        let expected = expected.clone();
+                        reading.push(tokio::task::spawn_blocking(move || {
+                            read_page(kind, &page, &expected)
+                        }));
+                    }
+                    _ => kept.push(body.clone()),
                 }
-                None => kept.push(page),
-            }
-            Ok(())
-        })
+                Ok(())
+            },
+        )
         .await
         .map_err(|e| bad_page(kind, e))?;
     if expected.is_none() {
@@ -192,11 +204,25 @@ fn hash_item(hash: &mut blake3::Hasher, text: &[u8]) {
     hash.update(text);
 }
 
-/// A page's objects into a kind's hash: the page's text from the first object's start to the
-/// last one's end (the objects and what separates them, which reads back to the same objects),
-/// its length first; in one piece, which BLAKE3 hashes on all SIMD lanes. Objects that are not
-/// slices of the page (never, from `list_pages`) go one by one, marked apart.
-fn hash_page(hash: &mut blake3::Hasher, body: &bytes::Bytes, items: &[bytes::Bytes]) {
+/// A page's objects into a kind's hash. A page of the API's compact shape
+/// (`wire::page_shape`) by the range of its items, read without a JSON pass; any other by the
+/// page's text from its first object's start to its last one's end (the objects and what
+/// separates them, which reads back to the same objects). Either way one piece, its length
+/// first, marked by how it was taken, so that equal hashes mean equal objects; BLAKE3 hashes it
+/// on all SIMD lanes. Objects that are not slices of the page (never, from `list_pages`) go one
+/// by one, marked apart.
+fn hash_page(
+    hash: &mut blake3::Hasher,
+    kind: Kind,
+    body: &bytes::Bytes,
+    items: Option<&[bytes::Bytes]>,
+) {
+    if let Some((range, _)) = crate::wire::page_shape(kind, body) {
+        hash.update(b"s");
+        hash_item(hash, &body[range]);
+        return;
+    }
+    let items = items.unwrap_or_default();
     let span = match (items.first(), items.last()) {
         (Some(first), Some(last)) => {
             let base = body.as_ptr() as usize;

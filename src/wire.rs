@@ -12,7 +12,7 @@ use serde_json::{json, Map, Value};
 use crate::registry::{Kind, KindDef, Op};
 
 mod page;
-pub use page::{split_list_page, trailing_next_token};
+pub use page::{page_shape, split_list_page, trailing_next_token};
 
 /// Prefix of every API path.
 pub const API_PREFIX: &str = "/api/v1/config";

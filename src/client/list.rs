@@ -27,8 +27,8 @@ impl Client {
         let path = wire::collection_path(kind);
         let mut items = Vec::new();
         let pages = self
-            .list_pages(kind, filters, |_, page| {
-                for item in page {
+            .list_pages(kind, filters, true, |_, page| {
+                for item in page.unwrap_or_default() {
                     let value: Value = serde_json::from_slice(&item)
                         .map_err(|e| format!("an item is not JSON ({e})"))?;
                     items.push(value);
@@ -48,13 +48,17 @@ impl Client {
     }
 
     /// Every page of a kind's list, each item as received (a slice of the page, which comes
-    /// with them), handed to `each` as soon as the page has arrived and was split (so the caller can work on it while the next page is on its
-    /// way); the number of pages. `each` says why a page is unusable, which ends the walk.
+    /// with them), handed to `each` as soon as the page has arrived and was split (so the
+    /// caller can work on it while the next page is on its way); the number of pages. `each`
+    /// says why a page is unusable, which ends the walk. Unless `read_through`, a page of the
+    /// API's compact shape (`wire::page_shape`) is not split: `each` gets no items, and the
+    /// caller splits the page when it needs them.
     pub async fn list_pages(
         &self,
         kind: Kind,
         filters: &ListQuery,
-        mut each: impl FnMut(&bytes::Bytes, Vec<bytes::Bytes>) -> Result<(), String>,
+        read_through: bool,
+        mut each: impl FnMut(&bytes::Bytes, Option<Vec<bytes::Bytes>>) -> Result<(), String>,
     ) -> Result<usize, ListError> {
         let path = wire::collection_path(kind);
         let mut query = filters.clone();
@@ -80,25 +84,53 @@ impl Client {
             .await?;
         loop {
             pages += 1;
-            let guess = wire::trailing_next_token(&body)
-                .filter(|g| pages < self.max_pages && !seen.contains(g));
-            let (split, ahead) = match guess {
-                Some(guess) => {
-                    let mut next = query.clone();
-                    next.token = Some(guess.clone());
-                    let next = next.to_query_string();
+            let shaped = (!read_through)
+                .then(|| wire::page_shape(kind, &body))
+                .flatten();
+            let guess = match &shaped {
+                Some((_, next)) => (!next.is_empty()).then(|| next.clone()),
+                None => wire::trailing_next_token(&body),
+            }
+            .filter(|g| pages < self.max_pages && !seen.contains(g));
+            let request = |guess: &str| {
+                let mut next = query.clone();
+                next.token = Some(guess.to_string());
+                next.to_query_string()
+            };
+            let (next, ahead) = match (shaped, guess) {
+                // Not read through: `each` takes the page while the next is asked for.
+                (Some((_, next)), Some(guess)) => {
+                    let query = request(&guess);
+                    let (ahead, taken) = tokio::join!(
+                        self.call_with::<bytes::Bytes>(Method::GET, &path, &query, None, None),
+                        async { each(&body, None) },
+                    );
+                    taken.map_err(ListError::Page)?;
+                    (next, Some((guess, ahead)))
+                }
+                (Some((_, next)), None) => {
+                    each(&body, None).map_err(ListError::Page)?;
+                    (next, None)
+                }
+                // Read through on another thread while the guessed next page is asked for.
+                (None, Some(guess)) => {
+                    let query = request(&guess);
                     let page = body.clone();
                     let (split, ahead) = tokio::join!(
                         tokio::task::spawn_blocking(move || wire::split_list_page(kind, &page)),
-                        self.call_with::<bytes::Bytes>(Method::GET, &path, &next, None, None),
+                        self.call_with::<bytes::Bytes>(Method::GET, &path, &query, None, None),
                     );
                     let split = split.map_err(|e| bad(format!("reading a page failed: {e}")))?;
-                    (split, Some((guess, ahead)))
+                    let (next, items) = split.map_err(bad)?;
+                    each(&body, Some(items)).map_err(ListError::Page)?;
+                    (next, Some((guess, ahead)))
                 }
-                None => (wire::split_list_page(kind, &body), None),
+                (None, None) => {
+                    let (next, items) = wire::split_list_page(kind, &body).map_err(bad)?;
+                    each(&body, Some(items)).map_err(ListError::Page)?;
+                    (next, None)
+                }
             };
-            let (next, items) = split.map_err(bad)?;
-            each(&body, items).map_err(ListError::Page)?;
             if next.is_empty() {
                 return Ok(pages);
             }

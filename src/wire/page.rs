@@ -77,6 +77,44 @@ pub fn split_list_page(
     Ok((next, items))
 }
 
+/// How far from a page's end its `page` object is looked for.
+const TAIL: usize = 4096;
+
+/// A list page of exactly the compact shape the API writes, read without a JSON pass:
+/// `{"<wrapper>":[` at the start, then `],"page":{}}` or `],"page":{"next_token":"…"}}` at the
+/// end; the range of the items between (the objects and the commas that separate them) and
+/// the next-page token. `None` for any other shape (whitespace, other members, another order).
+///
+/// The same bytes between the same start and end are the same items, whatever they are, so
+/// the range stands for the page's objects in a hash (`state::Answers`); what the objects
+/// are is read by [`split_list_page`] when they are needed.
+pub fn page_shape(kind: Kind, body: &[u8]) -> Option<(std::ops::Range<usize>, String)> {
+    let def = kind.def();
+    let key = def.plural.unwrap_or(def.singular);
+    let start = 2 + key.len() + 3;
+    let prefix = body.get(..start)?;
+    if prefix.first() != Some(&b'{')
+        || prefix.get(1) != Some(&b'"')
+        || prefix.get(2..2 + key.len()) != Some(key.as_bytes())
+        || prefix.get(2 + key.len()..) != Some(&b"\":["[..])
+    {
+        return None;
+    }
+    const PAGE: &[u8] = br#"],"page":{"#;
+    let from = body.len().saturating_sub(TAIL).max(start);
+    let end = from + memchr::memmem::rfind(body.get(from..)?, PAGE)?;
+    let rest = &body[end + PAGE.len()..];
+    let next = if rest == b"}}" {
+        String::new()
+    } else {
+        let token = rest
+            .strip_prefix(br#""next_token":"#)?
+            .strip_suffix(b"}}")?;
+        serde_json::from_slice::<String>(token).ok()?
+    };
+    Some((start..end, next))
+}
+
 /// The next-page token as a guess, when a page ends with it: the body's last member is an
 /// object whose last member is `"next_token": "…"` (a list page whose `page` comes last, as
 /// the API writes it). A guess only: it lets the next page be asked for while this one is
@@ -99,7 +137,9 @@ pub fn trailing_next_token(body: &[u8]) -> Option<String> {
     }
     let head = &body[..end];
     const KEY: &[u8] = br#""next_token""#;
-    let key = memchr::memmem::rfind(head, KEY)?;
+    // The page object is small: only its last few kilobytes are looked at.
+    let from = head.len().saturating_sub(TAIL);
+    let key = from + memchr::memmem::rfind(&head[from..], KEY)?;
     // From the key on: the key, a colon and a string, and nothing else.
     let rest = head[key + KEY.len()..]
         .trim_ascii_start()
@@ -111,6 +151,48 @@ pub fn trailing_next_token(body: &[u8]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_compact_page_shape_is_read_without_a_json_pass() {
+        let shape = |b: &str| {
+            page_shape(Kind::Team, b.as_bytes()).map(|(r, next)| (b[r].to_string(), next))
+        };
+        assert_eq!(
+            shape(r#"{"teams":[{"slug":"a"},{"slug":"b"}],"page":{"next_token":"7465"}}"#),
+            Some((r#"{"slug":"a"},{"slug":"b"}"#.into(), "7465".into()))
+        );
+        assert_eq!(
+            shape(r#"{"teams":[{"slug":"a"}],"page":{}}"#),
+            Some((r#"{"slug":"a"}"#.into(), String::new()))
+        );
+        assert_eq!(
+            shape(r#"{"teams":[],"page":{}}"#),
+            Some((String::new(), String::new()))
+        );
+        assert_eq!(
+            shape(r#"{"teams":[],"page":{"next_token":"a\"b"}}"#),
+            Some((String::new(), "a\"b".into()))
+        );
+        // An item that looks like the end is inside the range, the real end is the last one.
+        assert_eq!(
+            shape(r#"{"teams":[{"x":[1],"page":{}}],"page":{}}"#),
+            Some((r#"{"x":[1],"page":{}}"#.into(), String::new()))
+        );
+        for other in [
+            r#"{"teams": [], "page": {}}"#,
+            r#"{"page":{},"teams":[]}"#,
+            r#"{"buckets":[],"page":{}}"#,
+            r#"{"teams":[],"page":{"next_token":"t","size":1}}"#,
+            r#"{"teams":[],"page":{"next_token":7}}"#,
+            r#"{"teams":[],"page":{}} "#,
+            r#"{"teams":[],"page":{}"#,
+            r#"{"teams":["#,
+            r#"{"teams":[],"page":{"next_token":"t"}}}"#,
+            "",
+        ] {
+            assert_eq!(shape(other), None, "{other}");
+        }
+    }
 
     #[test]
     fn a_trailing_token_is_guessed_and_nothing_else() {
