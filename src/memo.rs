@@ -176,7 +176,11 @@ impl Memo {
         }
         let (tag, body) = text.split_at_checked(64)?;
         let body = body.strip_prefix(b"\n")?;
-        if !constant_time_eq(tag, hex(&self.tag(id, body)).as_bytes()) {
+        // `blake3::Hash` compares in constant time.
+        let tag = std::str::from_utf8(tag)
+            .ok()
+            .and_then(|t| blake3::Hash::from_hex(t).ok());
+        if tag != Some(self.tag(id, body)) {
             tracing::warn!(entry = %path.display(), "plan cache entry does not verify: ignored");
             return None;
         }
@@ -214,7 +218,7 @@ impl Memo {
         };
         // Plain data always serialises.
         let body = serde_json::to_vec(&body).unwrap_or_default();
-        let mut text = hex(&self.tag(id, &body)).into_bytes();
+        let mut text = self.tag(id, &body).to_hex().as_bytes().to_vec();
         text.push(b'\n');
         text.extend_from_slice(&body);
         let path = self.dir.join(hex(id));
@@ -230,12 +234,12 @@ impl Memo {
         Ok(true)
     }
 
-    fn tag(&self, id: &[u8; 32], body: &[u8]) -> [u8; 32] {
+    fn tag(&self, id: &[u8; 32], body: &[u8]) -> blake3::Hash {
         let mut h = blake3::Hasher::new_keyed(&self.key);
         field(&mut h, b"body");
         h.update(id);
         field(&mut h, body);
-        *h.finalize().as_bytes()
+        h.finalize()
     }
 
     /// Removes the oldest entries beyond [`KEEP`].
@@ -270,8 +274,7 @@ fn remembered(body: Body) -> Option<Remembered> {
     if body.format != FORMAT {
         return None;
     }
-    let mut answers = [0u8; 32];
-    unhex(&body.answers, &mut answers)?;
+    let answers = *blake3::Hash::from_hex(&body.answers).ok()?.as_bytes();
     let unmanaged = body
         .unmanaged
         .into_iter()
@@ -320,26 +323,9 @@ fn build_identity() -> Vec<u8> {
     id
 }
 
-fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write as _;
-    bytes.iter().fold(String::new(), |mut s, b| {
-        let _ = write!(s, "{b:02x}");
-        s
-    })
-}
-
-fn unhex(text: &str, out: &mut [u8; 32]) -> Option<()> {
-    if text.len() != 64 {
-        return None;
-    }
-    for (i, byte) in out.iter_mut().enumerate() {
-        *byte = u8::from_str_radix(text.get(2 * i..2 * i + 2)?, 16).ok()?;
-    }
-    Some(())
-}
-
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+/// Lower-case hex of 32 bytes (entry names, the answers' hash in a body).
+fn hex(bytes: &[u8; 32]) -> String {
+    blake3::Hash::from(*bytes).to_hex().to_string()
 }
 
 #[cfg(unix)]

@@ -20,9 +20,9 @@ pub struct Fetched {
 }
 
 /// The BLAKE3 hash of what a reading of the target was made from: the description (or why it
-/// could not be read), then each kind read in registry order with every listed object's text
-/// in list order (page boundaries and tokens left out). Equal answers read to an equal
-/// [`Fetched`]: the no-change memo (`memo`) keys on them.
+/// could not be read), then each kind read in registry order, page by page, with its listed
+/// objects' text (see `hash_page`; the page tokens are left out). Equal answers read to an
+/// equal [`Fetched`]: the no-change memo (`memo`) keys on them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Answers(pub [u8; 32]);
 

@@ -235,13 +235,7 @@ pub(crate) async fn load_fetch(
         anyhow::Ok((conn, fetched))
     };
     tokio::pin!(reading);
-    let mut read = None;
-    let loaded = loop {
-        tokio::select! {
-            l = &mut loading => break l,
-            r = &mut reading, if read.is_none() => read = Some(r),
-        }
-    };
+    let (loaded, read) = first_with(&mut loading, reading.as_mut()).await;
     let loaded = loaded.context("loading the manifests")??;
     let (conn, mut fetched) = match read {
         Some(r) => r?,
@@ -250,6 +244,23 @@ pub(crate) async fn load_fetch(
     // Pages read before the digests were known kept every object's text.
     fetched.current.release_expected(&expected);
     Ok((loaded, conn, fetched))
+}
+
+/// Awaits `first` while `second` makes progress too; `second`'s output when it finished first
+/// (else it is left to be awaited).
+pub(crate) async fn first_with<A, B>(
+    first: impl std::future::Future<Output = A>,
+    mut second: std::pin::Pin<&mut impl std::future::Future<Output = B>>,
+) -> (A, Option<B>) {
+    tokio::pin!(first);
+    let mut done = None;
+    let a = loop {
+        tokio::select! {
+            a = &mut first => break a,
+            b = &mut second, if done.is_none() => done = Some(b),
+        }
+    };
+    (a, done)
 }
 
 async fn fetch(conn: &Connection) -> anyhow::Result<crate::state::Fetched> {

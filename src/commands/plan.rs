@@ -123,7 +123,7 @@ async fn remembered_or_planned(
     // The files hashed (not parsed) while the lists are read (their texts kept, not worked
     // out). A problem with either: planned in full, which reports it as without the memo.
     let dir = opts.dir.clone();
-    let mut hashing = tokio::task::spawn_blocking(move || crate::manifest::sources(&dir));
+    let hashing = tokio::task::spawn_blocking(move || crate::manifest::sources(&dir));
     let Ok(conn) = connect(&opts.target).await else {
         let (loaded, conn, fetched) = load_connect_fetch(&opts.dir, &opts.target).await?;
         return plan_remembering(&memo, opts, &conn, &loaded, fetched);
@@ -131,13 +131,7 @@ async fn remembered_or_planned(
     let read = {
         let listing = crate::state::list_deferred(&conn.client);
         tokio::pin!(listing);
-        let mut listed = None;
-        let hashed = loop {
-            tokio::select! {
-                h = &mut hashing => break h,
-                l = &mut listing, if listed.is_none() => listed = Some(l),
-            }
-        };
+        let (hashed, listed) = first_with(hashing, listing.as_mut()).await;
         match hashed {
             Ok(Ok(sources)) => {
                 let id = memo.entry_id(&inputs(&sources, &conn.name));

@@ -252,4 +252,62 @@ mod tests {
             .unwrap_err()
             .contains("not a JSON list page"));
     }
+
+    use proptest::prelude::*;
+
+    fn compact_page(slugs: &[String], token: &str) -> Vec<u8> {
+        let teams: Vec<serde_json::Value> = slugs
+            .iter()
+            .map(|s| serde_json::json!({"slug": s, "tags": [s, {"page": {}}]}))
+            .collect();
+        let page = if token.is_empty() {
+            serde_json::json!({})
+        } else {
+            serde_json::json!({ "next_token": token })
+        };
+        serde_json::to_vec(&serde_json::json!({"teams": teams, "page": page})).unwrap()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// The compact shape read without a JSON pass is what the full read finds: the range
+        /// holds exactly the objects, and the token is the same.
+        #[test]
+        fn the_shape_agrees_with_the_full_read(
+            slugs in proptest::collection::vec("[a-z\"\\\\\\[\\]{},:]{0,10}", 0..5),
+            token in "[ -~]{0,8}",
+        ) {
+            let body = bytes::Bytes::from(compact_page(&slugs, &token));
+            let (range, next) = page_shape(Kind::Team, &body).expect("the compact shape");
+            let (split_next, items) = split_list_page(Kind::Team, &body).unwrap();
+            prop_assert_eq!(&next, &split_next);
+            let joined: Vec<u8> = items.join(&b","[..]);
+            prop_assert_eq!(&body[range], &joined[..]);
+            if !token.is_empty() {
+                prop_assert_eq!(trailing_next_token(&body), Some(token));
+            }
+        }
+
+        /// Any one byte changed: no panic, and where both readings take the page they agree on
+        /// the token (the guess and the shape are never trusted over a page the full read
+        /// refuses or reads otherwise).
+        #[test]
+        fn an_edited_page_never_panics_and_never_disagrees(
+            slugs in proptest::collection::vec("[a-z\"\\\\]{0,6}", 0..3),
+            token in "[a-z]{0,4}",
+            at in any::<prop::sample::Index>(),
+            byte in any::<u8>(),
+        ) {
+            let mut body = compact_page(&slugs, &token);
+            let i = at.index(body.len());
+            body[i] = byte;
+            let body = bytes::Bytes::from(body);
+            let shape = page_shape(Kind::Team, &body);
+            let _ = trailing_next_token(&body);
+            if let (Some((_, next)), Ok((split_next, _))) = (shape, split_list_page(Kind::Team, &body)) {
+                prop_assert_eq!(next, split_next);
+            }
+        }
+    }
 }
