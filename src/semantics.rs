@@ -305,6 +305,15 @@ impl KindSemantics {
         }
     }
 
+    /// Whether a default or a set lies in the top-level field `name` (or is it).
+    pub fn reaches(&self, name: &str) -> bool {
+        let top = |path: &str| {
+            let first = path.split('.').next().unwrap_or(path);
+            first.strip_suffix("[]").unwrap_or(first) == name
+        };
+        self.defaults.iter().any(|d| top(&d.path)) || self.sets.iter().any(|s| top(s))
+    }
+
     /// Sorts (and deduplicates) every set the object holds.
     pub fn sort_sets(&self, object: &mut Value) {
         for path in &self.sets {

@@ -13,6 +13,8 @@ use crate::semantics::{KindSemantics, Semantics};
 use crate::settings::IgnoreRule;
 use crate::spec;
 
+mod embedded;
+
 /// The comparable form of an object of a kind. One new tree (the manifest form), then every
 /// step in place: no step copies the object again.
 pub fn normalize(kind: Kind, object: &Value, ignore: &[IgnoreRule]) -> Value {
@@ -43,7 +45,86 @@ pub fn normalize(kind: Kind, object: &Value, ignore: &[IgnoreRule]) -> Value {
 /// applies by comparing in full): two objects have the same digest exactly when their
 /// normalised forms are equal (BLAKE3 of the form's JSON, whose keys `tidy` sorted).
 pub fn digest(kind: Kind, object: &Value) -> Digest {
-    digest_of_normalized(&normalize(kind, object, &[]))
+    Digest(*blake3::hash(&comparable_bytes(kind, object)).as_bytes())
+}
+
+/// The bytes a digest hashes: the JSON of the normalised form. An object with an embedded
+/// document has the document's part written from its text ([`embedded::comparable`]) and the
+/// rest normalised as usual: the same bytes, without a `Value` of the document.
+fn comparable_bytes(kind: Kind, object: &Value) -> Vec<u8> {
+    embedded_apart(kind, object).unwrap_or_else(|| {
+        // A `Value` always serialises.
+        serde_json::to_vec(&normalize(kind, object, &[])).unwrap_or_default()
+    })
+}
+
+/// [`comparable_bytes`] with the embedded documents written from their texts; `None` when
+/// the kind has none, or a document (or the kind's semantics) is not one this way takes on.
+fn embedded_apart(kind: Kind, object: &Value) -> Option<Vec<u8>> {
+    let def = kind.def();
+    let Value::Object(map) = object else {
+        return None;
+    };
+    if def.embedded_json.is_empty() {
+        return None;
+    }
+    let semantics = Semantics::embedded().kind(kind);
+    let mut docs: Vec<(&str, Vec<u8>)> = Vec::new();
+    for e in def.embedded_json {
+        // Written apart only while nothing else of the normalisation reaches into the field.
+        if def.server_owned.contains(&e.field) || semantics.reaches(e.field) {
+            return None;
+        }
+        match map.get(e.field) {
+            None => {}
+            Some(Value::String(text)) if !text.is_empty() => {
+                if let Some(bytes) = embedded::comparable(text, e.volatile)? {
+                    docs.push((e.field, bytes));
+                }
+            }
+            Some(_) => return None,
+        }
+    }
+    let is_embedded = |k: &str| def.embedded_json.iter().any(|e| e.field == k);
+    let rest: serde_json::Map<String, Value> = map
+        .iter()
+        .filter(|(k, _)| !is_embedded(k))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let Value::Object(rest) = normalize(kind, &Value::Object(rest), &[]) else {
+        return None;
+    };
+    // Both in key order (`tidy` sorted the rest): merged, as the whole would be written.
+    docs.sort_by(|a, b| a.0.cmp(b.0));
+    let mut docs = docs.into_iter().peekable();
+    let mut out = Vec::with_capacity(docs.peek().map_or(256, |d| d.1.len() + 256));
+    out.push(b'{');
+    let mut first = true;
+    let mut member = |out: &mut Vec<u8>, key: &str, value: Result<&Value, &[u8]>| {
+        if !std::mem::take(&mut first) {
+            out.push(b',');
+        }
+        // Writing into a Vec cannot fail.
+        let _ = serde_json::to_writer(&mut *out, key);
+        out.push(b':');
+        match value {
+            Ok(v) => {
+                let _ = serde_json::to_writer(&mut *out, v);
+            }
+            Err(bytes) => out.extend_from_slice(bytes),
+        }
+    };
+    for (key, value) in &rest {
+        while let Some((field, bytes)) = docs.next_if(|(f, _)| *f < key.as_str()) {
+            member(&mut out, field, Err(&bytes));
+        }
+        member(&mut out, key, Ok(value));
+    }
+    for (field, bytes) in docs {
+        member(&mut out, field, Err(&bytes));
+    }
+    out.push(b'}');
+    Some(out)
 }
 
 /// The digest of an already normalised form.
