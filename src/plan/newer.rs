@@ -36,12 +36,13 @@ fn items<'a>(desc: &'a Description, schema: &'a Value) -> Option<&'a Value> {
 /// lacks.
 type Found<'a> = dyn FnMut(&str, &mut Map<String, Value>, &str) + 'a;
 
-/// Walks a value beside its schema; `f` gets each undescribed member's parent and name.
+/// Walks a value beside its schema; `f` gets each undescribed member's parent and name. The
+/// path is one buffer, grown and cut back on the way (not a new string per member).
 fn visit(
     desc: &Description,
     schema: &Value,
     value: &mut Value,
-    path: &str,
+    path: &mut String,
     depth: usize,
     f: &mut Found,
 ) {
@@ -53,23 +54,80 @@ fn visit(
             let Some(props) = properties(desc, schema) else {
                 return;
             };
-            let names: Vec<String> = map.keys().cloned().collect();
-            for name in names {
-                match props.get(&name) {
-                    None => f(path, map, &name),
-                    Some(prop) => {
-                        if let Some(child) = map.get_mut(&name) {
-                            visit(desc, prop, child, &join(path, &name), depth + 1, f);
-                        }
+            let undescribed: Vec<String> = map
+                .keys()
+                .filter(|name| !props.contains_key(*name))
+                .cloned()
+                .collect();
+            for (name, child) in map.iter_mut() {
+                if let Some(prop) = props.get(name) {
+                    let len = path.len();
+                    if len > 0 {
+                        path.push('.');
                     }
+                    path.push_str(name);
+                    visit(desc, prop, child, path, depth + 1, f);
+                    path.truncate(len);
                 }
+            }
+            for name in undescribed {
+                f(path, map, &name);
             }
         }
         Value::Array(list) => {
             if let Some(item) = items(desc, schema) {
+                let len = path.len();
+                path.push_str("[]");
                 for element in list {
-                    visit(desc, item, element, &format!("{path}[]"), depth + 1, f);
+                    visit(desc, item, element, path, depth + 1, f);
                 }
+                path.truncate(len);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// [`visit`] without changing anything: the paths of the undescribed members.
+fn visit_ref(
+    desc: &Description,
+    schema: &Value,
+    value: &Value,
+    path: &mut String,
+    depth: usize,
+    out: &mut BTreeSet<String>,
+) {
+    if depth > 32 {
+        return;
+    }
+    match value {
+        Value::Object(map) => {
+            let Some(props) = properties(desc, schema) else {
+                return;
+            };
+            for (name, child) in map {
+                let len = path.len();
+                if len > 0 {
+                    path.push('.');
+                }
+                path.push_str(name);
+                match props.get(name) {
+                    None => {
+                        out.insert(path.clone());
+                    }
+                    Some(prop) => visit_ref(desc, prop, child, path, depth + 1, out),
+                }
+                path.truncate(len);
+            }
+        }
+        Value::Array(list) => {
+            if let Some(item) = items(desc, schema) {
+                let len = path.len();
+                path.push_str("[]");
+                for element in list {
+                    visit_ref(desc, item, element, path, depth + 1, out);
+                }
+                path.truncate(len);
             }
         }
         _ => {}
@@ -81,10 +139,7 @@ pub fn undescribed(kind: Kind, object: &Value) -> BTreeSet<String> {
     let desc = Description::embedded();
     let mut out = BTreeSet::new();
     if let Some(def) = desc.definition(kind) {
-        let mut copy = object.clone();
-        visit(desc, def, &mut copy, "", 0, &mut |path, _, name| {
-            out.insert(join(path, name));
-        });
+        visit_ref(desc, def, object, &mut String::new(), 0, &mut out);
     }
     out
 }
@@ -93,7 +148,7 @@ pub fn undescribed(kind: Kind, object: &Value) -> BTreeSet<String> {
 pub fn strip_undescribed(kind: Kind, object: &mut Value) {
     let desc = Description::embedded();
     if let Some(def) = desc.definition(kind) {
-        visit(desc, def, object, "", 0, &mut |_, map, name| {
+        visit(desc, def, object, &mut String::new(), 0, &mut |_, map, name| {
             map.shift_remove(name);
         });
     }
