@@ -68,40 +68,66 @@ impl Listing {
 
 /// Reads the target's description; the full registry (with a warning) when it has none.
 pub async fn capabilities(client: &Client) -> Result<(Capabilities, Option<String>), ClientError> {
-    Ok(described(client).await?.0)
+    let (described, _) = described(client).await?;
+    Ok(described.finish())
 }
 
-/// [`capabilities`], with the hash of the description as read (of nothing when there was none).
-async fn described(
-    client: &Client,
-) -> Result<((Capabilities, Option<String>), blake3::Hash), ClientError> {
+/// What the description says: the operations at once (all a reading needs to start), the
+/// fields of a newer API worked out from the document later (see [`Described::finish`]).
+struct Described {
+    caps: Capabilities,
+    warning: Option<String>,
+    doc: Option<serde_json::Value>,
+}
+
+impl Described {
+    fn finish(mut self) -> (Capabilities, Option<String>) {
+        if let Some(doc) = &self.doc {
+            self.caps.newer_fields = crate::plan::newer::described_newer(doc);
+        }
+        (self.caps, self.warning)
+    }
+}
+
+/// The target's description, with the hash of it as read (of nothing when there was none).
+async fn described(client: &Client) -> Result<(Described, blake3::Hash), ClientError> {
+    // The embedded description (a parse of its own) is wanted by what follows: made ready on
+    // another thread while the target's is on its way (not waited for: its users wait for it).
+    drop(tokio::task::spawn_blocking(|| {
+        crate::spec::Description::shared_embedded();
+    }));
     let doc = client.swagger().await;
     // A `Value` always serialises.
     let text = doc
         .as_ref()
         .map(|d| serde_json::to_vec(d).unwrap_or_default())
         .unwrap_or_default();
-    Ok((capabilities_of(doc)?, blake3::hash(&text)))
-}
-
-fn capabilities_of(
-    doc: Result<serde_json::Value, ClientError>,
-) -> Result<(Capabilities, Option<String>), ClientError> {
-    match doc {
-        Ok(doc) if doc.get("paths").is_some() => Ok((Capabilities::from_swagger(&doc), None)),
-        Ok(_) => Ok((
-            Capabilities::assumed_full(),
-            Some("the target's swagger.json has no paths: assuming the full API".into()),
-        )),
+    let described = match doc {
+        Ok(doc) if doc.get("paths").is_some() => Described {
+            caps: Capabilities {
+                ops: crate::spec::described_operations(&doc),
+                described: true,
+                newer_fields: Default::default(),
+            },
+            warning: None,
+            doc: Some(doc),
+        },
+        Ok(_) => Described {
+            caps: Capabilities::assumed_full(),
+            warning: Some("the target's swagger.json has no paths: assuming the full API".into()),
+            doc: None,
+        },
         // Authentication problems are not a missing description: stop here.
-        Err(e) if matches!(e.status(), Some(401 | 403)) => Err(e),
-        Err(e) => Ok((
-            Capabilities::assumed_full(),
-            Some(format!(
+        Err(e) if matches!(e.status(), Some(401 | 403)) => return Err(e),
+        Err(e) => Described {
+            caps: Capabilities::assumed_full(),
+            warning: Some(format!(
                 "cannot read the target's swagger.json ({e}): assuming the full API"
             )),
-        )),
-    }
+            doc: None,
+        },
+    };
+    Ok((described, blake3::hash(&text)))
 }
 
 /// The page size asked for: the emulator's maximum. A server that honours less sends less
@@ -343,16 +369,16 @@ pub async fn list_deferred(client: &Client) -> Result<Listing, ClientError> {
 type ReadAll = (Capabilities, Vec<String>, Vec<(Kind, KindRead)>, Answers);
 
 async fn read_all(client: &Client, expected: Option<&Expected>) -> Result<ReadAll, ClientError> {
-    let ((caps, warning), description) = described(client).await?;
+    let (described, description) = described(client).await?;
     let mut answers = blake3::Hasher::new();
     answers.update(description.as_bytes());
     // A description that could not be read is answered by the reason (which is shown).
-    answers.update(warning.as_deref().unwrap_or_default().as_bytes());
-    let warnings: Vec<String> = warning.into_iter().collect();
+    answers.update(described.warning.as_deref().unwrap_or_default().as_bytes());
+    let warnings: Vec<String> = described.warning.iter().cloned().collect();
     let readable: Vec<Kind> = KINDS
         .iter()
         .map(|d| d.kind)
-        .filter(|k| caps.can_read_state(*k))
+        .filter(|k| described.caps.can_read_state(*k))
         .collect();
     // The first kind that cannot be read ends the reading: the others are dropped rather than
     // waited for (a rate-limited target may have paused them for a long `Retry-After`).
@@ -361,12 +387,21 @@ async fn read_all(client: &Client, expected: Option<&Expected>) -> Result<ReadAl
     // request at a time, like the emulator, starts on them at once). Hashed in registry order.
     let mut order: Vec<usize> = (0..readable.len()).collect();
     order.sort_by_key(|&i| readable[i].def().embedded_json.is_empty());
-    let results = try_join_all(
+    // The lists are asked for before the description's newer fields are worked out (on a
+    // blocking thread meanwhile).
+    let lists = try_join_all(
         order
             .iter()
             .map(|&i| read_kind(client, readable[i], expected)),
-    )
-    .await?;
+    );
+    let finishing = tokio::task::spawn_blocking(move || described.finish());
+    let (results, finished) = futures_util::future::join(lists, finishing).await;
+    let results = results?;
+    let (caps, _) = finished.map_err(|e| ClientError::BadResponse {
+        method: reqwest::Method::GET,
+        path: crate::wire::SWAGGER_PATH.into(),
+        reason: format!("working out the description failed: {e}"),
+    })?;
     let mut results: Vec<_> = order.into_iter().zip(results).collect();
     results.sort_by_key(|(i, _)| *i);
     let mut read = Vec::with_capacity(results.len());

@@ -148,9 +148,16 @@ pub fn undescribed(kind: Kind, object: &Value) -> BTreeSet<String> {
 pub fn strip_undescribed(kind: Kind, object: &mut Value) {
     let desc = Description::embedded();
     if let Some(def) = desc.definition(kind) {
-        visit(desc, def, object, &mut String::new(), 0, &mut |_, map, name| {
-            map.shift_remove(name);
-        });
+        visit(
+            desc,
+            def,
+            object,
+            &mut String::new(),
+            0,
+            &mut |_, map, name| {
+                map.shift_remove(name);
+            },
+        );
     }
 }
 

@@ -286,6 +286,29 @@ async fn a_newer_api_keeps_its_fields_and_shows_unknown_enum_values() {
     );
 }
 
+/// The newer fields are read from the description itself, not only from objects that carry
+/// them (the description is worked out while the lists are read).
+#[tokio::test]
+async fn a_newer_description_is_reported_before_any_object_carries_its_fields() {
+    let scratch = tempfile::tempdir().unwrap();
+    let t = Tenant::start(Config {
+        swagger: Some(newer_swagger(scratch.path())),
+        ..Config::default()
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "b.yaml", BUCKET);
+    let r = plan(&t, dir.path()).await;
+    assert_eq!(r.code, 2, "{}", r.transcript());
+    assert!(r.stdout.contains("+ Bucket/b"), "{}", r.stdout);
+    assert!(
+        r.stdout
+            .contains("Warning: Bucket.retention_tier: kept as the target has it"),
+        "{}",
+        r.stdout
+    );
+}
+
 #[tokio::test]
 async fn serve_refuses_a_swagger_file_that_cannot_describe_the_kinds() {
     let dir = tempfile::tempdir().unwrap();
