@@ -86,26 +86,44 @@ pub(super) fn parse_documents_block(text: &str) -> Option<Vec<PlainDocument>> {
 /// characters, DEL, C1 controls (NEL among them), a BOM past the start, U+FFFE/U+FFFF, and the
 /// Unicode line and paragraph separators.
 fn plain_chars(b: &[u8]) -> bool {
+    // Sixteen bytes at a time: a run of printable ASCII and newlines (nearly every byte of a
+    // manifest) is passed over by a check without branches; a run with anything else goes
+    // byte by byte.
+    const RUN: usize = 16;
+    let special = |c: u8| (c < 0x20 && c != b'\n') || c >= 0x7f;
     let mut i = 0;
     while i < b.len() {
-        let c = b[i];
-        if c < 0x80 {
-            if (c < 0x20 && c != b'\n') || c == 0x7f {
+        let end = (i + RUN).min(b.len());
+        let run = &b[i..end];
+        if run.len() == RUN && !run.iter().fold(false, |any, &c| any | special(c)) {
+            i = end;
+            continue;
+        }
+        while i < end {
+            if !plain_at(b, i) {
                 return false;
             }
             i += 1;
-            continue;
-        }
-        let next = b.get(i + 1).copied().unwrap_or(0);
-        let next2 = b.get(i + 2).copied().unwrap_or(0);
-        match (c, next, next2) {
-            (0xC2, 0x80..=0x9F, _) => return false,
-            (0xEF, 0xBB, 0xBF) | (0xEF, 0xBF, 0xBE | 0xBF) => return false,
-            (0xE2, 0x80, 0xA8 | 0xA9) => return false,
-            _ => i += 1,
         }
     }
     true
+}
+
+/// [`plain_chars`] at one byte: what it is, or (not ASCII) what starts there.
+fn plain_at(b: &[u8], i: usize) -> bool {
+    let c = b[i];
+    if c < 0x80 {
+        return !((c < 0x20 && c != b'\n') || c == 0x7f);
+    }
+    let next = b.get(i + 1).copied().unwrap_or(0);
+    let next2 = b.get(i + 2).copied().unwrap_or(0);
+    !matches!(
+        (c, next, next2),
+        (0xC2, 0x80..=0x9F, _)
+            | (0xEF, 0xBB, 0xBF)
+            | (0xEF, 0xBF, 0xBE | 0xBF)
+            | (0xE2, 0x80, 0xA8 | 0xA9)
+    )
 }
 
 /// Only spaces, then nothing or a comment. After a marker (`---`) or an indicator the comment

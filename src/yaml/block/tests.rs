@@ -309,3 +309,34 @@ proptest! {
         }
     }
 }
+
+/// The byte-by-byte check `plain_chars` was before it passed over plain runs sixteen at a time.
+fn plain_chars_reference(b: &[u8]) -> bool {
+    (0..b.len()).all(|i| plain_at(b, i))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    /// Passing over plain runs decides as looking at every byte does, wherever the special
+    /// bytes and multi-byte characters fall against the runs' edges.
+    #[test]
+    fn plain_runs_decide_as_every_byte_does(
+        parts in prop::collection::vec(
+            prop_oneof![
+                8 => Just(b"plain text: ok\n".to_vec()),
+                1 => prop::sample::select(vec![
+                    b"\t".to_vec(), b"\r".to_vec(), b"\x7f".to_vec(), b"\x00".to_vec(),
+                    "é".as_bytes().to_vec(), "\u{85}".as_bytes().to_vec(), "\u{feff}".as_bytes().to_vec(),
+                    "\u{fffe}".as_bytes().to_vec(), "\u{2028}".as_bytes().to_vec(), "€".as_bytes().to_vec(),
+                    vec![0xC2], vec![0xE2, 0x80], vec![0xEF, 0xBF],
+                ]),
+                1 => prop::collection::vec(any::<u8>(), 0..20),
+            ],
+            0..12,
+        )
+    ) {
+        let bytes: Vec<u8> = parts.concat();
+        prop_assert_eq!(plain_chars(&bytes), plain_chars_reference(&bytes));
+    }
+}
