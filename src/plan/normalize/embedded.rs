@@ -123,7 +123,18 @@ impl<'a> Reader<'a> {
     /// A string at the opening quote: its contents as written when they hold no escape.
     fn string(&mut self) -> Option<Node<'a>> {
         let start = self.at + 1;
-        let mut at = start;
+        // The common case: no escape before the closing quote, and (checked without
+        // branches) no raw control character, which is not JSON.
+        let rest = self.bytes.get(start..)?;
+        let stop = memchr::memchr2(b'"', b'\\', rest)?;
+        if rest[..stop].iter().fold(false, |any, &c| any | (c < 0x20)) {
+            return None;
+        }
+        if rest[stop] == b'"' {
+            self.at = start + stop + 1;
+            return self.text.get(start..start + stop).map(Node::Str);
+        }
+        let mut at = start + stop;
         let mut escaped = false;
         loop {
             match *self.bytes.get(at)? {
