@@ -104,11 +104,7 @@ async fn described(client: &Client) -> Result<(Described, blake3::Hash), ClientE
         .unwrap_or_default();
     let described = match doc {
         Ok(doc) if doc.get("paths").is_some() => Described {
-            caps: Capabilities {
-                ops: crate::spec::described_operations(&doc),
-                described: true,
-                newer_fields: Default::default(),
-            },
+            caps: Capabilities::operations_of(&doc),
             warning: None,
             doc: Some(doc),
         },

@@ -50,9 +50,18 @@ impl Capabilities {
     /// What a swagger document describes.
     pub fn from_swagger(doc: &Value) -> Capabilities {
         Capabilities {
+            newer_fields: newer::described_newer(doc),
+            ..Capabilities::operations_of(doc)
+        }
+    }
+
+    /// The operations a swagger document describes, without its newer fields (worked out
+    /// apart, later: see `state`).
+    pub fn operations_of(doc: &Value) -> Capabilities {
+        Capabilities {
             ops: crate::spec::described_operations(doc),
             described: true,
-            newer_fields: newer::described_newer(doc),
+            newer_fields: BTreeSet::new(),
         }
     }
 

@@ -45,6 +45,8 @@ pub fn normalize(kind: Kind, object: &Value, ignore: &[IgnoreRule]) -> Value {
 /// applies by comparing in full): two objects have the same digest exactly when their
 /// normalised forms are equal (BLAKE3 of the form's JSON, whose keys `tidy` sorted).
 pub fn digest(kind: Kind, object: &Value) -> Digest {
+    // Written whole, then hashed in one call: the serialiser's many small writes straight
+    // into the hasher cost more than the hashing.
     Digest(*blake3::hash(&comparable_bytes(kind, object)).as_bytes())
 }
 
@@ -125,14 +127,6 @@ fn embedded_apart(kind: Kind, object: &Value) -> Option<Vec<u8>> {
     }
     out.push(b'}');
     Some(out)
-}
-
-/// The digest of an already normalised form.
-pub fn digest_of_normalized(normalized: &Value) -> Digest {
-    // Serialised whole, then hashed in one call: the serialiser's many small writes straight
-    // into the hasher cost more than the hashing. A `Value` always serialises.
-    let text = serde_json::to_vec(normalized).unwrap_or_default();
-    Digest(*blake3::hash(&text).as_bytes())
 }
 
 /// See [`digest`].

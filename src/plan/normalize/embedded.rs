@@ -156,61 +156,61 @@ impl<'a> Reader<'a> {
         self.text.get(start..at).map(Node::Str)
     }
 
-    fn array(&mut self, depth: usize) -> Option<Node<'a>> {
+    /// The members of a list or an object after its opening byte, each read by `member`,
+    /// separated by commas, up to the closing byte.
+    fn members(
+        &mut self,
+        close: u8,
+        mut member: impl FnMut(&mut Self) -> Option<()>,
+    ) -> Option<()> {
         self.at += 1;
-        let mut items = Vec::new();
         self.skip_space();
-        if self.bytes.get(self.at) == Some(&b']') {
+        if self.bytes.get(self.at) == Some(&close) {
             self.at += 1;
-            return Some(Node::Arr(items));
+            return Some(());
         }
         loop {
-            items.push(self.value(depth + 1)?);
+            member(self)?;
             self.skip_space();
             match *self.bytes.get(self.at)? {
                 b',' => self.at += 1,
-                b']' => {
+                c if c == close => {
                     self.at += 1;
-                    return Some(Node::Arr(items));
+                    return Some(());
                 }
                 _ => return None,
             }
         }
     }
 
+    fn array(&mut self, depth: usize) -> Option<Node<'a>> {
+        let mut items = Vec::new();
+        self.members(b']', |r| {
+            items.push(r.value(depth + 1)?);
+            Some(())
+        })?;
+        Some(Node::Arr(items))
+    }
+
     fn object(&mut self, depth: usize) -> Option<Node<'a>> {
-        self.at += 1;
         let mut members = Vec::new();
-        self.skip_space();
-        if self.bytes.get(self.at) == Some(&b'}') {
-            self.at += 1;
-            return Some(Node::Obj(members));
-        }
-        loop {
-            self.skip_space();
-            if self.bytes.get(self.at) != Some(&b'"') {
+        self.members(b'}', |r| {
+            r.skip_space();
+            if r.bytes.get(r.at) != Some(&b'"') {
                 return None;
             }
             // Keys are compared and written as they are: an escaped one is not taken on.
-            let Node::Str(key) = self.string()? else {
+            let Node::Str(key) = r.string()? else {
                 return None;
             };
-            self.skip_space();
-            if self.bytes.get(self.at) != Some(&b':') {
+            r.skip_space();
+            if r.bytes.get(r.at) != Some(&b':') {
                 return None;
             }
-            self.at += 1;
-            members.push((key, self.value(depth + 1)?));
-            self.skip_space();
-            match *self.bytes.get(self.at)? {
-                b',' => self.at += 1,
-                b'}' => {
-                    self.at += 1;
-                    break;
-                }
-                _ => return None,
-            }
-        }
+            r.at += 1;
+            members.push((key, r.value(depth + 1)?));
+            Some(())
+        })?;
         // Sorted by key (stable, from the last written), then the first of each key kept:
         // the last one written wins, as when serde_json inserts a repeated key.
         members.reverse();
