@@ -739,33 +739,38 @@ impl Reference {
     /// Every non-empty slug the object holds at this reference's path.
     pub fn find(&self, object: &Value) -> Vec<FoundReference> {
         let mut out = Vec::new();
-        let segments: Vec<&str> = self.path.split('.').collect();
-        self.walk(object, &segments, String::new(), String::new(), &mut out);
+        self.find_into(object, &mut Vec::new(), &mut out);
         out
+    }
+
+    /// [`Reference::find`] into `out`, with `trail` (empty) as the walk's scratch: the
+    /// fields and indices down to the value. A reference's pointer and path are written only
+    /// for a slug that is found (most objects hold few of the fields the registry names).
+    fn find_into(
+        &self,
+        object: &Value,
+        trail: &mut Vec<(&'static str, Option<usize>)>,
+        out: &mut Vec<FoundReference>,
+    ) {
+        self.walk(object, self.path, trail, out);
     }
 
     fn walk(
         &self,
         value: &Value,
-        segments: &[&str],
-        pointer: String,
-        path: String,
+        rest: &'static str,
+        trail: &mut Vec<(&'static str, Option<usize>)>,
         out: &mut Vec<FoundReference>,
     ) {
-        let Some((first, rest)) = segments.split_first() else {
+        if rest.is_empty() {
             if let Value::String(slug) = value {
                 if !slug.is_empty() {
-                    out.push(FoundReference {
-                        pointer,
-                        path,
-                        target: self.target,
-                        slug: slug.clone(),
-                        optional: self.optional,
-                    });
+                    out.push(self.found(trail, slug));
                 }
             }
             return;
-        };
+        }
+        let (first, rest) = rest.split_once('.').unwrap_or((rest, ""));
         let Value::Object(map) = value else { return };
         if rest.is_empty() {
             if let Some((field, excluded)) = self.unless {
@@ -776,26 +781,50 @@ impl Reference {
         }
         let (name, is_array) = match first.strip_suffix("[]") {
             Some(name) => (name, true),
-            None => (*first, false),
+            None => (first, false),
         };
         let Some(child) = map.get(name) else { return };
-        let dot = if path.is_empty() { "" } else { "." };
-        let child_pointer = format!("{pointer}/{}", escape_pointer(name));
-        let child_path = format!("{path}{dot}{name}");
         if is_array {
             if let Value::Array(items) = child {
                 for (i, item) in items.iter().enumerate() {
-                    self.walk(
-                        item,
-                        rest,
-                        format!("{child_pointer}/{i}"),
-                        format!("{child_path}[{i}]"),
-                        out,
-                    );
+                    trail.push((name, Some(i)));
+                    self.walk(item, rest, trail, out);
+                    trail.pop();
                 }
             }
         } else {
-            self.walk(child, rest, child_pointer, child_path, out);
+            trail.push((name, None));
+            self.walk(child, rest, trail, out);
+            trail.pop();
+        }
+    }
+
+    /// The reference found at the end of `trail`: its JSON pointer
+    /// (`/priorities/0/filters/1/dataset_slug`) and dotted path
+    /// (`priorities[0].filters[1].dataset_slug`).
+    fn found(&self, trail: &[(&'static str, Option<usize>)], slug: &str) -> FoundReference {
+        use std::fmt::Write as _;
+        let mut pointer = String::new();
+        let mut path = String::new();
+        for (n, (name, index)) in trail.iter().enumerate() {
+            pointer.push('/');
+            pointer.push_str(&escape_pointer(name));
+            if n > 0 {
+                path.push('.');
+            }
+            path.push_str(name);
+            if let Some(i) = index {
+                // Writing to a String cannot fail.
+                let _ = write!(pointer, "/{i}");
+                let _ = write!(path, "[{i}]");
+            }
+        }
+        FoundReference {
+            pointer,
+            path,
+            target: self.target,
+            slug: slug.to_string(),
+            optional: self.optional,
         }
     }
 }
@@ -803,10 +832,12 @@ impl Reference {
 impl KindDef {
     /// Every reference the object makes, in registry order.
     pub fn references_in(&self, object: &Value) -> Vec<FoundReference> {
-        self.references
-            .iter()
-            .flat_map(|r| r.find(object))
-            .collect()
+        let mut out = Vec::new();
+        let mut trail = Vec::new();
+        for r in self.references {
+            r.find_into(object, &mut trail, &mut out);
+        }
+        out
     }
 
     /// Operations of a profile.
