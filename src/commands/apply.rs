@@ -107,9 +107,12 @@ pub fn apply(opts: ApplyCommand) -> anyhow::Result<ExitCode> {
                 }
                 (plan, crate::plan::Current::default())
             }
-            // The manifests are dropped here: the plan holds what apply sends.
+            // The manifests are freed (on another thread, not before the first request):
+            // the plan holds what apply sends.
             Some((loaded, fetched)) => {
-                plan_fetched(&conn, &loaded, fetched, opts.prune, &opts.only)?
+                let planned = plan_fetched(&conn, &loaded, fetched, opts.prune, &opts.only)?;
+                super::free_aside(loaded);
+                planned
             }
         };
         // The very same check for a plan made now and a saved one.
@@ -190,10 +193,13 @@ pub fn apply(opts: ApplyCommand) -> anyhow::Result<ExitCode> {
         crate::output::stdout()
             .write_all(summary.as_bytes())
             .context("writing to stdout")?;
-        Ok(if crate::apply::report::all_ok(&plan, &outcomes) {
+        let code = if crate::apply::report::all_ok(&plan, &outcomes) {
             ExitCode::SUCCESS
         } else {
             ExitCode::from(1)
-        })
+        };
+        // The command ends here (`let_go`).
+        super::let_go((plan, outcomes, current));
+        Ok(code)
     })
 }

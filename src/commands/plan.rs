@@ -94,6 +94,8 @@ pub fn plan(opts: PlanCommand) -> anyhow::Result<ExitCode> {
         } else {
             0
         };
+        // The command ends here (`let_go`).
+        super::let_go((plan, known));
         Ok(ExitCode::from(code))
     })
 }
@@ -111,8 +113,10 @@ async fn remembered_or_planned(
     });
     let Some(memo) = memo else {
         let (loaded, conn, fetched) = load_connect_fetch(&opts.dir, &opts.target).await?;
-        let (plan, current) = plan_fetched(&conn, &loaded, fetched, opts.prune, &opts.only)?;
-        return Ok((plan, current.known));
+        let (plan, mut current) = plan_fetched(&conn, &loaded, fetched, opts.prune, &opts.only)?;
+        let known = std::mem::take(&mut current.known);
+        super::let_go((loaded, current));
+        return Ok((plan, known));
     };
     let inputs = |sources, target| crate::memo::Inputs {
         sources,
@@ -195,7 +199,9 @@ async fn remembered_or_planned(
     })
     .await
     .context("reading the lists")??;
-    plan_remembering(&memo, opts, &conn, &loaded, fetched)
+    let planned = plan_remembering(&memo, opts, &conn, &loaded, fetched);
+    super::let_go(loaded);
+    planned
 }
 
 /// Plans in full and remembers the plan when it has nothing to do (a cache that cannot be
@@ -208,7 +214,7 @@ fn plan_remembering(
     fetched: crate::state::Fetched,
 ) -> anyhow::Result<(crate::plan::Plan, BTreeSet<crate::registry::Kind>)> {
     let answers = fetched.answers;
-    let (plan, current) = plan_fetched(conn, loaded, fetched, opts.prune, &opts.only)?;
+    let (plan, mut current) = plan_fetched(conn, loaded, fetched, opts.prune, &opts.only)?;
     let inputs = crate::memo::Inputs {
         sources: &loaded.sources,
         target: &conn.name,
@@ -220,7 +226,9 @@ fn plan_remembering(
     if let Err(e) = memo.remember(&id, answers, &plan, &current.known) {
         tracing::warn!("{e}");
     }
-    Ok((plan, current.known))
+    let known = std::mem::take(&mut current.known);
+    super::let_go(current);
+    Ok((plan, known))
 }
 
 /// The `drift` report in the chosen format (JSON written as it is made).
