@@ -164,6 +164,8 @@ async fn remembered_or_planned(
                 listing.with_context(|| format!("reading the current state of {}", conn.name))?;
             if listing.answers == remembered.answers {
                 tracing::info!("the manifests and the target are as at a no-change plan");
+                // The pages read (megabytes): the command ends with this plan (`let_go`).
+                super::let_go(listing);
                 return Ok((remembered.plan, remembered.known));
             }
             Ok(listing)
