@@ -103,7 +103,12 @@ impl Client {
                     let query = request(&guess);
                     let (ahead, taken) = tokio::join!(
                         self.call_with::<bytes::Bytes>(Method::GET, &path, &query, None, None),
-                        async { each(&body, None) },
+                        async {
+                            // The next page's request is on its way before this page is taken
+                            // (`each` holds the thread: a hash of megabytes).
+                            tokio::task::yield_now().await;
+                            each(&body, None)
+                        },
                     );
                     taken.map_err(ListError::Page)?;
                     (next, Some((guess, ahead)))
