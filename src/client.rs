@@ -334,6 +334,18 @@ impl Client {
         self.throttle
             .observe(status.as_u16(), retry_after, std::time::Instant::now());
         let request_id = request_id(resp.headers());
+        if status.is_success() && A::CHUNKED {
+            let mut resp = resp;
+            let mut chunks = Vec::new();
+            while let Some(chunk) = resp.chunk().await.map_err(transport)? {
+                chunks.push(chunk);
+            }
+            return A::from_chunks(chunks).map_err(|e| ClientError::BadResponse {
+                method: method.clone(),
+                path: path.to_string(),
+                reason: format!("body is not JSON ({e})"),
+            });
+        }
         let bytes = resp.bytes().await.map_err(transport)?;
         if status.is_success() {
             if bytes.is_empty() {

@@ -11,9 +11,77 @@ use crate::wire;
 
 /// How a successful answer is read.
 pub(super) trait Answer: Sized {
+    /// Read as the chunks received ([`Answer::from_chunks`]), not joined into one buffer first.
+    const CHUNKED: bool = false;
     /// A success without a body.
     fn empty() -> Self;
     fn from_body(bytes: bytes::Bytes) -> serde_json::Result<Self>;
+    /// A success, as the chunks received, when [`Answer::CHUNKED`].
+    fn from_chunks(chunks: Vec<bytes::Bytes>) -> serde_json::Result<Self> {
+        Self::from_body(join(chunks))
+    }
+}
+
+/// Chunks as one buffer (copied only when there is more than one).
+fn join(mut chunks: Vec<bytes::Bytes>) -> bytes::Bytes {
+    match chunks.len() {
+        0 => bytes::Bytes::new(),
+        1 => chunks.remove(0),
+        _ => {
+            let mut out = bytes::BytesMut::with_capacity(chunks.iter().map(|c| c.len()).sum());
+            for c in &chunks {
+                out.extend_from_slice(c);
+            }
+            out.freeze()
+        }
+    }
+}
+
+/// A body as the chunks it arrived in (a list page of megabytes): its end can be looked at
+/// before the chunks are joined, which is a copy of the whole page into fresh memory.
+pub(super) struct Chunks(Vec<bytes::Bytes>);
+
+impl Chunks {
+    pub(super) fn empty() -> Chunks {
+        Chunks(Vec::new())
+    }
+
+    /// The last `n` bytes (all of them when there are fewer).
+    pub(super) fn tail(&self, n: usize) -> std::borrow::Cow<'_, [u8]> {
+        if let Some(last) = self.0.last().filter(|c| c.len() >= n) {
+            return std::borrow::Cow::Borrowed(&last[last.len() - n..]);
+        }
+        let mut out: Vec<u8> = Vec::with_capacity(n);
+        for c in self.0.iter().rev() {
+            let take = (n - out.len()).min(c.len());
+            out.splice(0..0, c[c.len() - take..].iter().copied());
+            if out.len() == n {
+                break;
+            }
+        }
+        std::borrow::Cow::Owned(out)
+    }
+
+    /// The whole body in one buffer.
+    pub(super) fn join(self) -> bytes::Bytes {
+        join(self.0)
+    }
+}
+
+impl Answer for Chunks {
+    const CHUNKED: bool = true;
+
+    fn empty() -> Self {
+        Chunks::empty()
+    }
+
+    fn from_body(bytes: bytes::Bytes) -> serde_json::Result<Self> {
+        Ok(Chunks(vec![bytes]))
+    }
+
+    fn from_chunks(chunks: Vec<bytes::Bytes>) -> serde_json::Result<Self> {
+        Ok(Chunks(chunks))
+    }
 }
 
 impl Answer for Value {

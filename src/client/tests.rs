@@ -258,3 +258,31 @@ fn an_unread_answer_is_checked_like_a_parsed_one() {
         assert_eq!(parsed, unread, "{text}");
     }
 }
+
+#[test]
+fn a_page_end_is_read_from_its_chunks_as_from_the_joined_page() {
+    use super::body::{Answer, Chunks};
+    let text = br#"{"monitors":[{"slug":"a"},{"slug":"b"}],"page":{"next_token":"t\u0001"}}"#;
+    // Every way of cutting the text into three chunks (empty ones included).
+    for i in 0..=text.len() {
+        for j in i..=text.len() {
+            let parts = vec![
+                bytes::Bytes::copy_from_slice(&text[..i]),
+                bytes::Bytes::copy_from_slice(&text[i..j]),
+                bytes::Bytes::copy_from_slice(&text[j..]),
+            ];
+            let chunks = Chunks::from_chunks(parts).unwrap();
+            for n in [0, 1, 5, 20, text.len(), text.len() + 7] {
+                let want = &text[text.len().saturating_sub(n)..];
+                assert_eq!(&*chunks.tail(n), want, "cut at {i}/{j}, tail {n}");
+            }
+            assert_eq!(
+                crate::wire::trailing_next_token(&chunks.tail(8192)).as_deref(),
+                Some("t\u{1}")
+            );
+            assert_eq!(&chunks.join()[..], &text[..]);
+        }
+    }
+    assert!(Chunks::empty().join().is_empty());
+    assert!(Chunks::empty().tail(10).is_empty());
+}
