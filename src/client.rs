@@ -334,28 +334,25 @@ impl Client {
         self.throttle
             .observe(status.as_u16(), retry_after, std::time::Instant::now());
         let request_id = request_id(resp.headers());
+        let not_json = |e: serde_json::Error| ClientError::BadResponse {
+            method: method.clone(),
+            path: path.to_string(),
+            reason: format!("body is not JSON ({e})"),
+        };
         if status.is_success() && A::CHUNKED {
             let mut resp = resp;
             let mut chunks = Vec::new();
             while let Some(chunk) = resp.chunk().await.map_err(transport)? {
                 chunks.push(chunk);
             }
-            return A::from_chunks(chunks).map_err(|e| ClientError::BadResponse {
-                method: method.clone(),
-                path: path.to_string(),
-                reason: format!("body is not JSON ({e})"),
-            });
+            return A::from_chunks(chunks).map_err(not_json);
         }
         let bytes = resp.bytes().await.map_err(transport)?;
         if status.is_success() {
             if bytes.is_empty() {
                 return Ok(A::empty());
             }
-            return A::from_body(bytes).map_err(|e| ClientError::BadResponse {
-                method: method.clone(),
-                path: path.to_string(),
-                reason: format!("body is not JSON ({e})"),
-            });
+            return A::from_body(bytes).map_err(not_json);
         }
         let (message, code) = match serde_json::from_slice::<ErrorBody>(&bytes) {
             Ok(b) => (b.message, b.code),

@@ -736,25 +736,10 @@ pub struct FoundReference {
 }
 
 impl Reference {
-    /// Every non-empty slug the object holds at this reference's path.
-    pub fn find(&self, object: &Value) -> Vec<FoundReference> {
-        let mut out = Vec::new();
-        self.find_into(object, &mut Vec::new(), &mut out);
-        out
-    }
-
-    /// [`Reference::find`] into `out`, with `trail` (empty) as the walk's scratch: the
-    /// fields and indices down to the value. A reference's pointer and path are written only
-    /// for a slug that is found (most objects hold few of the fields the registry names).
-    fn find_into(
-        &self,
-        object: &Value,
-        trail: &mut Vec<(&'static str, Option<usize>)>,
-        out: &mut Vec<FoundReference>,
-    ) {
-        self.walk(object, self.path, trail, out);
-    }
-
+    /// Every non-empty slug `value` holds at `rest` of this reference's path, into `out`;
+    /// `trail` is the walk's scratch (the fields and indices down to `value`). A reference's
+    /// pointer and path are written only for a slug that is found (most objects hold few of
+    /// the fields the registry names).
     fn walk(
         &self,
         value: &Value,
@@ -835,7 +820,7 @@ impl KindDef {
         let mut out = Vec::new();
         let mut trail = Vec::new();
         for r in self.references {
-            r.find_into(object, &mut trail, &mut out);
+            r.walk(object, r.path, &mut trail, &mut out);
         }
         out
     }

@@ -51,14 +51,18 @@ impl Chunks {
         if let Some(last) = self.0.last().filter(|c| c.len() >= n) {
             return std::borrow::Cow::Borrowed(&last[last.len() - n..]);
         }
-        let mut out: Vec<u8> = Vec::with_capacity(n);
-        for c in self.0.iter().rev() {
-            let take = (n - out.len()).min(c.len());
-            out.splice(0..0, c[c.len() - take..].iter().copied());
-            if out.len() == n {
-                break;
-            }
+        // The chunks that hold the last `n` bytes (the first of them maybe only in part).
+        let mut from = self.0.len();
+        let mut held = 0;
+        while from > 0 && held < n {
+            from -= 1;
+            held += self.0[from].len();
         }
+        let mut out: Vec<u8> = Vec::with_capacity(held);
+        for c in &self.0[from..] {
+            out.extend_from_slice(c);
+        }
+        out.drain(..held.saturating_sub(n));
         std::borrow::Cow::Owned(out)
     }
 

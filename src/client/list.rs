@@ -98,15 +98,11 @@ impl Client {
                 next.token = Some(guess.to_string());
                 next.to_query_string()
             });
-            let asking = async {
-                match &ahead_query {
-                    Some(q) => Some(
-                        self.call_with::<Chunks>(Method::GET, &path, q, None, None)
-                            .await,
-                    ),
-                    None => None,
-                }
-            };
+            let asking = futures_util::future::OptionFuture::from(
+                ahead_query
+                    .as_deref()
+                    .map(|q| self.call_with::<Chunks>(Method::GET, &path, q, None, None)),
+            );
             let received = std::mem::replace(&mut page, Chunks::empty());
             let taking = async {
                 // The next page's request goes out first (joining and taking hold the thread).

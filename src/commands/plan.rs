@@ -113,10 +113,9 @@ async fn remembered_or_planned(
     });
     let Some(memo) = memo else {
         let (loaded, conn, fetched) = load_connect_fetch(&opts.dir, &opts.target).await?;
-        let (plan, mut current) = plan_fetched(&conn, &loaded, fetched, opts.prune, &opts.only)?;
-        let known = std::mem::take(&mut current.known);
-        super::let_go((loaded, current));
-        return Ok((plan, known));
+        let (plan, current) = plan_fetched(&conn, &loaded, fetched, opts.prune, &opts.only)?;
+        super::let_go(loaded);
+        return Ok((plan, known_of(current)));
     };
     let inputs = |sources, target| crate::memo::Inputs {
         sources,
@@ -216,7 +215,7 @@ fn plan_remembering(
     fetched: crate::state::Fetched,
 ) -> anyhow::Result<(crate::plan::Plan, BTreeSet<crate::registry::Kind>)> {
     let answers = fetched.answers;
-    let (plan, mut current) = plan_fetched(conn, loaded, fetched, opts.prune, &opts.only)?;
+    let (plan, current) = plan_fetched(conn, loaded, fetched, opts.prune, &opts.only)?;
     let inputs = crate::memo::Inputs {
         sources: &loaded.sources,
         target: &conn.name,
@@ -228,9 +227,15 @@ fn plan_remembering(
     if let Err(e) = memo.remember(&id, answers, &plan, &current.known) {
         tracing::warn!("{e}");
     }
+    Ok((plan, known_of(current)))
+}
+
+/// The kinds the target's objects were read from; the objects are let go (`let_go`: the plan
+/// is all the command still needs).
+fn known_of(mut current: crate::plan::Current) -> BTreeSet<crate::registry::Kind> {
     let known = std::mem::take(&mut current.known);
     super::let_go(current);
-    Ok((plan, known))
+    known
 }
 
 /// The `drift` report in the chosen format (JSON written as it is made).
