@@ -210,14 +210,19 @@ fn newer_swagger(dir: &std::path::Path) -> std::path::PathBuf {
     path
 }
 
+/// A tenant serving the newer description (`newer_swagger`, written into `dir`).
+async fn newer_tenant(dir: &std::path::Path) -> Tenant {
+    Tenant::start(Config {
+        swagger: Some(newer_swagger(dir)),
+        ..Config::default()
+    })
+    .await
+}
+
 #[tokio::test]
 async fn a_newer_api_keeps_its_fields_and_shows_unknown_enum_values() {
     let scratch = tempfile::tempdir().unwrap();
-    let t = Tenant::start(Config {
-        swagger: Some(newer_swagger(scratch.path())),
-        ..Config::default()
-    })
-    .await;
+    let t = newer_tenant(scratch.path()).await;
     // Someone using the newer API set the new field and the new enum value.
     let r = t
         .create(
@@ -291,11 +296,7 @@ async fn a_newer_api_keeps_its_fields_and_shows_unknown_enum_values() {
 #[tokio::test]
 async fn a_newer_description_is_reported_before_any_object_carries_its_fields() {
     let scratch = tempfile::tempdir().unwrap();
-    let t = Tenant::start(Config {
-        swagger: Some(newer_swagger(scratch.path())),
-        ..Config::default()
-    })
-    .await;
+    let t = newer_tenant(scratch.path()).await;
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "b.yaml", BUCKET);
     let r = plan(&t, dir.path()).await;
