@@ -361,6 +361,17 @@ pub fn write_json_plan(
     w.write_all(b"\n")
 }
 
+/// The saved plan of `plan --out`: the JSON plan plus what `apply PLANFILE` needs, written
+/// compact with a final newline. It is a file for `apply`, shown by `plan` (and by `jq .`):
+/// its indentation was 40% of the file, text that `apply` has to read past.
+pub fn write_saved_plan(w: &mut impl std::io::Write, plan: &Plan) -> std::io::Result<()> {
+    serde_json::to_writer(
+        &mut *w,
+        &crate::plan::file::PlanFileWriter { plan, saved: true },
+    )?;
+    w.write_all(b"\n")
+}
+
 fn markdown_details(a: &Action) -> String {
     let mut body = String::new();
     if let Some(r) = &a.reason {

@@ -17,9 +17,10 @@ use crate::registry::{Address, Kind};
 
 pub use crate::plan::file::{parse_address, SavedPlanError};
 
-/// Reads a saved plan (the file `plan --out` writes).
-pub fn parse(text: &str) -> Result<Plan, SavedPlanError> {
-    crate::plan::file::read_saved(text)
+/// Reads a saved plan (the file `plan --out` writes) from a stream, change by change, never
+/// holding its whole text: see [`crate::plan::file::read_saved_from`].
+pub fn parse(reader: impl std::io::BufRead) -> Result<Plan, SavedPlanError> {
+    crate::plan::file::read_saved_from(reader)
 }
 
 /// At most this many bytes of slugs go into one list request's `slugs` filter, so that no

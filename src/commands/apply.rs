@@ -79,11 +79,15 @@ pub fn apply(opts: ApplyCommand) -> anyhow::Result<ExitCode> {
         };
         let (plan, current) = match loaded {
             None => {
-                let text = std::fs::read_to_string(&opts.source)
+                // Read as a stream: a plan of thousands of creates is tens of megabytes of
+                // text, never held whole beside the objects it holds.
+                let file = std::fs::File::open(&opts.source)
                     .with_context(|| format!("reading the plan file {}", opts.source.display()))?;
-                let plan = crate::apply::saved::parse(&text)
-                    .with_context(|| format!("reading the plan file {}", opts.source.display()))?;
-                drop(text);
+                let plan = crate::apply::saved::parse(std::io::BufReader::with_capacity(
+                    1 << 16,
+                    file,
+                ))
+                .with_context(|| format!("reading the plan file {}", opts.source.display()))?;
                 if plan.target != conn.name {
                     anyhow::bail!(
                         "the plan in {} was made for {}, not for {}: nothing was changed",

@@ -79,7 +79,7 @@ pub fn plan(opts: PlanCommand) -> anyhow::Result<ExitCode> {
             let file = std::fs::File::create(path)
                 .with_context(|| format!("writing the plan to {}", path.display()))?;
             let mut w = std::io::BufWriter::new(file);
-            crate::render::write_json_plan(&mut w, &plan, true)
+            crate::render::write_saved_plan(&mut w, &plan)
                 .and_then(|()| w.flush())
                 .with_context(|| format!("writing the plan to {}", path.display()))?;
         }

@@ -12,15 +12,12 @@
 //! Pure: text in, typed values out.
 
 use std::collections::BTreeSet;
-use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::normalize::FieldChange;
-use super::{
-    Action, ActionKind, CascadeMember, CascadeStatus, GuardContext, Plan, Source, Summary,
-};
+use super::{Action, ActionKind, CascadeStatus, GuardContext, Plan, Summary};
 use crate::pattern::Pattern;
 use crate::registry::{Address, Kind, Op};
 
@@ -358,181 +355,8 @@ fn op_of(action: ActionKind) -> Option<Op> {
     }
 }
 
-/// A saved field's shape, checked without building its values.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-#[allow(dead_code)] // read only to be checked
-struct FieldShape {
-    path: String,
-    #[serde(default)]
-    before: serde::de::IgnoredAny,
-    #[serde(default)]
-    after: serde::de::IgnoredAny,
-}
-
-/// The version, read on its own (the rest skipped), so that a newer file gets the version
-/// message, not a field error.
-#[derive(Deserialize)]
-struct Probe {
-    #[serde(default)]
-    format_version: Option<Value>,
-}
-
-fn check_version(probe: serde_json::Result<Probe>) -> Result<(), SavedPlanError> {
-    let probe = match probe {
-        Ok(p) => p,
-        Err(e) if e.is_data() => return Err(SavedPlanError::Invalid(e.to_string())),
-        Err(e) => return Err(SavedPlanError::Invalid(format!("not JSON ({e})"))),
-    };
-    match probe.format_version {
-        Some(v) if v.as_u64() == Some(u64::from(FORMAT_VERSION)) => Ok(()),
-        Some(v) => Err(SavedPlanError::Version(v.to_string())),
-        None => Err(SavedPlanError::Invalid("no format_version".into())),
-    }
-}
-
-/// Reads a saved plan: the typed file, then every rule a plan must keep, into a [`Plan`]
-/// ready for the same guard check and executor as `apply DIR`.
-pub fn read_saved(text: &str) -> Result<Plan, SavedPlanError> {
-    let text = text.trim_start_matches('\u{feff}');
-    check_version(serde_json::from_str(text))?;
-    // The fields of a change are kept as their text (borrowed from `text`), checked to have
-    // the fields' shape, and parsed into values only for the actions that show them from the
-    // file (updates, deletes, unsupported). A create's or upsert's fields are what its object
-    // gives (`Action::shown_fields`), so a saved plan of thousands of dashboard creates never
-    // holds every document parsed for display.
-    let file = serde_json::from_str(text).map_err(|e| SavedPlanError::Invalid(e.to_string()))?;
-    saved_plan(file)
-}
-
-fn saved_plan(file: PlanFile<&serde_json::value::RawValue>) -> Result<Plan, SavedPlanError> {
-    let guards = file.guards.as_ref().ok_or(SavedPlanError::NotSaved)?;
-    let guard = guard_context(guards)?;
-    let n = file.changes.len();
-    let mut actions: Vec<Action> = Vec::with_capacity(n);
-    // Each change is taken apart (its fields and object moved into the action, not copied).
-    for (index, c) in file.changes.into_iter().enumerate() {
-        let bad = |problem: &str| SavedPlanError::Change {
-            index,
-            address: c.address.clone(),
-            problem: problem.to_string(),
-        };
-        let step = c.step.as_ref().ok_or(SavedPlanError::NotSaved)?;
-        let address = parse_address(&c.address).ok_or_else(|| bad("not a resource address"))?;
-        if c.kind != address.kind.name() || c.slug != address.slug {
-            return Err(bad("`kind` and `slug` do not match the address"));
-        }
-        if let Some(op) = op_of(c.action) {
-            if !address.kind.def().full_ops.has(op) {
-                return Err(bad(&format!(
-                    "{} cannot {} (the API has no such operation)",
-                    address.kind,
-                    c.action.as_str()
-                )));
-            }
-        }
-        if let Some(slug) = &address.slug {
-            if !crate::wire::is_usable_segment(slug) {
-                return Err(bad("the slug is not usable as a path segment"));
-            }
-        }
-        for &d in &step.depends_on_steps {
-            if d >= index {
-                return Err(bad(&format!(
-                    "depends on step {d}, which is not an earlier step of this plan"
-                )));
-            }
-        }
-        let sends = matches!(
-            c.action,
-            ActionKind::Create | ActionKind::Update | ActionKind::Upsert
-        );
-        match (&step.body, sends) {
-            (Some(Value::Object(body)), true) => {
-                let slug = body.get("slug").and_then(Value::as_str);
-                if address.slug.is_some() && slug != address.slug.as_deref() {
-                    return Err(bad("the object to send has another slug than the address"));
-                }
-            }
-            (_, true) => return Err(bad("no object to send")),
-            (None, false) => {}
-            (Some(_), false) => return Err(bad("a delete carries no object")),
-        }
-        match c.action {
-            ActionKind::Delete => {
-                if step.fingerprint.is_none() {
-                    return Err(bad("a delete without the fingerprint of what it deletes"));
-                }
-                if !guard.may_delete(&address) {
-                    return Err(bad(
-                        "a delete outside the saved prune scope (or of an excluded resource)",
-                    ));
-                }
-            }
-            ActionKind::Update if step.fingerprint.is_none() => {
-                // Only the follow-up update of a resource this plan creates first has none.
-                let after_own_create = step.depends_on_steps.iter().any(|&d| {
-                    actions[d].address == address && actions[d].action == ActionKind::Create
-                });
-                if !after_own_create {
-                    return Err(bad("an update without the fingerprint of what it updates"));
-                }
-            }
-            _ => {}
-        }
-        let mut cascade = Vec::with_capacity(c.cascade.len());
-        for m in &c.cascade {
-            cascade.push(CascadeMember {
-                address: parse_address(&m.address)
-                    .ok_or_else(|| bad("a cascade member is not a resource address"))?,
-                status: m.status,
-            });
-        }
-        let fields = if matches!(c.action, ActionKind::Create | ActionKind::Upsert) {
-            serde_json::from_str::<Vec<FieldShape>>(c.fields.get())
-                .map_err(|e| bad(&format!("fields: {e}")))?;
-            Vec::new()
-        } else {
-            serde_json::from_str::<Vec<FieldFile>>(c.fields.get())
-                .map_err(|e| bad(&format!("fields: {e}")))?
-                .into_iter()
-                .map(|f| FieldChange {
-                    path: f.path,
-                    before: f.before,
-                    after: f.after,
-                })
-                .collect()
-        };
-        let Some(step) = c.step else {
-            return Err(SavedPlanError::NotSaved);
-        };
-        actions.push(Action {
-            address,
-            action: c.action,
-            source: c.source.as_ref().map(|s| Source {
-                file: PathBuf::from(&s.file),
-                line: s.line,
-            }),
-            fields,
-            depends_on: step.depends_on_steps,
-            reason: c.reason,
-            body: step.body.map(std::sync::Arc::new),
-            intended: step.intended,
-            fingerprint: step.fingerprint,
-            cascade,
-        });
-    }
-    let guard_violations = super::guards(&actions, &guard);
-    Ok(Plan {
-        target: file.target,
-        actions,
-        unchanged: file.summary.unchanged,
-        unmanaged: vec![],
-        warnings: vec![],
-        guard_violations,
-        guard,
-    })
-}
+mod read;
+pub use read::{read_saved, read_saved_from};
 
 #[cfg(test)]
 mod tests;

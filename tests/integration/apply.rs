@@ -585,6 +585,12 @@ async fn saved_plans_apply_exactly_or_refuse_when_stale() {
         .run()
         .await;
     assert_eq!(r.code, 0);
+    // Written compact; read the same pretty-printed with every key sorted (as `jq -S .`
+    // leaves it): `changes` then come before `format_version` and `guards` before `summary`.
+    let written = std::fs::read_to_string(&planfile).unwrap();
+    assert_eq!(written.lines().count(), 1, "{written}");
+    let sorted = sort_keys(serde_json::from_str(&written).unwrap());
+    std::fs::write(&planfile, serde_json::to_string_pretty(&sorted).unwrap()).unwrap();
     let elsewhere = tempfile::tempdir().unwrap();
     let applied = Cfgctl::new(&t)
         .dir(elsewhere.path())
@@ -974,4 +980,22 @@ async fn the_plan_comes_before_the_progress_in_a_merged_log() {
             .is_some_and(|l| l.starts_with("Apply: 300 done")),
         "{text}"
     );
+}
+
+/// Every object's keys in sorted order, at every depth.
+fn sort_keys(v: Value) -> Value {
+    match v {
+        Value::Object(map) => {
+            let mut entries: Vec<(String, Value)> = map.into_iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(&b.0));
+            Value::Object(
+                entries
+                    .into_iter()
+                    .map(|(k, v)| (k, sort_keys(v)))
+                    .collect(),
+            )
+        }
+        Value::Array(items) => Value::Array(items.into_iter().map(sort_keys).collect()),
+        other => other,
+    }
 }

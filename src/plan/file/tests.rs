@@ -229,3 +229,151 @@ fn a_create_shows_its_object_and_an_update_its_saved_fields() {
         refused(&saved(json!([bad]), guards()))
     );
 }
+
+/// The same text read whole and read as a stream gives the same plan or the same refusal.
+fn both(text: &str) -> Result<Plan, String> {
+    let whole = read_saved(text).map_err(|e| e.to_string());
+    // A reader that hands out a few bytes at a time: nothing may depend on where it stops.
+    let small = std::io::BufReader::with_capacity(7, text.as_bytes());
+    let streamed = read_saved_from(small).map_err(|e| e.to_string());
+    // serde_json's two readers may place an error one column apart.
+    let unplaced = |r: &Result<Plan, String>| {
+        let text = format!("{r:?}");
+        text.split(" at line ")
+            .next()
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert_eq!(
+        unplaced(&whole),
+        unplaced(&streamed),
+        "the stream and the text disagree"
+    );
+    whole
+}
+
+fn two_changes() -> Value {
+    json!([
+        change(
+            "Team/t",
+            "create",
+            json!({"depends_on_steps": [], "intended": null,
+            "body": {"slug": "t", "name": "T"}, "fingerprint": null})
+        ),
+        change(
+            "Bucket/b",
+            "delete",
+            json!({"depends_on_steps": [0], "intended": null,
+            "body": null, "fingerprint": "0123456789abcdef"})
+        ),
+    ])
+}
+
+/// The document's fields in the given order (`serde_json`'s maps keep insertion order).
+fn reordered(text: &str, order: &[&str]) -> String {
+    let doc: serde_json::Map<String, Value> = serde_json::from_str(text).unwrap();
+    let mut out = serde_json::Map::new();
+    for k in order {
+        if let Some(v) = doc.get(*k) {
+            out.insert((*k).to_string(), v.clone());
+        }
+    }
+    assert_eq!(out.len(), doc.len());
+    Value::Object(out).to_string()
+}
+
+#[test]
+fn a_stream_reads_what_the_text_reads() {
+    let text = saved(two_changes(), guards());
+    let plan = both(&text).unwrap();
+    assert_eq!(plan.actions.len(), 2);
+    assert_eq!(
+        plan.actions[0].body.as_deref(),
+        Some(&json!({"slug": "t", "name": "T"}))
+    );
+    both(&format!("\u{feff}{text}")).unwrap();
+    let pretty = serde_json::to_string_pretty(&serde_json::from_str::<Value>(&text).unwrap());
+    assert_eq!(
+        format!("{:?}", both(&pretty.unwrap()).unwrap()),
+        format!("{plan:?}")
+    );
+    // Refusals: the same message either way.
+    for bad in [
+        "",
+        "nope",
+        "[]",
+        "{\"format_version\": 2}",
+        "{\"format_version\": 1}",
+        &text[..text.len() / 2],
+        &format!("{text} {{}}"),
+        &text.replace("\"Bucket/b\"", "\"Bucket/b/c\""),
+        &saved(json!([{"address": "Team/t"}]), guards()),
+    ] {
+        assert!(both(bad).is_err(), "{bad}");
+    }
+}
+
+#[test]
+fn fields_in_any_order_read_the_same() {
+    let text = saved(two_changes(), guards());
+    let plan = format!("{:?}", both(&text).unwrap());
+    // `jq -S` order (changes before format_version, guards before summary), and the reverse.
+    let sorted = [
+        "changes",
+        "format_version",
+        "guards",
+        "summary",
+        "target",
+        "unmanaged",
+        "warnings",
+    ];
+    let mut reverse = sorted;
+    reverse.reverse();
+    for order in [sorted, reverse] {
+        let moved = reordered(&text, &order);
+        assert_eq!(format!("{:?}", both(&moved).unwrap()), plan, "{order:?}");
+    }
+    // A newer file gets the version message even when its changes come first (and do not
+    // read as this version's).
+    let mut newer: Value = serde_json::from_str(&text).unwrap();
+    newer["format_version"] = json!(2);
+    newer["changes"] = json!([{"what": "a field this version does not know"}]);
+    let newer = reordered(&newer.to_string(), &sorted);
+    assert!(both(&newer)
+        .unwrap_err()
+        .contains("format_version 2 is not supported"));
+    // The delete scope is checked once the guards are known, wherever they are.
+    let mut g = guards();
+    g["prune"] = json!(["Team/*"]);
+    let out_of_scope = reordered(&saved(two_changes(), g), &sorted);
+    assert!(both(&out_of_scope)
+        .unwrap_err()
+        .contains("changes[1] (Bucket/b): a delete outside the saved prune scope"));
+}
+
+#[test]
+fn a_field_twice_unknown_or_missing_is_refused() {
+    let text = saved(two_changes(), guards());
+    let twice = text.replacen("{", "{\"target\": \"local:y\", ", 1);
+    assert!(both(&twice)
+        .unwrap_err()
+        .contains("duplicate field `target`"));
+    let unknown = text.replacen("{", "{\"extra\": 1, ", 1);
+    assert!(both(&unknown)
+        .unwrap_err()
+        .contains("unknown field `extra`"));
+    for field in ["target", "summary", "changes", "unmanaged", "warnings"] {
+        let mut doc: Value = serde_json::from_str(&text).unwrap();
+        doc.as_object_mut().unwrap().remove(field);
+        let refused = both(&doc.to_string()).unwrap_err();
+        assert!(
+            refused.contains(&format!("missing field `{field}`")),
+            "{refused}"
+        );
+    }
+    let mut doc: Value = serde_json::from_str(&text).unwrap();
+    doc.as_object_mut().unwrap().remove("guards");
+    assert!(both(&doc.to_string())
+        .unwrap_err()
+        .contains("not a saved plan"));
+}
