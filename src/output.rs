@@ -225,24 +225,25 @@ pub fn workflow_property(text: &str) -> String {
 }
 
 /// A line of output made safe: redacted, stray control characters escaped (colour sequences
-/// `ESC [ … m` pass), and a workflow command defused unless `command` is set.
-fn guard_line(line: &str, command: bool) -> String {
+/// `ESC [ … m` pass), and a workflow command defused unless `command` is set. Borrowed when
+/// nothing had to change (the bulk of any output), so that it is written as it is.
+fn guard_line(line: &str, command: bool) -> Cow<'_, str> {
     let line = redact(line);
-    // Printable ASCII and tabs (the bulk of any plan) have nothing to escape: copied whole.
+    // Printable ASCII and tabs (the bulk of any plan) have nothing to escape.
     let plain = line
         .bytes()
         .all(|b| b == b'\t' || (0x20..0x7f).contains(&b));
     let mut out = if plain {
-        line.into_owned()
+        line
     } else {
-        escaped(&line)
+        Cow::Owned(escaped(&line))
     };
     if !command {
         let trimmed = out.trim_start();
         // The runner trims leading white space before it looks for a command.
         if trimmed.starts_with("::") || trimmed.starts_with("##[") {
             let at = out.len() - trimmed.len();
-            out.insert(at, '\\');
+            out.to_mut().insert(at, '\\');
         }
     }
     out
@@ -287,6 +288,10 @@ fn sgr_len(s: &str) -> Option<usize> {
 pub struct Guarded<W: Write> {
     inner: W,
     pending: Vec<u8>,
+    /// How much of `pending` is known to hold no newline: a line written in many small
+    /// pieces (serde_json writes a string between its escapes) is searched once, not once a
+    /// piece.
+    searched: usize,
 }
 
 impl<W: Write> Guarded<W> {
@@ -294,6 +299,7 @@ impl<W: Write> Guarded<W> {
         Guarded {
             inner,
             pending: Vec::new(),
+            searched: 0,
         }
     }
 
@@ -304,7 +310,8 @@ impl<W: Write> Guarded<W> {
             self.pending.push(b'\n');
         }
         self.flush_pending(true)?;
-        let safe = guard_line(&line.replace(['\r', '\n'], " "), true);
+        let line = line.replace(['\r', '\n'], " ");
+        let safe = guard_line(&line, true);
         self.inner.write_all(safe.as_bytes())?;
         self.inner.write_all(b"\n")
     }
@@ -315,13 +322,18 @@ impl<W: Write> Guarded<W> {
             Some(b) => (b, true),
             None => (text.as_ref(), false),
         };
-        let mut safe = guard_line(body, false);
-        if newline {
-            // The line and its newline in one write: one system call a line on an
-            // unbuffered stream (standard error), not two.
-            safe.push('\n');
+        // The line and its newline in one write: one system call a line on an unbuffered
+        // stream (standard error), not two.
+        match guard_line(body, false) {
+            // Nothing changed: the line as it came (`body` is the start of `text`).
+            Cow::Borrowed(_) => self.inner.write_all(text.as_bytes()),
+            Cow::Owned(mut safe) => {
+                if newline {
+                    safe.push('\n');
+                }
+                self.inner.write_all(safe.as_bytes())
+            }
         }
-        self.inner.write_all(safe.as_bytes())
     }
 
     /// Writes out the buffered partial line (`all`) or only the complete lines.
@@ -331,15 +343,24 @@ impl<W: Write> Guarded<W> {
         // of 10,000 creates is tens of MB written at once).
         let mut pending = std::mem::take(&mut self.pending);
         let mut start = 0;
-        while let Some(i) = pending[start..].iter().position(|&b| b == b'\n') {
-            let end = start + i + 1;
-            self.emit(&pending[start..end])?;
+        let mut from = self.searched.min(pending.len());
+        while let Some(i) = memchr::memchr(b'\n', &pending[from..]) {
+            let end = from + i + 1;
+            if let Err(e) = self.emit(&pending[start..end]) {
+                // What could not be written is dropped, as a failed write drops it.
+                self.searched = 0;
+                return Err(e);
+            }
             start = end;
+            from = end;
         }
         pending.drain(..start);
+        self.searched = pending.len();
         if all && !pending.is_empty() {
-            self.emit(&pending)?;
+            let emitted = self.emit(&pending);
             pending.clear();
+            self.searched = 0;
+            emitted?;
         }
         self.pending = pending;
         Ok(())
@@ -349,7 +370,12 @@ impl<W: Write> Guarded<W> {
 impl<W: Write> Write for Guarded<W> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         self.pending.extend_from_slice(buf);
-        self.flush_pending(false)?;
+        if memchr::memchr(b'\n', buf).is_some() {
+            self.flush_pending(false)?;
+        } else {
+            // No line ended: nothing to write yet, and nothing more to search.
+            self.searched = self.pending.len();
+        }
         Ok(buf.len())
     }
 
@@ -396,182 +422,4 @@ pub fn log_writer() -> Guarded<io::Stderr> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    // Secrets are process-wide; each test registers its own distinct ones.
-
-    fn guarded(text: &str) -> String {
-        let mut out = Vec::new();
-        {
-            let mut w = Guarded::new(&mut out);
-            w.write_all(text.as_bytes()).unwrap();
-        }
-        String::from_utf8(out).unwrap()
-    }
-
-    #[test]
-    fn secrets_are_redacted_in_every_form() {
-        register_secret("tok-3f9a/b c");
-        assert_eq!(redact("x tok-3f9a/b c y"), "x [REDACTED] y");
-        assert_eq!(redact("?t=tok-3f9a%2Fb+c"), "?t=[REDACTED]");
-        assert_eq!(redact("/p/tok-3f9a%2Fb%20c"), "/p/[REDACTED]");
-        assert_eq!(redact("nothing here"), "nothing here");
-        register_secret("ab");
-        assert_eq!(redact("ab"), "ab", "too short to be a token");
-    }
-
-    #[test]
-    fn a_secret_split_across_writes_is_redacted() {
-        register_secret("split-secret-77");
-        let mut out = Vec::new();
-        {
-            let mut w = Guarded::new(&mut out);
-            w.write_all(b"a split-sec").unwrap();
-            w.write_all(b"ret-77 b\nsecond").unwrap();
-        }
-        assert_eq!(String::from_utf8(out).unwrap(), "a [REDACTED] b\nsecond");
-    }
-
-    #[test]
-    fn url_secrets_are_registered_and_urls_shown_without_them() {
-        register_url_secrets("https://user:pw-99xx@h.example.com/?token=q-token-5&a=b");
-        assert_eq!(redact("pw-99xx and q-token-5"), "[REDACTED] and [REDACTED]");
-        assert_eq!(
-            display_url("https://user:pw@h.example.com/x?token=q"),
-            "https://[REDACTED]@h.example.com/x?[REDACTED]"
-        );
-        assert_eq!(
-            display_url("https://h.example.com/"),
-            "https://h.example.com"
-        );
-        assert_eq!(display_url("not a url with secret"), "not…");
-    }
-
-    #[test]
-    fn inert_escapes_controls_and_bidi() {
-        assert_eq!(
-            Inert("a\nb\r\tc\u{1b}[2Jd\u{202e}").to_string(),
-            "a\\nb\\r\\tc\\u001b[2Jd\\u202e"
-        );
-        assert_eq!(Inert("plain é").to_string(), "plain é");
-    }
-
-    #[test]
-    fn markdown_neutralises_html_and_markdown() {
-        let shown = Markdown("x</code></summary>\n# [pwn](https://e.example)|`*").to_string();
-        assert_eq!(
-            shown,
-            "x&lt;/code&gt;&lt;/summary&gt;&#92;n&#35; &#91;pwn&#93;&#40;https://e.example&#41;&#124;&#96;&#42;"
-        );
-        assert_eq!(Markdown("a-b.c").to_string(), "a-b.c");
-    }
-
-    #[test]
-    fn code_spans() {
-        assert_eq!(
-            code_span("https://t.example.com"),
-            "`https://t.example.com`"
-        );
-        assert_eq!(code_span("a``b\n"), "``` a``b\\n ```");
-    }
-
-    #[test]
-    fn no_line_starts_a_workflow_command_unless_meant() {
-        assert_eq!(
-            guarded("ok\n::warning file=x::pwn\n  ::error::y\n##[set-output]z\n"),
-            "ok\n\\::warning file=x::pwn\n  \\::error::y\n\\##[set-output]z\n"
-        );
-        let mut out = Vec::new();
-        {
-            let mut w = Guarded::new(&mut out);
-            w.write_all(b"text ").unwrap();
-            w.command("::error file=a.yaml,line=1::m").unwrap();
-        }
-        assert_eq!(
-            String::from_utf8(out).unwrap(),
-            "text \n::error file=a.yaml,line=1::m\n"
-        );
-    }
-
-    #[test]
-    fn printable_lines_take_the_short_way_to_the_same_result() {
-        for line in [
-            "  + name: \"x\"",
-            "\t::warning::x",
-            " ##[group]",
-            "plain",
-            "",
-            "~}{|",
-        ] {
-            let mut slow = escaped(line);
-            let trimmed = slow.trim_start();
-            if trimmed.starts_with("::") || trimmed.starts_with("##[") {
-                let at = slow.len() - trimmed.len();
-                slow.insert(at, '\\');
-            }
-            assert_eq!(guard_line(line, false), slow, "{line:?}");
-        }
-        assert_eq!(guard_line("a\u{7f}b", false), "a\\u007fb");
-    }
-
-    #[test]
-    fn stray_controls_are_escaped_but_colours_pass() {
-        assert_eq!(
-            guarded("\u{1b}[1;31merror\u{1b}[0m: a\rb\u{7}\u{1b}]0;title\n"),
-            "\u{1b}[1;31merror\u{1b}[0m: a\\rb\\u0007\\u001b]0;title\n"
-        );
-    }
-
-    #[test]
-    fn workflow_escaping() {
-        assert_eq!(workflow_data("100%\r\nx"), "100%25%0D%0Ax");
-        assert_eq!(workflow_property("a:b,c"), "a%3Ab%2Cc");
-    }
-
-    /// Records each `write` call, as an unbuffered stream sees them.
-    struct Calls(Vec<Vec<u8>>);
-
-    impl Write for Calls {
-        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-            self.0.push(buf.to_vec());
-            Ok(buf.len())
-        }
-
-        fn flush(&mut self) -> io::Result<()> {
-            Ok(())
-        }
-    }
-
-    #[test]
-    fn a_guarded_line_is_one_write_with_its_newline() {
-        let mut calls = Calls(Vec::new());
-        {
-            let mut w = Guarded::new(&mut calls);
-            let address = "Team/a";
-            write!(w, "created {address}").unwrap();
-            writeln!(w, " (3 ms)").unwrap();
-            w.write_all(b"x\x1by\nlast").unwrap();
-        }
-        let calls: Vec<String> = calls
-            .0
-            .iter()
-            .map(|c| String::from_utf8(c.clone()).unwrap())
-            .collect();
-        assert_eq!(calls, ["created Team/a (3 ms)\n", "x\\u001by\n", "last"]);
-    }
-
-    #[test]
-    fn buffered_stdout_guards_like_stdout() {
-        let mut out = Vec::new();
-        {
-            let mut w = Guarded::new(io::BufWriter::new(&mut out));
-            w.write_all(b"::warning::x\nok\n").unwrap();
-            w.flush().unwrap();
-        }
-        assert_eq!(
-            String::from_utf8(out).unwrap(),
-            guarded("::warning::x\nok\n")
-        );
-    }
-}
+mod tests;

@@ -357,19 +357,26 @@ pub fn write_json_plan(
     plan: &Plan,
     saved: bool,
 ) -> std::io::Result<()> {
-    serde_json::to_writer_pretty(&mut *w, &crate::plan::file::PlanFileWriter { plan, saved })?;
-    w.write_all(b"\n")
+    // serde_json writes in pieces of a few bytes; the guard and the file see 64 KiB at once.
+    use std::io::Write as _;
+    let mut w = std::io::BufWriter::with_capacity(64 * 1024, w);
+    serde_json::to_writer_pretty(&mut w, &crate::plan::file::PlanFileWriter { plan, saved })?;
+    w.write_all(b"\n")?;
+    w.flush()
 }
 
 /// The saved plan of `plan --out`: the JSON plan plus what `apply PLANFILE` needs, written
 /// compact with a final newline. It is a file for `apply`, shown by `plan` (and by `jq .`):
 /// its indentation was 40% of the file, text that `apply` has to read past.
 pub fn write_saved_plan(w: &mut impl std::io::Write, plan: &Plan) -> std::io::Result<()> {
+    use std::io::Write as _;
+    let mut w = std::io::BufWriter::with_capacity(64 * 1024, w);
     serde_json::to_writer(
-        &mut *w,
+        &mut w,
         &crate::plan::file::PlanFileWriter { plan, saved: true },
     )?;
-    w.write_all(b"\n")
+    w.write_all(b"\n")?;
+    w.flush()
 }
 
 fn markdown_details(a: &Action) -> String {

@@ -157,7 +157,9 @@ impl<'de> Visitor<'de> for FileVisitor<'_> {
                         let mut actions = Vec::with_capacity(early.len());
                         for (index, text) in early.into_iter().enumerate() {
                             let change = serde_json::from_str(text.get())
-                                .map_err(|e| SavedPlanError::Invalid(e.to_string()))
+                                .map_err(|e| {
+                                    SavedPlanError::Invalid(format!("changes[{index}]: {e}"))
+                                })
                                 .and_then(|c| change_action(index, c, &actions));
                             actions.push(change.map_err(|e| self.refuse(e))?);
                         }

@@ -1,0 +1,199 @@
+use super::*;
+
+// Secrets are process-wide; each test registers its own distinct ones.
+
+fn guarded(text: &str) -> String {
+    let mut out = Vec::new();
+    {
+        let mut w = Guarded::new(&mut out);
+        w.write_all(text.as_bytes()).unwrap();
+    }
+    String::from_utf8(out).unwrap()
+}
+
+#[test]
+fn secrets_are_redacted_in_every_form() {
+    register_secret("tok-3f9a/b c");
+    assert_eq!(redact("x tok-3f9a/b c y"), "x [REDACTED] y");
+    assert_eq!(redact("?t=tok-3f9a%2Fb+c"), "?t=[REDACTED]");
+    assert_eq!(redact("/p/tok-3f9a%2Fb%20c"), "/p/[REDACTED]");
+    assert_eq!(redact("nothing here"), "nothing here");
+    register_secret("ab");
+    assert_eq!(redact("ab"), "ab", "too short to be a token");
+}
+
+#[test]
+fn a_secret_split_across_writes_is_redacted() {
+    register_secret("split-secret-77");
+    let mut out = Vec::new();
+    {
+        let mut w = Guarded::new(&mut out);
+        w.write_all(b"a split-sec").unwrap();
+        w.write_all(b"ret-77 b\nsecond").unwrap();
+    }
+    assert_eq!(String::from_utf8(out).unwrap(), "a [REDACTED] b\nsecond");
+}
+
+#[test]
+fn the_pieces_written_do_not_change_what_is_written() {
+    register_secret("piece-secret-31");
+    let text = "plain line\n  ::warning::x\na piece-secret-31 b\u{1b}[1mbold\u{1b}[0m\r\u{7}\n\
+                \u{202e}rtl \u{e9}t\u{e9} \"{\\\"k\\\": 1}\"\n\nno newline at the end";
+    let whole = guarded(text);
+    assert!(
+        whole.contains("a [REDACTED] b") && whole.contains("\\::warning"),
+        "{whole}"
+    );
+    for size in [1, 2, 3, 5, 8, 13, 64] {
+        let mut out = Vec::new();
+        {
+            let mut w = Guarded::new(&mut out);
+            for piece in text.as_bytes().chunks(size) {
+                w.write_all(piece).unwrap();
+            }
+        }
+        assert_eq!(String::from_utf8(out).unwrap(), whole, "pieces of {size}");
+    }
+}
+
+#[test]
+fn url_secrets_are_registered_and_urls_shown_without_them() {
+    register_url_secrets("https://user:pw-99xx@h.example.com/?token=q-token-5&a=b");
+    assert_eq!(redact("pw-99xx and q-token-5"), "[REDACTED] and [REDACTED]");
+    assert_eq!(
+        display_url("https://user:pw@h.example.com/x?token=q"),
+        "https://[REDACTED]@h.example.com/x?[REDACTED]"
+    );
+    assert_eq!(
+        display_url("https://h.example.com/"),
+        "https://h.example.com"
+    );
+    assert_eq!(display_url("not a url with secret"), "not…");
+}
+
+#[test]
+fn inert_escapes_controls_and_bidi() {
+    assert_eq!(
+        Inert("a\nb\r\tc\u{1b}[2Jd\u{202e}").to_string(),
+        "a\\nb\\r\\tc\\u001b[2Jd\\u202e"
+    );
+    assert_eq!(Inert("plain é").to_string(), "plain é");
+}
+
+#[test]
+fn markdown_neutralises_html_and_markdown() {
+    let shown = Markdown("x</code></summary>\n# [pwn](https://e.example)|`*").to_string();
+    assert_eq!(
+        shown,
+        "x&lt;/code&gt;&lt;/summary&gt;&#92;n&#35; &#91;pwn&#93;&#40;https://e.example&#41;&#124;&#96;&#42;"
+    );
+    assert_eq!(Markdown("a-b.c").to_string(), "a-b.c");
+}
+
+#[test]
+fn code_spans() {
+    assert_eq!(
+        code_span("https://t.example.com"),
+        "`https://t.example.com`"
+    );
+    assert_eq!(code_span("a``b\n"), "``` a``b\\n ```");
+}
+
+#[test]
+fn no_line_starts_a_workflow_command_unless_meant() {
+    assert_eq!(
+        guarded("ok\n::warning file=x::pwn\n  ::error::y\n##[set-output]z\n"),
+        "ok\n\\::warning file=x::pwn\n  \\::error::y\n\\##[set-output]z\n"
+    );
+    let mut out = Vec::new();
+    {
+        let mut w = Guarded::new(&mut out);
+        w.write_all(b"text ").unwrap();
+        w.command("::error file=a.yaml,line=1::m").unwrap();
+    }
+    assert_eq!(
+        String::from_utf8(out).unwrap(),
+        "text \n::error file=a.yaml,line=1::m\n"
+    );
+}
+
+#[test]
+fn printable_lines_take_the_short_way_to_the_same_result() {
+    for line in [
+        "  + name: \"x\"",
+        "\t::warning::x",
+        " ##[group]",
+        "plain",
+        "",
+        "~}{|",
+    ] {
+        let mut slow = escaped(line);
+        let trimmed = slow.trim_start();
+        if trimmed.starts_with("::") || trimmed.starts_with("##[") {
+            let at = slow.len() - trimmed.len();
+            slow.insert(at, '\\');
+        }
+        assert_eq!(guard_line(line, false), slow, "{line:?}");
+    }
+    assert_eq!(guard_line("a\u{7f}b", false), "a\\u007fb");
+}
+
+#[test]
+fn stray_controls_are_escaped_but_colours_pass() {
+    assert_eq!(
+        guarded("\u{1b}[1;31merror\u{1b}[0m: a\rb\u{7}\u{1b}]0;title\n"),
+        "\u{1b}[1;31merror\u{1b}[0m: a\\rb\\u0007\\u001b]0;title\n"
+    );
+}
+
+#[test]
+fn workflow_escaping() {
+    assert_eq!(workflow_data("100%\r\nx"), "100%25%0D%0Ax");
+    assert_eq!(workflow_property("a:b,c"), "a%3Ab%2Cc");
+}
+
+/// Records each `write` call, as an unbuffered stream sees them.
+struct Calls(Vec<Vec<u8>>);
+
+impl Write for Calls {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.push(buf.to_vec());
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn a_guarded_line_is_one_write_with_its_newline() {
+    let mut calls = Calls(Vec::new());
+    {
+        let mut w = Guarded::new(&mut calls);
+        let address = "Team/a";
+        write!(w, "created {address}").unwrap();
+        writeln!(w, " (3 ms)").unwrap();
+        w.write_all(b"x\x1by\nlast").unwrap();
+    }
+    let calls: Vec<String> = calls
+        .0
+        .iter()
+        .map(|c| String::from_utf8(c.clone()).unwrap())
+        .collect();
+    assert_eq!(calls, ["created Team/a (3 ms)\n", "x\\u001by\n", "last"]);
+}
+
+#[test]
+fn buffered_stdout_guards_like_stdout() {
+    let mut out = Vec::new();
+    {
+        let mut w = Guarded::new(io::BufWriter::new(&mut out));
+        w.write_all(b"::warning::x\nok\n").unwrap();
+        w.flush().unwrap();
+    }
+    assert_eq!(
+        String::from_utf8(out).unwrap(),
+        guarded("::warning::x\nok\n")
+    );
+}
