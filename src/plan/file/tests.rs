@@ -377,3 +377,41 @@ fn a_field_twice_unknown_or_missing_is_refused() {
         .unwrap_err()
         .contains("not a saved plan"));
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::test_runner::Config::with_cases(512))]
+    /// A saved plan after a hostile edit (a byte replaced, inserted or deleted), its fields in
+    /// the written or in sorted order: the stream reader and the text reader agree (`both`).
+    #[test]
+    fn the_readers_agree_after_an_edit(
+        sorted in proptest::bool::ANY,
+        at in proptest::prelude::any::<proptest::sample::Index>(),
+        edit in 0u8..3,
+        byte in proptest::sample::select(b"{}[],:\"\\ 0a-/\n".to_vec()),
+    ) {
+        let mut update = change(
+            "Team/u",
+            "update",
+            json!({"depends_on_steps": [0], "intended": null,
+            "body": {"slug": "u", "name": "New \"quoted\" \u{e9}"}, "fingerprint": "0123456789abcdef"}),
+        );
+        update["fields"] = json!([{"path": "name", "before": "Old", "after": "New"}]);
+        let text = saved(json!([two_changes()[0].clone(), update, two_changes()[1].clone()]), guards());
+        let text = if sorted {
+            reordered(&text, &["changes", "format_version", "guards", "summary", "target", "unmanaged", "warnings"])
+        } else {
+            text
+        };
+        proptest::prop_assert!(both(&text).is_ok(), "the unedited plan reads");
+        let mut bytes = text.into_bytes();
+        let i = at.index(bytes.len());
+        match edit {
+            0 => bytes[i] = byte,
+            1 => bytes.insert(i, byte),
+            _ => { bytes.remove(i); }
+        }
+        if let Ok(text) = String::from_utf8(bytes) {
+            let _ = both(&text);
+        }
+    }
+}
