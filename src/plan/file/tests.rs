@@ -38,23 +38,7 @@ fn addresses_round_trip() {
 
 #[test]
 fn reads_what_it_writes() {
-    let text = saved(
-        json!([
-            change(
-                "Team/t",
-                "create",
-                json!({"depends_on_steps": [], "intended": null,
-                "body": {"slug": "t", "name": "T"}, "fingerprint": null})
-            ),
-            change(
-                "Bucket/b",
-                "delete",
-                json!({"depends_on_steps": [0], "intended": null,
-                "body": null, "fingerprint": "0123456789abcdef"})
-            ),
-        ]),
-        guards(),
-    );
+    let text = saved(two_changes(), guards());
     let plan = read_saved(&text).unwrap();
     assert_eq!(plan.target, "local:x");
     assert_eq!(plan.unchanged, 4);
@@ -252,6 +236,7 @@ fn both(text: &str) -> Result<Plan, String> {
     whole
 }
 
+/// A create of `Team/t`, then a delete of `Bucket/b` after it.
 fn two_changes() -> Value {
     json!([
         change(
