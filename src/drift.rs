@@ -486,12 +486,7 @@ pub fn write_json(
             st.end()
         }
     }
-    // serde_json writes in pieces of a few bytes; the guard sees 64 KiB at once.
-    use std::io::Write as _;
-    let mut w = std::io::BufWriter::with_capacity(64 * 1024, w);
-    serde_json::to_writer_pretty(&mut w, &Report { plan, known })?;
-    w.write_all(b"\n")?;
-    w.flush()
+    crate::render::write_json_document(w, &Report { plan, known }, true)
 }
 
 #[cfg(test)]

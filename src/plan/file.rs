@@ -1,6 +1,8 @@
 //! The JSON plan (`plan --format json`) and the saved plan (`plan --out`): one typed format,
 //! written and read by the same serde types, so that nothing the writer puts in a file can
-//! fall through a gap on the way back.
+//! fall through a gap on the way back. (The saved plan's reader, `read`, walks the top-level
+//! fields itself to read `changes` as a stream; every value in them is still read by these
+//! types, and a test holds its list of fields to `PlanFile`'s.)
 //!
 //! The saved plan is the JSON plan plus what `apply FILE` needs: per change a `step` (the
 //! object to send, the fingerprint of the current object, step-level dependencies) and, for
@@ -9,7 +11,7 @@
 //! without a fingerprint, an action that does not fit its kind, a dependency that is not an
 //! earlier step, or a delete outside the saved prune scope refuse the whole file.
 //!
-//! Pure: text in, typed values out.
+//! Pure: text (or a stream of it) in, typed values out.
 
 use std::collections::BTreeSet;
 

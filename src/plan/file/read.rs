@@ -62,7 +62,8 @@ fn read_with<'de, R: serde_json::de::Read<'de>>(
     }
 }
 
-const FIELDS: &[&str] = &[
+/// The fields of a saved [`super::PlanFile`], in the order it writes them.
+pub(super) const FIELDS: &[&str] = &[
     "format_version",
     "target",
     "summary",

@@ -400,3 +400,17 @@ proptest::proptest! {
         }
     }
 }
+
+#[test]
+fn the_stream_reader_knows_every_field_the_writer_writes() {
+    // The stream reader walks the file's fields itself: they must be `PlanFile`'s, in order.
+    let plan = read_saved(&saved(two_changes(), guards())).unwrap();
+    let written = serde_json::to_value(PlanFile::from_plan(&plan, true)).unwrap();
+    let keys: Vec<&str> = written
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(keys, read::FIELDS);
+}
