@@ -22,15 +22,17 @@
 //! once the lists are read; anything different and the plan is made in full.
 //!
 //! Trust: an entry is authenticated with a BLAKE3 keyed hash and refused unless it verifies.
-//! The key is derived from the API token when there is one, so someone who can write the cache
-//! directory but does not hold the token cannot make an entry cfgctl accepts. Without a token
-//! (`--local`, an open emulator) the key is a constant, and entries are
-//! only as trustworthy as the directory. The directory is made private (0700, files 0600) and
-//! not used at all when others may write it. The token is never written, only hashes under the
-//! key derived from it.
+//! The key is derived from the user's memo secret (32 random bytes kept in the cache folder,
+//! readable by this user alone) and the API token when there is one, so nobody who cannot read
+//! the folder can make an entry cfgctl accepts, with or without a token. The folder must
+//! belong to this user and be writable by nobody else; it is opened without following symbolic
+//! links and worked in relative to that handle, entries are read only when they are this
+//! user's regular files, and the trim removes only cfgctl's own entries (see [`folder`]). The
+//! token is never written, only hashes under the key derived from it.
+
+mod folder;
 
 use std::collections::BTreeSet;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -48,8 +50,7 @@ const FORMAT: u32 = 1;
 const KEEP: usize = 256;
 /// A larger entry is not read (one with a million unmanaged resources is ~60 MB).
 const MAX_ENTRY: u64 = 128 << 20;
-const KEY_CONTEXT_TOKEN: &str = "cfgctl 2026-11-23 no-change memo: API token";
-const KEY_CONTEXT_OPEN: &str = "cfgctl 2026-11-23 no-change memo: target without a token";
+const KEY_CONTEXT: &str = "cfgctl 2026-11-25 no-change memo: user secret and API token";
 
 /// Why the memo cannot be used (it is then left alone: planning goes on without it).
 #[derive(Debug, thiserror::Error)]
@@ -67,6 +68,7 @@ pub enum MemoError {
 /// The memo in one cache directory, under one key.
 pub struct Memo {
     dir: PathBuf,
+    folder: folder::Folder,
     key: [u8; 32],
 }
 
@@ -124,22 +126,31 @@ struct UnmanagedEntry {
 }
 
 impl Memo {
-    /// The memo in `dir` (made, private, when missing), keyed by `token` when there is one.
+    /// The memo in `dir` (made, private, when missing), keyed by the user's secret and
+    /// `token` when there is one.
     pub fn open(dir: &Path, token: Option<&str>) -> Result<Memo, MemoError> {
-        let bad = |reason: String| MemoError::Directory {
-            dir: dir.to_path_buf(),
-            reason,
-        };
-        let plans = dir.join("plans");
-        create_private_dir(&plans).map_err(|e| bad(e.to_string()))?;
-        for d in [dir, plans.as_path()] {
-            check_private(d).map_err(&bad)?;
+        Memo::open_as(dir, token, folder::current_user())
+    }
+
+    /// [`Memo::open`], for a folder that must belong to `owner`.
+    fn open_as(dir: &Path, token: Option<&str>, owner: u32) -> Result<Memo, MemoError> {
+        let (folder, secret) =
+            folder::Folder::open(dir, owner).map_err(|reason| MemoError::Directory {
+                dir: dir.to_path_buf(),
+                reason,
+            })?;
+        let mut material = Vec::with_capacity(64);
+        material.extend_from_slice(&secret);
+        if let Some(token) = token {
+            material.push(1);
+            material.extend_from_slice(token.as_bytes());
         }
-        let key = match token {
-            Some(token) => blake3::derive_key(KEY_CONTEXT_TOKEN, token.as_bytes()),
-            None => blake3::derive_key(KEY_CONTEXT_OPEN, b""),
-        };
-        Ok(Memo { dir: plans, key })
+        let key = blake3::derive_key(KEY_CONTEXT, &material);
+        Ok(Memo {
+            dir: dir.join("plans"),
+            folder,
+            key,
+        })
     }
 
     /// The id of the entry for these inputs (a keyed hash: it says nothing of them).
@@ -164,16 +175,11 @@ impl Memo {
 
     /// The entry `id`, if there is one that verifies under this key and reads back whole.
     pub fn recall(&self, id: &[u8; 32]) -> Option<Remembered> {
-        let path = self.dir.join(hex(id));
-        let mut text = Vec::new();
-        std::fs::File::open(&path)
-            .and_then(|f| {
-                std::io::Read::read_to_end(&mut std::io::Read::take(f, MAX_ENTRY + 1), &mut text)
-            })
-            .ok()?;
+        let text = self.folder.read(&hex(id), MAX_ENTRY)?;
         if text.len() as u64 > MAX_ENTRY {
             return None;
         }
+        let text = text.strip_prefix(folder::HEADER)?;
         let (tag, body) = text.split_at_checked(64)?;
         let body = body.strip_prefix(b"\n")?;
         // `blake3::Hash` compares in constant time.
@@ -181,7 +187,7 @@ impl Memo {
             .ok()
             .and_then(|t| blake3::Hash::from_hex(t).ok());
         if tag != Some(self.tag(id, body)) {
-            tracing::warn!(entry = %path.display(), "plan cache entry does not verify: ignored");
+            tracing::warn!(entry = %self.dir.join(hex(id)).display(), "plan cache entry does not verify: ignored");
             return None;
         }
         let body: Body = serde_json::from_slice(body).ok()?;
@@ -218,19 +224,17 @@ impl Memo {
         };
         // Plain data always serialises.
         let body = serde_json::to_vec(&body).unwrap_or_default();
-        let mut text = self.tag(id, &body).to_hex().as_bytes().to_vec();
+        let mut text = folder::HEADER.to_vec();
+        text.extend_from_slice(self.tag(id, &body).to_hex().as_bytes());
         text.push(b'\n');
         text.extend_from_slice(&body);
-        let path = self.dir.join(hex(id));
-        let tmp = self
-            .dir
-            .join(format!(".{}.{}.tmp", hex(id), fastrand::u64(..)));
-        let written = write_private(&tmp, &text).and_then(|()| std::fs::rename(&tmp, &path));
-        if let Err(source) = written {
-            let _ = std::fs::remove_file(&tmp);
-            return Err(MemoError::Write { path, source });
+        if let Err(source) = self.folder.write(&hex(id), &text) {
+            return Err(MemoError::Write {
+                path: self.dir.join(hex(id)),
+                source,
+            });
         }
-        self.trim();
+        self.folder.trim(KEEP);
         Ok(true)
     }
 
@@ -240,27 +244,6 @@ impl Memo {
         h.update(id);
         field(&mut h, body);
         h.finalize()
-    }
-
-    /// Removes the oldest entries beyond [`KEEP`].
-    fn trim(&self) {
-        let Ok(entries) = std::fs::read_dir(&self.dir) else {
-            return;
-        };
-        let mut found: Vec<(std::time::SystemTime, PathBuf)> = entries
-            .filter_map(Result::ok)
-            .filter_map(|e| {
-                let modified = e.metadata().ok()?.modified().ok()?;
-                Some((modified, e.path()))
-            })
-            .collect();
-        if found.len() <= KEEP {
-            return;
-        }
-        found.sort();
-        for (_, path) in &found[..found.len() - KEEP] {
-            let _ = std::fs::remove_file(path);
-        }
     }
 }
 
@@ -326,51 +309,6 @@ fn build_identity() -> Vec<u8> {
 /// Lower-case hex of 32 bytes (entry names, the answers' hash in a body).
 fn hex(bytes: &[u8; 32]) -> String {
     blake3::Hash::from(*bytes).to_hex().to_string()
-}
-
-#[cfg(unix)]
-fn create_private_dir(dir: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::DirBuilderExt;
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
-}
-
-#[cfg(not(unix))]
-fn create_private_dir(dir: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir)
-}
-
-/// Refuses a directory others may write (or a symlink in its place).
-#[cfg(unix)]
-fn check_private(dir: &Path) -> Result<(), String> {
-    use std::os::unix::fs::PermissionsExt;
-    let meta = std::fs::symlink_metadata(dir).map_err(|e| e.to_string())?;
-    if !meta.is_dir() {
-        return Err("not a directory".into());
-    }
-    if meta.permissions().mode() & 0o022 != 0 {
-        return Err("others may write it (make it 0700)".into());
-    }
-    Ok(())
-}
-
-#[cfg(not(unix))]
-fn check_private(_dir: &Path) -> Result<(), String> {
-    Ok(())
-}
-
-fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    let mut file = options.open(path)?;
-    file.write_all(bytes)
 }
 
 #[cfg(test)]

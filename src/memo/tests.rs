@@ -148,8 +148,11 @@ fn an_entry_that_does_not_verify_is_refused() {
     std::fs::write(&path, &forged).unwrap();
     assert!(memo.recall(&id).is_none());
     // A tag made without the key does not verify either.
-    let body = forged.split_once('\n').unwrap().1;
-    let unkeyed = format!("{}\n{body}", blake3::hash(body.as_bytes()).to_hex());
+    let body = forged.splitn(3, '\n').nth(2).unwrap();
+    let unkeyed = format!(
+        "cfgctl plan cache entry\n{}\n{body}",
+        blake3::hash(body.as_bytes()).to_hex()
+    );
     std::fs::write(&path, unkeyed).unwrap();
     assert!(memo.recall(&id).is_none());
     // Under another token, the genuine entry does not verify.
@@ -200,7 +203,7 @@ fn a_directory_others_may_write_is_not_used() {
     assert_eq!(mode(&dir.path().join("plans").join(hex(&id))), 0o600);
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
     let err = Memo::open(dir.path(), None).unwrap_err().to_string();
-    assert!(err.contains("others may write it"), "{err}");
+    assert!(err.contains("others may write"), "{err}");
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
     std::fs::set_permissions(
         dir.path().join("plans"),
@@ -232,4 +235,156 @@ fn old_entries_are_trimmed() {
     }
     let count = std::fs::read_dir(dir.path().join("plans")).unwrap().count();
     assert_eq!(count, KEEP);
+}
+
+/// An entry as cfgctl writes it, tagged under `key`.
+fn entry_text(key: &[u8; 32], id: &[u8; 32], body: &[u8]) -> Vec<u8> {
+    let mut h = blake3::Hasher::new_keyed(key);
+    field(&mut h, b"body");
+    h.update(id);
+    field(&mut h, body);
+    let mut text = folder::HEADER.to_vec();
+    text.extend_from_slice(h.finalize().to_hex().as_bytes());
+    text.push(b'\n');
+    text.extend_from_slice(body);
+    text
+}
+
+#[test]
+fn a_folder_of_another_user_is_not_used() {
+    let dir = tempfile::tempdir().unwrap();
+    let me = folder::current_user();
+    let err = Memo::open_as(dir.path(), None, me.wrapping_add(1))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("not to this user"), "{err}");
+    assert!(Memo::open_as(dir.path(), None, me).is_ok());
+}
+
+#[test]
+fn without_a_token_an_entry_is_keyed_by_the_users_secret() {
+    let dir = tempfile::tempdir().unwrap();
+    let memo = Memo::open(dir.path(), None).unwrap();
+    let s = sources();
+    let id = memo.entry_id(&inputs(&s));
+    memo.remember(&id, Answers([9; 32]), &plan(), &known())
+        .unwrap();
+    let path = dir.path().join("plans").join(hex(&id));
+    let genuine = std::fs::read(&path).unwrap();
+    let body = &genuine[folder::HEADER.len() + 65..];
+    // The key every token-less target used to share, and the same with any other secret.
+    for key in [
+        blake3::derive_key(
+            "cfgctl 2026-11-23 no-change memo: target without a token",
+            b"",
+        ),
+        blake3::derive_key(KEY_CONTEXT, &[0; 32]),
+    ] {
+        std::fs::write(&path, entry_text(&key, &id, body)).unwrap();
+        assert!(memo.recall(&id).is_none());
+    }
+    // Another user's folder (another secret) does not accept this user's entry.
+    let other_dir = tempfile::tempdir().unwrap();
+    let other = Memo::open(other_dir.path(), None).unwrap();
+    std::fs::create_dir_all(other_dir.path().join("plans")).unwrap();
+    std::fs::write(other_dir.path().join("plans").join(hex(&id)), &genuine).unwrap();
+    assert!(other.recall(&id).is_none());
+    std::fs::write(&path, &genuine).unwrap();
+    assert!(memo.recall(&id).is_some());
+    // The secret is private and stays the same from one run to the next.
+    use std::os::unix::fs::PermissionsExt;
+    let key_meta = std::fs::metadata(dir.path().join("key")).unwrap();
+    assert_eq!(key_meta.permissions().mode() & 0o777, 0o600);
+    assert_eq!(key_meta.len(), 32);
+    let again = Memo::open(dir.path(), None).unwrap();
+    assert!(again.recall(&id).is_some());
+}
+
+#[test]
+fn a_fifo_in_an_entrys_place_is_not_waited_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let memo = Memo::open(dir.path(), None).unwrap();
+    let s = sources();
+    let id = memo.entry_id(&inputs(&s));
+    let path = dir.path().join("plans").join(hex(&id));
+    let made = std::process::Command::new("mkfifo")
+        .arg(&path)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    // Opened non-blocking and refused as not a regular file (a blocking open would hang here).
+    assert!(memo.recall(&id).is_none());
+    // A symlink to a genuine entry is not followed either.
+    std::fs::remove_file(&path).unwrap();
+    let real = tempfile::tempdir().unwrap();
+    let memo2 = Memo::open(real.path(), None).unwrap();
+    memo2
+        .remember(&id, Answers([9; 32]), &plan(), &known())
+        .unwrap();
+    std::os::unix::fs::symlink(real.path().join("plans").join(hex(&id)), &path).unwrap();
+    assert!(memo.recall(&id).is_none());
+}
+
+#[test]
+fn the_trim_removes_only_cfgctls_entries() {
+    let dir = tempfile::tempdir().unwrap();
+    let memo = Memo::open(dir.path(), None).unwrap();
+    let plans = dir.path().join("plans");
+    // Files cfgctl did not write: other names, and entry names without the header.
+    let mut strangers = Vec::new();
+    for i in 0..KEEP + 10 {
+        let name = if i % 2 == 0 {
+            format!("notes-{i}.txt")
+        } else {
+            format!("{:064x}", i)
+        };
+        std::fs::write(plans.join(&name), b"not an entry").unwrap();
+        strangers.push(name);
+    }
+    for i in 0..KEEP + 3 {
+        let s = Sources(vec![(format!("{i}.yaml").into(), [3; 32])]);
+        let id = memo.entry_id(&inputs(&s));
+        memo.remember(&id, Answers([1; 32]), &plan(), &known())
+            .unwrap();
+    }
+    for name in &strangers {
+        assert!(plans.join(name).exists(), "{name} was deleted");
+    }
+    let count = std::fs::read_dir(&plans).unwrap().count();
+    assert_eq!(count, KEEP + strangers.len());
+}
+
+#[test]
+fn a_folder_swapped_for_a_symlink_after_opening_is_not_followed() {
+    let dir = tempfile::tempdir().unwrap();
+    let memo = Memo::open(dir.path(), None).unwrap();
+    let plans = dir.path().join("plans");
+    // Full of entries, so the next write trims.
+    for i in 0..KEEP {
+        let s = Sources(vec![(format!("{i}.yaml").into(), [4; 32])]);
+        let id = memo.entry_id(&inputs(&s));
+        memo.remember(&id, Answers([1; 32]), &plan(), &known())
+            .unwrap();
+    }
+    // Someone moves the folder away and points its name at files of the victim, entries
+    // included (their names and header are all the trim could check).
+    let victim = tempfile::tempdir().unwrap();
+    std::fs::rename(&plans, dir.path().join("moved")).unwrap();
+    for entry in std::fs::read_dir(dir.path().join("moved")).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), victim.path().join(entry.file_name())).unwrap();
+    }
+    std::os::unix::fs::symlink(victim.path(), &plans).unwrap();
+    let before = std::fs::read_dir(victim.path()).unwrap().count();
+    let s = Sources(vec![("new.yaml".into(), [5; 32])]);
+    let id = memo.entry_id(&inputs(&s));
+    memo.remember(&id, Answers([1; 32]), &plan(), &known())
+        .unwrap();
+    // The write and the trim happened in the folder that was opened, not through the link.
+    assert_eq!(std::fs::read_dir(victim.path()).unwrap().count(), before);
+    assert!(dir.path().join("moved").join(hex(&id)).exists());
+    assert_eq!(
+        std::fs::read_dir(dir.path().join("moved")).unwrap().count(),
+        KEEP
+    );
 }
