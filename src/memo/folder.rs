@@ -140,7 +140,7 @@ fn open_dir(at: impl std::os::fd::AsFd, path: &Path, owner: u32) -> Result<Owned
     }
     if meta.mode() & 0o022 != 0 {
         return Err(format!(
-            "others may write {} (make it 0700)",
+            "{}: others may write it (make it 0700)",
             path.display()
         ));
     }
