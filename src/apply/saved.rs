@@ -5,7 +5,7 @@
 //! The staleness check reads the touched kinds through their lists, filtered by `slugs` in
 //! batches: a plan of thousands of actions costs a few list pages, never one GET per resource.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use futures_util::StreamExt;
 use serde_json::Value;
@@ -122,6 +122,44 @@ pub async fn stale(
         }
     }
     Ok(out)
+}
+
+/// With `--force-delete-buckets`: the cascades of the saved plan's deletes worked out again
+/// from the target as it is now (see [`crate::plan::recompute_cascades`]), so that `apply`
+/// refuses on what a cascade would really take, not on what the file says it would. Reads the
+/// description and every kind that may reference a deleted kind (one request a page); a kind
+/// the target cannot list stays unread, and the cascade is then refused.
+pub async fn recompute_cascades(client: &Client, plan: &mut Plan) -> Result<(), ClientError> {
+    let cascading: BTreeSet<Kind> = plan
+        .actions
+        .iter()
+        .filter(|a| a.action == ActionKind::Delete && a.address.kind.def().force_delete)
+        .map(|a| a.address.kind)
+        .collect();
+    if cascading.is_empty() {
+        return Ok(());
+    }
+    let (caps, _) = crate::state::capabilities(client).await?;
+    let referrers: BTreeSet<Kind> = cascading
+        .iter()
+        .flat_map(|&k| crate::plan::unread_referrer_kinds(k, &BTreeSet::new()))
+        .filter(|&k| caps.can_read_state(k) && !k.def().singleton)
+        .collect();
+    let mut current = crate::plan::Current::default();
+    for kind in referrers {
+        let (items, _pages) = client
+            .list_all(kind, &crate::state::list_filters(kind))
+            .await?;
+        for item in items {
+            if let Some(slug) = crate::registry::object_slug(kind, &item) {
+                current.insert(Address::new(kind, Some(slug)), &item);
+            }
+        }
+        current.known.insert(kind);
+    }
+    let guard = plan.guard.clone();
+    crate::plan::recompute_cascades(&mut plan.actions, &current, &guard);
+    Ok(())
 }
 
 #[cfg(test)]

@@ -83,7 +83,7 @@ pub fn apply(opts: ApplyCommand) -> anyhow::Result<ExitCode> {
                 // text, never held whole beside the objects it holds.
                 let file = std::fs::File::open(&opts.source)
                     .with_context(|| format!("reading the plan file {}", opts.source.display()))?;
-                let plan = crate::apply::saved::parse(std::io::BufReader::with_capacity(
+                let mut plan = crate::apply::saved::parse(std::io::BufReader::with_capacity(
                     1 << 16,
                     file,
                 ))
@@ -108,6 +108,11 @@ pub fn apply(opts: ApplyCommand) -> anyhow::Result<ExitCode> {
                         "the saved plan is stale ({} changed since it was made): nothing was changed; run `cfgctl plan --out` again",
                         plural(stale.len(), "resource", "resources")
                     );
+                }
+                if opts.force_delete_buckets {
+                    crate::apply::saved::recompute_cascades(&conn.client, &mut plan)
+                        .await
+                        .context("reading what the saved plan's cascading deletes would take")?;
                 }
                 (plan, crate::plan::Current::default())
             }

@@ -30,6 +30,9 @@ pub enum CascadeStatus {
     UnmanagedInPruneScope,
     /// Not declared, outside the prune scope: not the repository's to delete.
     Unmanaged,
+    /// Every resource of a kind that may reference the deleted one, which the target cannot
+    /// list: what the cascade takes of it cannot be known (the member's address is the kind).
+    Unread,
 }
 
 impl CascadeStatus {
@@ -44,6 +47,9 @@ impl CascadeStatus {
             CascadeStatus::Excluded => "excluded in cfgctl.yaml",
             CascadeStatus::UnmanagedInPruneScope => "unmanaged, in the prune scope",
             CascadeStatus::Unmanaged => "unmanaged, outside the prune scope",
+            CascadeStatus::Unread => {
+                "any that reference it: the target cannot list this kind, so what the cascade takes is unknown"
+            }
         }
     }
 }
@@ -95,12 +101,37 @@ pub enum Guard {
 }
 
 /// Under each delete of a kind whose delete can cascade: what the cascade would take, from
-/// the current state's references, minus what the plan deletes itself (those go first).
+/// the current state's references, minus what the plan deletes itself (those go first); and,
+/// for every kind that may reference the deleted one but whose state was not read, an
+/// [`CascadeStatus::Unread`] member: the cascade cannot be known in full, so it is refused.
 pub(super) fn add_cascades(
     actions: &mut [Action],
     current: &Current,
     declared: &BTreeMap<Address, &Manifest>,
     guard: &GuardContext,
+) {
+    set_cascades(actions, current, guard, |a| declared.contains_key(a));
+}
+
+/// The cascades of a saved plan's deletes worked out again from the state read now (a saved
+/// plan's own cascade is what the file says, not what the target has): members the file marks
+/// as declared by a manifest stay so (the file can only make a member more protected), every
+/// other one is classed by the saved guards, and a kind not read now is unread.
+pub fn recompute_cascades(actions: &mut [Action], current: &Current, guard: &GuardContext) {
+    let managed: BTreeSet<Address> = actions
+        .iter()
+        .flat_map(|a| &a.cascade)
+        .filter(|m| m.status == CascadeStatus::Managed)
+        .map(|m| m.address.clone())
+        .collect();
+    set_cascades(actions, current, guard, |a| managed.contains(a));
+}
+
+fn set_cascades(
+    actions: &mut [Action],
+    current: &Current,
+    guard: &GuardContext,
+    declared: impl Fn(&Address) -> bool,
 ) {
     let deleted: BTreeSet<Address> = actions
         .iter()
@@ -118,7 +149,7 @@ pub(super) fn add_cascades(
             .map(|address| {
                 let status = if matches_any(&guard.exclude, &address) {
                     CascadeStatus::Excluded
-                } else if declared.contains_key(&address) {
+                } else if declared(&address) {
                     CascadeStatus::Managed
                 } else if matches_any(&guard.prune, &address) {
                     CascadeStatus::UnmanagedInPruneScope
@@ -128,7 +159,26 @@ pub(super) fn add_cascades(
                 CascadeMember { address, status }
             })
             .collect();
+        a.cascade.extend(
+            unread_referrer_kinds(a.address.kind, &current.known)
+                .into_iter()
+                .map(|kind| CascadeMember {
+                    address: Address::new(kind, None),
+                    status: CascadeStatus::Unread,
+                }),
+        );
     }
+}
+
+/// The kinds that may reference a resource of `kind` (a reference field of the registry
+/// names it) and are not among the kinds `readable`, sorted.
+pub fn unread_referrer_kinds(kind: Kind, readable: &BTreeSet<Kind>) -> Vec<Kind> {
+    crate::registry::KINDS
+        .iter()
+        .filter(|d| d.references.iter().any(|r| r.target == kind))
+        .map(|d| d.kind)
+        .filter(|k| !readable.contains(k))
+        .collect()
 }
 
 /// The safety rules on deletes: `max_deletes`, and no kind emptied because it has no

@@ -24,7 +24,10 @@ use crate::settings::Settings;
 use normalize::FieldChange;
 
 pub use current::{Current, Expected, Object};
-pub use guard::{guards, refusals, CascadeMember, CascadeStatus, Guard, GuardContext};
+pub use guard::{
+    guards, recompute_cascades, refusals, unread_referrer_kinds, CascadeMember, CascadeStatus,
+    Guard, GuardContext,
+};
 
 /// Which operations the target offers, per kind.
 #[derive(Clone, Debug, PartialEq)]

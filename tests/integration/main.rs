@@ -3,6 +3,7 @@
 
 mod apply;
 mod apply_scale;
+mod cascade;
 mod ci_examples;
 mod conformance;
 mod docs;

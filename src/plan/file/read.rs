@@ -23,7 +23,8 @@ use super::{
     FORMAT_VERSION,
 };
 use crate::plan::normalize::FieldChange;
-use crate::plan::{Action, ActionKind, CascadeMember, Plan, Source};
+use crate::plan::{Action, ActionKind, CascadeMember, CascadeStatus, Plan, Source};
+use crate::registry::{Address, Kind};
 
 /// Reads a saved plan from its text.
 pub fn read_saved(text: &str) -> Result<Plan, SavedPlanError> {
@@ -318,9 +319,13 @@ fn change_action(
     }
     let mut cascade = Vec::with_capacity(c.cascade.len());
     for m in &c.cascade {
+        // An unread member names a whole kind.
+        let address = match m.status {
+            CascadeStatus::Unread => Kind::from_name(&m.address).map(|k| Address::new(k, None)),
+            _ => parse_address(&m.address),
+        };
         cascade.push(CascadeMember {
-            address: parse_address(&m.address)
-                .ok_or_else(|| bad("a cascade member is not a resource address"))?,
+            address: address.ok_or_else(|| bad("a cascade member is not a resource address"))?,
             status: m.status,
         });
     }
