@@ -158,6 +158,10 @@ pub enum Command {
         /// Only resources matching KIND/SLUG-GLOB (repeatable).
         #[arg(long, value_name = "PATTERN", value_parser = parse_pattern)]
         only: Vec<Pattern>,
+        /// For a saved plan whose guards are not sealed for this user and token: the most
+        /// deletes allowed (else the cfgctl.yaml of the current directory, else 25).
+        #[arg(long, value_name = "N")]
+        max_deletes: Option<u32>,
     },
     /// Report whether the target still matches the manifests (for cron jobs).
     ///
@@ -316,11 +320,12 @@ fn parse_pattern(text: &str) -> Result<Pattern, String> {
 /// The target options every networked command shares.
 /// The plan cache's directory, or `None` when it is off (or there is nowhere to put it).
 fn cache_dir(global: &GlobalArgs) -> Option<PathBuf> {
-    let given = global
-        .cache_dir
-        .clone()
-        .filter(|d| !d.as_os_str().is_empty());
-    (!global.no_cache).then(|| given.or_else(crate::memo::default_dir))?
+    crate::memo::cache_dir(global.cache_dir.as_deref(), global.no_cache)
+}
+
+/// Where the user's secret that seals saved plans lives, whether or not the cache is used.
+fn secret_dir(global: &GlobalArgs) -> Option<PathBuf> {
+    crate::memo::cache_dir(global.cache_dir.as_deref(), false)
 }
 
 fn target_options(global: &GlobalArgs) -> anyhow::Result<commands::TargetOptions> {
@@ -473,6 +478,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             drift: false,
             verbose: cli.global.verbose > 0,
             cache: cache_dir(&cli.global),
+            secret_dir: secret_dir(&cli.global),
             target: target_options(&cli.global)?,
         }),
         Command::Apply {
@@ -482,6 +488,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             allow_empty_prune,
             force_delete_buckets,
             only,
+            max_deletes,
         } => commands::apply(commands::ApplyCommand {
             source,
             auto_approve,
@@ -489,6 +496,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             allow_empty_prune,
             force_delete_buckets,
             only,
+            max_deletes,
+            secret_dir: secret_dir(&cli.global),
             parallelism: cli.global.parallelism.max(1),
             verbose: cli.global.verbose > 0,
             target: target_options(&cli.global)?,
@@ -504,6 +513,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             drift: true,
             verbose: cli.global.verbose > 0,
             cache: cache_dir(&cli.global),
+            secret_dir: secret_dir(&cli.global),
             target: target_options(&cli.global)?,
         }),
         Command::Schema { out } => commands::schema(out.as_deref()),

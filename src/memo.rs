@@ -88,6 +88,28 @@ pub fn default_dir() -> Option<PathBuf> {
         .or_else(|| non_empty("HOME").map(|d| PathBuf::from(d).join(".cache").join("cfgctl")))
 }
 
+/// The cache directory: the one `given` (`--cache-dir`, when not empty), else the platform's
+/// ([`default_dir`]); `None` when `off` (`--no-cache`) or there is nowhere to put it.
+pub fn cache_dir(given: Option<&Path>, off: bool) -> Option<PathBuf> {
+    if off {
+        return None;
+    }
+    given
+        .filter(|d| !d.as_os_str().is_empty())
+        .map(Path::to_path_buf)
+        .or_else(default_dir)
+}
+
+/// The user's secret kept in the cache folder `dir` (made the first time), for what must be
+/// authenticated without a token (a saved plan's guards); `None` when the folder cannot be
+/// used.
+pub fn user_secret(dir: &Path) -> Option<[u8; 32]> {
+    folder::Folder::open(dir, folder::current_user())
+        .map_err(|reason| tracing::warn!("cannot use the cache folder {}: {reason}", dir.display()))
+        .ok()
+        .map(|(_, secret)| secret)
+}
+
 /// What names an entry: everything a plan is made from except the target's answers.
 pub struct Inputs<'a> {
     pub sources: &'a Sources,

@@ -1,7 +1,7 @@
 //! `cfgctl apply [DIR | PLANFILE]`: plan (or read a saved plan), confirm, execute, report.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
@@ -18,6 +18,10 @@ pub struct ApplyCommand {
     pub allow_empty_prune: bool,
     pub force_delete_buckets: bool,
     pub only: Vec<crate::pattern::Pattern>,
+    /// `--max-deletes`: what a saved plan's unsealed guards may not exceed.
+    pub max_deletes: Option<u32>,
+    /// Where the user's secret that seals saved plans lives (see `seal_key`).
+    pub secret_dir: Option<PathBuf>,
     pub parallelism: usize,
     pub verbose: bool,
     pub target: TargetOptions,
@@ -63,6 +67,40 @@ fn join_rendering(rendering: std::thread::JoinHandle<std::io::Result<()>>) -> an
         .join()
         .map_err(|_| anyhow::anyhow!("writing the plan failed"))?
         .context("writing to stdout")
+}
+
+/// A saved plan's guards count when sealed under this user's key (the token, else the
+/// user's secret); otherwise the plan must also keep the guards apply enforces without it:
+/// `--max-deletes`, the `cfgctl.yaml` of the current directory, else the defaults.
+fn unsealed_refusals(opts: &ApplyCommand, plan: &crate::plan::Plan) -> anyhow::Result<Vec<String>> {
+    let key = seal_key(opts.target.token.as_deref(), opts.secret_dir.as_deref());
+    if key.is_some_and(|k| plan.guard.is_sealed(&plan.target, &k)) {
+        return Ok(Vec::new());
+    }
+    let mut applied = crate::plan::GuardContext::default();
+    let settings_file = Path::new(crate::settings::FILE_NAME);
+    if settings_file.is_file() {
+        let text = std::fs::read_to_string(settings_file)
+            .with_context(|| format!("reading {}", settings_file.display()))?;
+        let settings = crate::settings::parse(settings_file, &text).map_err(|problems| {
+            print_diagnostics(&problems);
+            anyhow::anyhow!(
+                "{} is not valid: nothing was changed",
+                settings_file.display()
+            )
+        })?;
+        applied.max_deletes = settings.max_deletes;
+        applied.prune = settings.prune;
+        applied.exclude = settings.exclude;
+    }
+    if let Some(max) = opts.max_deletes {
+        applied.max_deletes = max;
+    }
+    Ok(crate::plan::unsealed_refusals(
+        plan,
+        &applied,
+        opts.allow_empty_prune,
+    ))
 }
 
 /// `cfgctl apply`: plan (or read a saved plan), confirm, execute, report.
@@ -124,9 +162,13 @@ pub fn apply(opts: ApplyCommand) -> anyhow::Result<ExitCode> {
                 planned
             }
         };
-        // The very same check for a plan made now and a saved one.
-        let refused =
+        // The very same check for a plan made now and a saved one; a saved plan whose guards
+        // are not sealed for this user also keeps apply's own.
+        let mut refused =
             crate::plan::refusals(&plan, opts.allow_empty_prune, opts.force_delete_buckets);
+        if from_file {
+            refused.extend(unsealed_refusals(&opts, &plan)?);
+        }
         let plan = std::sync::Arc::new(plan);
         // Approved ahead (`--auto-approve`) with something to do: the plan's text is written
         // while the first actions run (it is megabytes for thousands of creates), and the

@@ -25,7 +25,7 @@ pub use validate::*;
 
 use std::collections::BTreeSet;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use anyhow::Context;
@@ -58,6 +58,18 @@ pub struct Connection {
     pub client: crate::client::Client,
     pub name: String,
     _local: Option<crate::emulator::Emulator>,
+}
+
+/// The key a saved plan's guards are sealed with (see `GuardContext::seal_with`): from the API
+/// token when there is one, else from the user's secret in the cache folder; `None` when
+/// there is neither (the plan is then written unsealed).
+pub fn seal_key(token: Option<&str>, cache: Option<&Path>) -> Option<[u8; 32]> {
+    const TOKEN: &str = "cfgctl 2026-11-25 saved plan guards: API token";
+    const USER: &str = "cfgctl 2026-11-25 saved plan guards: user secret";
+    match token {
+        Some(token) => Some(blake3::derive_key(TOKEN, token.as_bytes())),
+        None => crate::memo::user_secret(cache?).map(|s| blake3::derive_key(USER, &s)),
+    }
 }
 
 /// Connects to `--url` or starts the `--local` tenant.

@@ -24,13 +24,15 @@ pub struct PlanCommand {
     pub verbose: bool,
     /// The plan cache's directory (`crate::memo`); `None`: off.
     pub cache: Option<PathBuf>,
+    /// Where the user's secret that seals saved plans lives (see `seal_key`).
+    pub secret_dir: Option<PathBuf>,
     pub target: TargetOptions,
 }
 
 /// `cfgctl plan` / `cfgctl drift`.
 pub fn plan(opts: PlanCommand) -> anyhow::Result<ExitCode> {
     runtime()?.block_on(async {
-        let (plan, known) = if opts.server_validate {
+        let (mut plan, known) = if opts.server_validate {
             let (loaded, conn, fetched) = load_connect_fetch(&opts.dir, &opts.target).await?;
             let (mut plan, current) =
                 plan_fetched(&conn, &loaded, fetched, opts.prune, &opts.only)?;
@@ -76,6 +78,14 @@ pub fn plan(opts: PlanCommand) -> anyhow::Result<ExitCode> {
                 .context("writing to stdout")?;
         }
         if let Some(path) = &opts.out {
+            if let Some(key) = seal_key(opts.target.token.as_deref(), opts.secret_dir.as_deref()) {
+                plan.guard.seal = Some(
+                    plan.guard
+                        .seal_with(&plan.target, &key)
+                        .to_hex()
+                        .to_string(),
+                );
+            }
             let file = std::fs::File::create(path)
                 .with_context(|| format!("writing the plan to {}", path.display()))?;
             let mut w = std::io::BufWriter::new(file);

@@ -31,6 +31,7 @@ fn plan() -> Plan {
             prune: vec![Pattern::parse("Bucket/*").unwrap()],
             exclude: vec![Pattern::parse("Bucket/keep-*").unwrap()],
             declared: [Kind::Team, Kind::Bucket].into_iter().collect(),
+            seal: None,
         },
     }
 }

@@ -118,6 +118,9 @@ pub struct GuardsFile {
     pub prune: Vec<String>,
     pub exclude: Vec<String>,
     pub declared_kinds: Vec<String>,
+    /// The guards' seal (see `GuardContext::seal_with`); absent when none was made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seal: Option<String>,
 }
 
 impl From<Summary> for SummaryFile {
@@ -223,6 +226,7 @@ pub(crate) fn guards_file(plan: &Plan) -> GuardsFile {
             .iter()
             .map(|k| k.name().to_string())
             .collect(),
+        seal: plan.guard.seal.clone(),
     }
 }
 
@@ -344,6 +348,7 @@ pub(crate) fn guard_context(g: &GuardsFile) -> Result<GuardContext, SavedPlanErr
             .map(|p| pattern(p, "exclude"))
             .collect::<Result<_, _>>()?,
         declared,
+        seal: g.seal.clone(),
     })
 }
 

@@ -62,6 +62,10 @@ pub struct GuardContext {
     pub exclude: Vec<Pattern>,
     /// Kinds that at least one manifest declares (a kind not here must not be emptied).
     pub declared: BTreeSet<Kind>,
+    /// A saved plan's seal of these guards ([`seal`]): set by the command that writes the
+    /// plan, checked by `apply PLANFILE`; a file's guards count only as far as they are
+    /// sealed under the applying user's key, or no looser than what apply enforces anyway.
+    pub seal: Option<String>,
 }
 
 impl Default for GuardContext {
@@ -71,6 +75,7 @@ impl Default for GuardContext {
             prune: Vec::new(),
             exclude: Vec::new(),
             declared: BTreeSet::new(),
+            seal: None,
         }
     }
 }
@@ -82,7 +87,43 @@ impl GuardContext {
             prune: settings.prune.clone(),
             exclude: settings.exclude.clone(),
             declared: desired.iter().map(|m| m.kind).collect(),
+            seal: None,
         }
+    }
+
+    /// The seal of these guards for a plan of `target` under `key` (a keyed BLAKE3 hash of
+    /// every field, each with its length, so no two different guards seal alike).
+    pub fn seal_with(&self, target: &str, key: &[u8; 32]) -> blake3::Hash {
+        let mut h = blake3::Hasher::new_keyed(key);
+        let mut field = |bytes: &[u8]| {
+            h.update(&(bytes.len() as u64).to_le_bytes());
+            h.update(bytes);
+        };
+        field(b"saved plan guards");
+        field(target.as_bytes());
+        field(&self.max_deletes.to_le_bytes());
+        for (what, patterns) in [("prune", &self.prune), ("exclude", &self.exclude)] {
+            field(what.as_bytes());
+            field(&(patterns.len() as u64).to_le_bytes());
+            for p in patterns {
+                field(p.to_string().as_bytes());
+            }
+        }
+        field(b"declared");
+        field(&(self.declared.len() as u64).to_le_bytes());
+        for k in &self.declared {
+            field(k.name().as_bytes());
+        }
+        h.finalize()
+    }
+
+    /// Whether the seal these guards carry is theirs for `target` under `key`.
+    pub fn is_sealed(&self, target: &str, key: &[u8; 32]) -> bool {
+        let Some(seal) = self.seal.as_deref() else {
+            return false;
+        };
+        // `blake3::Hash` compares in constant time.
+        blake3::Hash::from_hex(seal).is_ok_and(|s| s == self.seal_with(target, key))
     }
 
     /// May the repository delete this resource at all (inside `prune`, not excluded)?
@@ -205,6 +246,48 @@ pub fn guards(actions: &[Action], ctx: &GuardContext) -> Vec<Guard> {
         if !ctx.declared.contains(&kind) {
             out.push(Guard::EmptyPrune { kind, count: n });
         }
+    }
+    out
+}
+
+/// What `apply PLANFILE` refuses beyond [`refusals`] when the file's guards are not sealed
+/// under the applying user's key (edited, or made with another token): the plan must also
+/// keep the guards apply enforces without it, `applied` (`--max-deletes`, the `cfgctl.yaml`
+/// of the directory apply runs in, else the defaults: 25 deletes, no prune scope, no kind
+/// declared), so the file can only tighten them.
+pub fn unsealed_refusals(
+    plan: &Plan,
+    applied: &GuardContext,
+    allow_empty_prune: bool,
+) -> Vec<String> {
+    let why = "the saved plan's guards are not sealed for this user and token, so apply's own";
+    let mut out: Vec<String> = guards(&plan.actions, applied)
+        .into_iter()
+        .filter(|g| !(matches!(g, Guard::EmptyPrune { .. }) && allow_empty_prune))
+        .map(|g| format!("{g} ({why} settings count)"))
+        .collect();
+    let outside: Vec<String> = plan
+        .actions
+        .iter()
+        .filter(|a| a.action == ActionKind::Delete && !applied.may_delete(&a.address))
+        .map(|a| a.address.to_string())
+        .collect();
+    if !outside.is_empty() {
+        let shown = outside
+            .iter()
+            .take(10)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(", ");
+        let more = match outside.len() {
+            n if n > 10 => format!(" and {} more", n - 10),
+            _ => String::new(),
+        };
+        out.push(format!(
+            "{} {} outside the prune scope of the cfgctl.yaml apply runs with ({shown}{more}; {why} prune scope counts)",
+            outside.len(),
+            if outside.len() == 1 { "delete is" } else { "deletes are" },
+        ));
     }
     out
 }

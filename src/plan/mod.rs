@@ -25,8 +25,8 @@ use normalize::FieldChange;
 
 pub use current::{Current, Expected, Object};
 pub use guard::{
-    guards, recompute_cascades, refusals, unread_referrer_kinds, CascadeMember, CascadeStatus,
-    Guard, GuardContext,
+    guards, recompute_cascades, refusals, unread_referrer_kinds, unsealed_refusals, CascadeMember,
+    CascadeStatus, Guard, GuardContext,
 };
 
 /// Which operations the target offers, per kind.

@@ -18,6 +18,7 @@ mod memo;
 mod plan;
 mod property;
 mod pull;
+mod saved_guards;
 mod schema;
 mod structure;
 mod support;

@@ -74,6 +74,8 @@ async fn a_remembered_plan_prints_what_planning_prints() {
         .args(&["plan", ".", "--out"])
         .arg(&planned)
         .env("CFGCTL_NO_CACHE", "1")
+        // The same folder, so the same user's secret seals the plan's guards.
+        .env("CFGCTL_CACHE_DIR", cache.path())
         .run()
         .await;
     assert_eq!(off.code, 0, "{}", off.transcript());
