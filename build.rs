@@ -4,6 +4,9 @@
 //! installed (a release build, `cargo install --git`), else the `CFGCTL_BUILD_COMMIT`
 //! environment variable, else "unknown". No dependency: only `std::process::Command`.
 
+// A build script talks to cargo on stdout (`cargo:` lines): the output layer is the crate's.
+#![allow(clippy::disallowed_macros)]
+
 use std::path::PathBuf;
 use std::process::Command;
 

@@ -258,7 +258,7 @@ pub enum Command {
         /// Items per list page when the client states no page.max_size (at most 1000).
         #[arg(long, default_value_t = 100, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1000))]
         page_size: u64,
-        /// Inject failures, e.g. 500:0.05,503:0.05,429:0.02,reset:0.01,latency:20ms (lost:P runs the operation, then drops the response)
+        /// Inject failures, e.g. 500:0.05,503:0.05,429:0.02,reset:0.01,latency:20ms (lost:P runs the operation, then drops the response; seed:N makes the draws reproducible)
         #[arg(long, value_name = "SPEC", value_parser = parse_faults)]
         faults: Option<Faults>,
         /// Fill the documented defaults a write leaves out (interval_secs: 60, ...), as a real
@@ -376,9 +376,7 @@ fn init_logging(global: &GlobalArgs, default_info: bool) {
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(crate::output::log_writer)
-        .with_ansi(
-            anstream::AutoStream::choice(&std::io::stderr()) != anstream::ColorChoice::Never,
-        );
+        .with_ansi(crate::output::stderr_has_color());
     let _ = match global.log_format {
         LogFormat::Text => builder.try_init(),
         LogFormat::Json => builder.json().try_init(),
@@ -391,7 +389,9 @@ pub fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => {
             // Help and version go to stdout with 0; usage errors are input errors: exit 1
-            // (2 means "changes present" to CI jobs).
+            // (2 means "changes present" to CI jobs). clap prints them itself: its text is
+            // the command line's own, with no server or file data in it.
+            #[allow(clippy::disallowed_methods)]
             let _ = e.print();
             return if e.use_stderr() {
                 ExitCode::from(1)
@@ -546,8 +546,11 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             target: target_options(&cli.global)?,
         }),
         Command::Completions { shell } => {
-            // Completions are about the command line itself: they stay here, with clap.
+            // Completions are about the command line itself: they stay here, with clap. The
+            // script goes out raw: redacting or escaping it could break it, and it holds only
+            // the command line's own names.
             let mut cmd = <Cli as clap::CommandFactory>::command();
+            #[allow(clippy::disallowed_methods)]
             clap_complete::generate(shell, &mut cmd, "cfgctl", &mut std::io::stdout().lock());
             Ok(ExitCode::SUCCESS)
         }

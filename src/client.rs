@@ -332,7 +332,7 @@ impl Client {
             .and_then(|v| v.trim().parse::<u64>().ok())
             .map(|secs| Duration::from_secs(secs).min(self.max_retry_after));
         self.throttle
-            .observe(status.as_u16(), retry_after, std::time::Instant::now());
+            .observe(status.as_u16(), retry_after, crate::throttle::now());
         let request_id = request_id(resp.headers());
         let not_json = |e: serde_json::Error| ClientError::BadResponse {
             method: method.clone(),

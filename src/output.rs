@@ -391,34 +391,82 @@ impl<W: Write> Drop for Guarded<W> {
     }
 }
 
+/// The one place the process's streams are opened: `clippy.toml` forbids `std::io::stdout`,
+/// `std::io::stderr`, `anstream::stdout`/`stderr` (and raw descriptors) everywhere else, so
+/// nothing can write to them but through the writers below.
+#[allow(clippy::disallowed_methods)]
+mod raw {
+    use std::io;
+
+    pub(super) fn stdout() -> anstream::AutoStream<io::StdoutLock<'static>> {
+        anstream::stdout().lock()
+    }
+
+    pub(super) fn stderr() -> anstream::AutoStream<io::StderrLock<'static>> {
+        anstream::stderr().lock()
+    }
+
+    pub(super) fn log() -> io::Stderr {
+        io::stderr()
+    }
+
+    pub(super) fn stdout_color() -> anstream::ColorChoice {
+        anstream::AutoStream::choice(&io::stdout())
+    }
+
+    pub(super) fn stderr_color() -> anstream::ColorChoice {
+        anstream::AutoStream::choice(&io::stderr())
+    }
+
+    pub(super) fn stdout_is_terminal() -> bool {
+        io::IsTerminal::is_terminal(&io::stdout())
+    }
+
+    pub(super) fn stderr_is_terminal() -> bool {
+        io::IsTerminal::is_terminal(&io::stderr())
+    }
+}
+
 /// Whether what is written to standard output shows colour (a terminal, `--color`,
 /// `NO_COLOR`): renderers style their text only then.
 pub fn stdout_has_color() -> bool {
-    anstream::AutoStream::choice(&io::stdout()) != anstream::ColorChoice::Never
+    raw::stdout_color() != anstream::ColorChoice::Never
+}
+
+/// Whether what is written to standard error shows colour (the log's ANSI styling).
+pub fn stderr_has_color() -> bool {
+    raw::stderr_color() != anstream::ColorChoice::Never
+}
+
+/// Whether standard output is a terminal (problems shown under their source lines).
+pub fn stdout_is_terminal() -> bool {
+    raw::stdout_is_terminal()
+}
+
+/// Whether standard error is a terminal (a progress bar instead of one line per action).
+pub fn stderr_is_terminal() -> bool {
+    raw::stderr_is_terminal()
 }
 
 /// Standard output, guarded (colour handled by anstream).
 pub fn stdout() -> Guarded<anstream::AutoStream<io::StdoutLock<'static>>> {
-    Guarded::new(anstream::stdout().lock())
+    Guarded::new(raw::stdout())
 }
 
 /// Standard output, guarded, through a buffer: for a large text (a plan of thousands of
 /// actions), written in large chunks instead of one system call a line. Flushed when dropped.
 pub fn stdout_buffered() -> Guarded<io::BufWriter<anstream::AutoStream<io::StdoutLock<'static>>>> {
-    Guarded::new(io::BufWriter::with_capacity(
-        64 * 1024,
-        anstream::stdout().lock(),
-    ))
+    Guarded::new(io::BufWriter::with_capacity(64 * 1024, raw::stdout()))
 }
 
 /// Standard error, guarded (colour handled by anstream).
 pub fn stderr() -> Guarded<anstream::AutoStream<io::StderrLock<'static>>> {
-    Guarded::new(anstream::stderr().lock())
+    Guarded::new(raw::stderr())
 }
 
 /// The log's writer: standard error, guarded.
 pub fn log_writer() -> Guarded<io::Stderr> {
-    Guarded::new(io::stderr())
+    Guarded::new(raw::log())
 }
 
 #[cfg(test)]

@@ -15,9 +15,19 @@
 //! the executor, which asks it how many actions may be in flight. A 429 that carries
 //! `Retry-After` also pauses every new request of the run until then: the tenant's limit is
 //! the tenant's, so the other requests would only meet 429s of their own.
+//!
+//! The pause is kept and waited out on tokio's clock ([`now`]), so a test that pauses that
+//! clock sees the same waits on any machine.
 
 use std::sync::{Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+/// The time responses are observed at: tokio's clock, which a test can pause and advance.
+pub fn now() -> Instant {
+    Instant::now()
+}
 
 /// Multiplicative decrease on a 429.
 const DECREASE: f64 = 0.5;
@@ -152,7 +162,7 @@ impl Throttle {
 
     /// Waits out the pause, if there is one.
     pub async fn ready(&self) {
-        while let Some(d) = self.wait_needed(Instant::now()) {
+        while let Some(d) = self.wait_needed(now()) {
             tokio::time::sleep(d).await;
         }
     }

@@ -93,6 +93,9 @@ impl Progress {
             return;
         };
         if self.on_terminal {
+            // indicatif draws on stderr itself; only on a terminal (never a CI log, so no
+            // workflow command can start there), and every line it prints is redacted.
+            #[allow(clippy::disallowed_methods)]
             let bar = indicatif::ProgressBar::new(self.actions as u64);
             if let Ok(style) =
                 indicatif::ProgressStyle::with_template("{spinner} [{bar:30}] {pos}/{len} {msg}")

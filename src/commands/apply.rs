@@ -206,7 +206,7 @@ pub fn apply(opts: ApplyCommand) -> anyhow::Result<ExitCode> {
 
         let progress = std::sync::Arc::new(crate::apply::report::Progress::held(
             plan.actions.len(),
-            std::io::stderr().is_terminal(),
+            crate::output::stderr_is_terminal(),
         ));
         let rendered = match rendering {
             // The progress is let go when the text is written.

@@ -40,7 +40,7 @@ pub fn validate(opts: &ValidateOptions) -> anyhow::Result<ExitCode> {
     let error_style = Style::new().bold().fg_color(Some(AnsiColor::Red.into()));
     let warning_style = Style::new().bold().fg_color(Some(AnsiColor::Yellow.into()));
     // On a terminal, each problem comes with its source line; logs and CI get one line each.
-    let on_terminal = std::io::IsTerminal::is_terminal(&std::io::stdout());
+    let on_terminal = crate::output::stdout_is_terminal();
     let mut sources: std::collections::BTreeMap<PathBuf, Option<String>> = Default::default();
     for d in &loaded.diagnostics {
         if on_terminal && !opts.github_annotations {

@@ -4,6 +4,10 @@
 //! answered with that status (429 with `Retry-After`) or its connection is reset, before the
 //! operation runs; or (`lost`) the operation runs and its response is lost, the case that
 //! tests that a retried create never makes a second resource.
+//!
+//! `seed:N` makes the draws reproducible: the emulator draws from one generator seeded with N,
+//! so the same requests in the same order meet the same faults (tests use it; without a seed
+//! every run draws differently).
 
 use std::time::Duration;
 
@@ -18,6 +22,8 @@ pub struct Faults {
     pub lost: f64,
     /// Added to every request.
     pub latency: Duration,
+    /// Seed of the draws (`seed:N`); fresh entropy when absent.
+    pub seed: Option<u64>,
 }
 
 /// What to do with one request.
@@ -39,6 +45,8 @@ pub enum FaultSpecError {
     Status(String),
     #[error("fault `{0}`: latency is a duration such as 20ms or 1s")]
     Latency(String),
+    #[error("fault `{0}`: the seed is a whole number such as 7")]
+    Seed(String),
     #[error("the fault probabilities add up to {0}, more than 1")]
     Total(String),
 }
@@ -61,6 +69,14 @@ impl Faults {
             match name.trim() {
                 "reset" => faults.reset = probability()?,
                 "lost" => faults.lost = probability()?,
+                "seed" => {
+                    faults.seed = Some(
+                        value
+                            .trim()
+                            .parse()
+                            .map_err(|_| FaultSpecError::Seed(part.to_string()))?,
+                    )
+                }
                 "latency" => {
                     faults.latency = humantime::parse_duration(value.trim())
                         .map_err(|_| FaultSpecError::Latency(part.to_string()))?
@@ -101,9 +117,17 @@ impl Faults {
         (x < edge).then_some(Fault::Lost)
     }
 
-    /// Draws the fault for one request.
-    pub fn draw(&self) -> Option<Fault> {
-        self.pick(fastrand::f64())
+    /// The generator the draws come from: seeded by `seed:N`, else from fresh entropy.
+    pub fn rng(&self) -> fastrand::Rng {
+        match self.seed {
+            Some(seed) => fastrand::Rng::with_seed(seed),
+            None => fastrand::Rng::new(),
+        }
+    }
+
+    /// Draws the fault for one request from `rng` (see [`Faults::rng`]).
+    pub fn draw(&self, rng: &mut fastrand::Rng) -> Option<Fault> {
+        self.pick(rng.f64())
     }
 }
 
@@ -117,6 +141,25 @@ mod tests {
         assert_eq!(f.statuses, vec![(500, 0.05), (503, 0.05), (429, 0.02)]);
         assert_eq!(f.reset, 0.01);
         assert_eq!(f.latency, Duration::from_millis(20));
+        assert_eq!(f.seed, None);
+    }
+
+    #[test]
+    fn a_seed_makes_the_draws_reproducible() {
+        let f = Faults::parse("500:0.3,reset:0.2,seed:7").unwrap();
+        assert_eq!(f.seed, Some(7));
+        let draws = |f: &Faults| {
+            let mut rng = f.rng();
+            (0..64).map(|_| f.draw(&mut rng)).collect::<Vec<_>>()
+        };
+        let first = draws(&f);
+        assert_eq!(first, draws(&f));
+        // Not a constant: both faults and clean answers come up.
+        assert!(first.contains(&Some(Fault::Status(500))), "{first:?}");
+        assert!(first.contains(&Some(Fault::Reset)), "{first:?}");
+        assert!(first.contains(&None), "{first:?}");
+        let other = Faults::parse("500:0.3,reset:0.2,seed:8").unwrap();
+        assert_ne!(first, draws(&other));
     }
 
     #[test]
@@ -147,6 +190,10 @@ mod tests {
             Faults::parse("500"),
             Err(FaultSpecError::Malformed(_))
         ));
+        assert_eq!(
+            Faults::parse("seed:-1").unwrap_err(),
+            FaultSpecError::Seed("seed:-1".into())
+        );
         assert!(matches!(
             Faults::parse("500:0.6,503:0.6"),
             Err(FaultSpecError::Total(_))

@@ -139,18 +139,26 @@ mod tests {
     use super::*;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-    // The read waits for the timer's event; the test asserts the outcome, not a duration.
-    #[tokio::test]
+    // On tokio's paused clock: time moves only when every task waits, so the timer fires at
+    // exactly its deadline, however slow the machine.
+    #[tokio::test(start_paused = true)]
     async fn a_silent_stream_times_out_after_its_traffic() {
         let (mut client, server) = tokio::io::duplex(64);
-        let mut io = IdleIo::new(server, Duration::from_millis(50));
+        let mut io = IdleIo::new(server, DEFAULT_IDLE_TIMEOUT);
         client.write_all(b"abc").await.unwrap();
         let mut buf = [0u8; 3];
         io.read_exact(&mut buf).await.unwrap();
         assert_eq!(&buf, b"abc");
+        // Traffic just before the deadline starts the silence over.
+        tokio::time::advance(DEFAULT_IDLE_TIMEOUT - Duration::from_secs(1)).await;
+        client.write_all(b"d").await.unwrap();
+        let mut one = [0u8; 1];
+        io.read_exact(&mut one).await.unwrap();
+        let last_traffic = Instant::now();
         let err = io.read(&mut buf).await.unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::TimedOut);
+        assert_eq!(last_traffic.elapsed(), DEFAULT_IDLE_TIMEOUT);
         // The client end is still open: only the server side gave up.
-        client.write_all(b"d").await.unwrap();
+        client.write_all(b"e").await.unwrap();
     }
 }

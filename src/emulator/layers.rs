@@ -69,7 +69,7 @@ pub(super) async fn rate_limit(
         let taken = bucket
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .take(Instant::now());
+            .take(ratelimit::now());
         if let Err(wait) = taken {
             let mut r = error_response(
                 StatusCode::TOO_MANY_REQUESTS,
@@ -127,7 +127,11 @@ pub(super) async fn inject_faults(
     if !faults.latency.is_zero() {
         tokio::time::sleep(faults.latency).await;
     }
-    match faults.draw() {
+    let drawn = {
+        let mut rng = state.fault_rng.lock().unwrap_or_else(|e| e.into_inner());
+        faults.draw(&mut rng)
+    };
+    match drawn {
         None => next.run(req).await,
         Some(Fault::Status(429)) => {
             let mut r = error_response(

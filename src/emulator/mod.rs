@@ -18,7 +18,6 @@ pub mod store;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Instant;
 
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, RawQuery, State};
@@ -111,6 +110,8 @@ pub struct AppState {
     token: Option<String>,
     profile: Profile,
     faults: Faults,
+    /// The fault draws, in the order requests reach them (seeded by `seed:N`).
+    fault_rng: Mutex<fastrand::Rng>,
     stats: Arc<Stats>,
     swagger: String,
     /// The served swagger, parsed: what query parameters are checked against.
@@ -154,12 +155,13 @@ impl AppState {
             token: config.token.clone().filter(|t| !t.is_empty()),
             profile: config.profile,
             faults: config.faults.clone(),
+            fault_rng: Mutex::new(config.faults.rng()),
             stats: Arc::new(Stats::default()),
             swagger,
             swagger_doc,
             bucket: config
                 .rate_limit
-                .map(|n| Mutex::new(ratelimit::TokenBucket::new(n, Instant::now()))),
+                .map(|n| Mutex::new(ratelimit::TokenBucket::new(n, ratelimit::now()))),
         }))
     }
 

@@ -3,9 +3,18 @@
 //! The bucket holds at most N tokens (one second's worth, the burst a tenant allows) and
 //! refills at N a second. A request takes a token or is answered 429 with `Retry-After`: the
 //! whole seconds until a token is back (at least 1). A refused request takes nothing.
-//! Pure: the caller passes the time, so the tests need no clock.
+//! Pure: the caller passes the time, so the tests need no clock. The middleware passes
+//! [`now`], tokio's clock: a test that pauses it (`tokio::time::pause`, `start_paused`)
+//! decides when the bucket refills, whatever the machine's speed.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+/// The time the bucket is read at: tokio's clock, which a test can pause and advance.
+pub fn now() -> Instant {
+    Instant::now()
+}
 
 #[derive(Clone, Debug)]
 pub struct TokenBucket {

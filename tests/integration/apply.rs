@@ -630,7 +630,7 @@ async fn a_flaky_target_converges_without_duplicates() {
     let flaky = Tenant::start(Config {
         data: Some(data.clone()),
         // `lost` runs the operation and drops its response: a retried POST meets a 409.
-        faults: Faults::parse("500:0.2,429:0.1,reset:0.05,lost:0.05").unwrap(),
+        faults: Faults::parse("500:0.2,429:0.1,reset:0.05,lost:0.05,seed:11").unwrap(),
         ..Config::default()
     })
     .await;

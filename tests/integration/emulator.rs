@@ -912,7 +912,10 @@ async fn injected_faults() {
     assert_eq!(r.headers.get("retry-after").unwrap(), "1");
     assert_eq!(r.message(), "rate limit exceeded (injected)");
 
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("tenant.db");
     let t = Tenant::start(Config {
+        data: Some(data.clone()),
         faults: Faults::parse("503:1").unwrap(),
         ..Config::default()
     })
@@ -921,10 +924,20 @@ async fn injected_faults() {
         .create(Kind::Team, json!({"slug": "t", "name": "T"}))
         .await;
     assert_eq!(r.status, 503);
-    t.emulator.reset_stats();
-    // Injected before the operation: nothing was created.
-    let stats = t.emulator.stats();
-    assert_eq!(stats.total, 0);
+    assert_eq!(r.message(), "injected failure 503");
+    let log = t.emulator.stats().log;
+    assert_eq!(log.len(), 1, "{log:?}");
+    assert_eq!((log[0].method.as_str(), log[0].status), ("POST", 503));
+    t.emulator.stop().await;
+    // Injected before the operation: the store holds nothing (read back without faults).
+    let clean = Tenant::start(Config {
+        data: Some(data),
+        ..Config::default()
+    })
+    .await;
+    let list = clean.list(Kind::Team, "").await;
+    assert_eq!(list.status, 200, "{:?}", list.body);
+    assert_eq!(list.body["teams"], json!([]), "{:?}", list.body);
 
     let t = Tenant::start(Config {
         faults: Faults::parse("reset:1").unwrap(),
@@ -945,6 +958,43 @@ async fn injected_faults() {
     };
     assert!(failed, "a reset must cut the exchange");
     assert_eq!(t.emulator.stats().log[0].status, 0);
+}
+
+/// `seed:N` in `--faults`: the same requests in the same order meet the same faults, the ones
+/// the seeded generator draws.
+#[tokio::test]
+async fn seeded_faults_are_reproducible() {
+    let spec = "500:0.3,reset:0.2,seed:7";
+    let faults = Faults::parse(spec).unwrap();
+    let mut rng = faults.rng();
+    let expected: Vec<u16> = (0..24)
+        .map(|_| match faults.draw(&mut rng) {
+            None => 200,
+            Some(cfgctl::emulator::faults::Fault::Status(s)) => s,
+            Some(_) => 0,
+        })
+        .collect();
+    // The seed gives a mix, so the comparison below says something.
+    for status in [200, 500, 0] {
+        assert!(expected.contains(&status), "{expected:?}");
+    }
+    for _ in 0..2 {
+        let t = Tenant::start(Config {
+            faults: Faults::parse(spec).unwrap(),
+            ..Config::default()
+        })
+        .await;
+        let http = reqwest::Client::new();
+        let url = format!("{}{}", t.emulator.url(), wire::collection_path(Kind::Team));
+        // One request at a time: the draws follow the requests' order.
+        for _ in 0..expected.len() {
+            if let Ok(r) = http.get(&url).send().await {
+                let _ = r.bytes().await;
+            }
+        }
+        let got: Vec<u16> = t.emulator.stats().log.iter().map(|l| l.status).collect();
+        assert_eq!(got, expected);
+    }
 }
 
 #[tokio::test]

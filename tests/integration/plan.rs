@@ -569,7 +569,8 @@ async fn a_flaky_target_still_plans() {
     clean.emulator.stop().await;
     let flaky = Tenant::start(Config {
         data: Some(data),
-        faults: cfgctl::emulator::faults::Faults::parse("500:0.2,503:0.1,reset:0.05").unwrap(),
+        faults: cfgctl::emulator::faults::Faults::parse("500:0.2,503:0.1,reset:0.05,seed:12")
+            .unwrap(),
         ..Config::default()
     })
     .await;
