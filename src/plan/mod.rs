@@ -355,7 +355,14 @@ pub fn plan(
             continue;
         }
         // References must exist somewhere; checked for every manifest, even out of --only.
-        refs::check(address, m, &by_address, current, &mut checked, &mut warnings);
+        refs::check(
+            address,
+            m,
+            &by_address,
+            current,
+            &mut checked,
+            &mut warnings,
+        );
         if !in_scope(address) {
             continue;
         }

@@ -88,8 +88,7 @@ fn closest_slug(
         .collect();
     slugs.sort();
     slugs.dedup();
-    crate::jsonpath::closest(slug, &slugs)
-        .map(|s| Address::new(missing.kind, Some(s)).to_string())
+    crate::jsonpath::closest(slug, &slugs).map(|s| Address::new(missing.kind, Some(s)).to_string())
 }
 
 /// An error for every reference a manifest keeps to a resource this plan deletes, at the

@@ -14,7 +14,10 @@ fn kind(name: &str) -> Kind {
 
 fn prune(patterns: &[&str]) -> Settings {
     Settings {
-        prune: patterns.iter().map(|p| Pattern::parse(p).unwrap()).collect(),
+        prune: patterns
+            .iter()
+            .map(|p| Pattern::parse(p).unwrap())
+            .collect(),
         ..Settings::default()
     }
 }
