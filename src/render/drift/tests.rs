@@ -42,14 +42,15 @@ fn drift_and_plan_read_a_change_the_same_way() {
 
 #[test]
 fn members_and_documents_say_which_side_has_them() {
+    // (Not `user_emails`: the output tests register `user` as a secret for this process.)
     let fields = vec![
         FieldChange {
-            path: "user_emails[]".into(),
+            path: "label_names[]".into(),
             before: Some(json!("eve@example.com")),
             after: None,
         },
         FieldChange {
-            path: "user_emails[]".into(),
+            path: "label_names[]".into(),
             before: None,
             after: Some(json!("bob@example.com")),
         },
@@ -60,11 +61,11 @@ fn members_and_documents_say_which_side_has_them() {
     );
     let t = text(&p, &known(), false, false);
     assert!(
-        t.contains("- user_emails[]: \"eve@example.com\" (only on the target)"),
+        t.contains("- label_names[]: \"eve@example.com\" (only on the target)"),
         "{t}"
     );
     assert!(
-        t.contains("+ user_emails[]: \"bob@example.com\" (only in the manifests)"),
+        t.contains("+ label_names[]: \"bob@example.com\" (only in the manifests)"),
         "{t}"
     );
     let doc = FieldChange {
