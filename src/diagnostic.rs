@@ -82,11 +82,21 @@ pub enum Problem {
     },
     #[error("invalid settings file: {0}")]
     Settings(String),
-    #[error("{from} references {target} at `{path}`, which is neither in the manifests nor on the target")]
+    #[error("{from} references {target} at `{path}`, which is neither in the manifests nor on the target{}", slug_hint(.suggestion))]
     DanglingReference {
         from: String,
         path: String,
         target: String,
+        /// The closest slug of the target's kind that is declared or on the target.
+        suggestion: Option<String>,
+    },
+    #[error("{from} references {target} at `{path}`, which this plan deletes ({why}); declare {target} in a manifest, or remove the reference")]
+    ReferencedDelete {
+        from: String,
+        path: String,
+        target: String,
+        /// Why the plan deletes it (the delete's reason).
+        why: String,
     },
     #[error("reference cycle that cannot be broken: {cycle} (no reference in it is optional on a resource the target can update)")]
     ReferenceCycle { cycle: String },
@@ -112,6 +122,26 @@ fn hint(suggestion: &Option<Kind>) -> String {
     suggestion
         .map(|k| format!(" (did you mean `{k}`?)"))
         .unwrap_or_default()
+}
+
+fn slug_hint(suggestion: &Option<String>) -> String {
+    suggestion
+        .as_ref()
+        .map(|s| format!(" (did you mean `{s}`?)"))
+        .unwrap_or_default()
+}
+
+impl Problem {
+    /// For a problem about a reference the planner found: the manifest's address and the
+    /// reference's path, so that the command edge can point it at the field (see
+    /// `manifest::Loaded::locate`).
+    pub fn reference(&self) -> Option<(&str, &str)> {
+        match self {
+            Problem::DanglingReference { from, path, .. }
+            | Problem::ReferencedDelete { from, path, .. } => Some((from, path)),
+            _ => None,
+        }
+    }
 }
 
 /// A problem at a place in a file.

@@ -8,13 +8,20 @@ use std::fmt::Write as _;
 use anstyle::{AnsiColor, Style};
 use serde_json::Value;
 
-use crate::output::{code_span, Inert, Markdown};
-use crate::plan::normalize::FieldChange;
+use crate::output::Inert;
 use crate::plan::{Action, ActionKind, Plan};
 
+pub mod drift;
+mod fields;
 pub mod graph;
 mod lines;
+mod markdown;
 mod multiline;
+
+#[cfg(test)]
+use fields::document_diff;
+pub use markdown::markdown;
+pub(crate) use markdown::{cap_details, diff_block};
 
 /// GitHub's comment limit is 65,536 characters; stay well under it.
 pub const MARKDOWN_BUDGET: usize = 60_000;
@@ -39,104 +46,6 @@ fn style_for(kind: ActionKind, color: bool) -> Style {
         ActionKind::Delete | ActionKind::Unsupported => AnsiColor::Red,
     };
     Style::new().fg_color(Some(c.into()))
-}
-
-fn compact(v: &Value) -> String {
-    v.to_string()
-}
-
-/// A value as one line when short, else pretty-printed.
-fn value_lines(v: &Value) -> Vec<String> {
-    let one = compact(v);
-    if one.len() <= 100 {
-        vec![one]
-    } else {
-        serde_json::to_string_pretty(v)
-            .unwrap_or(one)
-            .lines()
-            .map(str::to_string)
-            .collect()
-    }
-}
-
-fn is_document(action: &Action, path: &str) -> bool {
-    action
-        .address
-        .kind
-        .def()
-        .embedded_json
-        .iter()
-        .any(|e| e.field == path)
-}
-
-/// A unified diff of two JSON documents, pretty-printed.
-pub fn document_diff(before: Option<&Value>, after: Option<&Value>) -> String {
-    let pretty = |v: Option<&Value>| {
-        v.map(|v| serde_json::to_string_pretty(v).unwrap_or_default() + "\n")
-            .unwrap_or_default()
-    };
-    let (old, new) = (pretty(before), pretty(after));
-    similar::TextDiff::from_lines(&old, &new)
-        .unified_diff()
-        .context_radius(3)
-        .header("current", "desired")
-        .to_string()
-}
-
-/// The field lines of an action, without colour: `~ path: before -> after`.
-fn field_lines(action: &Action, f: &FieldChange) -> Vec<String> {
-    let mut out = Vec::new();
-    if is_document(action, &f.path) && (f.before.is_none() || f.after.is_none()) {
-        // An added or removed document shows only its size: counted from its text, as it
-        // would be pretty-printed once parsed, without parsing it into a value.
-        let doc = f.after.as_ref().or(f.before.as_ref());
-        let n = doc.map(lines::document_lines).unwrap_or(0);
-        let sign = if f.before.is_none() { '+' } else { '-' };
-        out.push(format!(
-            "{sign} {}: (JSON document, {n} lines)",
-            Inert(&f.path)
-        ));
-        return out;
-    }
-    let f = &*crate::plan::normalize::displayed(action.address.kind, f);
-    if is_document(action, &f.path) {
-        out.push(format!("~ {}:", Inert(&f.path)));
-        for line in document_diff(f.before.as_ref(), f.after.as_ref()).lines() {
-            out.push(format!("    {line}"));
-        }
-        return out;
-    }
-    if let Some(lines) = multiline::field_lines(f) {
-        return lines;
-    }
-    match (&f.before, &f.after) {
-        (None, Some(a)) => push_value(&mut out, '+', &f.path, a),
-        (Some(b), None) => push_value(&mut out, '-', &f.path, b),
-        (Some(b), Some(a)) => {
-            let (bl, al) = (value_lines(b), value_lines(a));
-            if bl.len() == 1 && al.len() == 1 {
-                out.push(format!("~ {}: {} -> {}", Inert(&f.path), bl[0], al[0]));
-            } else {
-                push_value(&mut out, '-', &f.path, b);
-                push_value(&mut out, '+', &f.path, a);
-            }
-        }
-        (None, None) => {}
-    }
-    out
-}
-
-fn push_value(out: &mut Vec<String>, sign: char, path: &str, v: &Value) {
-    let lines = value_lines(v);
-    let path = Inert(path);
-    if lines.len() == 1 {
-        out.push(format!("{sign} {path}: {}", lines[0]));
-    } else {
-        out.push(format!("{sign} {path}:"));
-        for l in lines {
-            out.push(format!("    {l}"));
-        }
-    }
 }
 
 /// Under a delete that can cascade: what `--force-delete-buckets` would take with it.
@@ -329,7 +238,8 @@ fn action_text(a: &Action, opts: TextOptions) -> String {
         let _ = writeln!(out, "      {line}");
     }
     for f in a.shown_fields().iter() {
-        for line in field_lines(a, f) {
+        for line in fields::field_lines(a.address.kind, f) {
+            let line = line.text();
             let sign = line.chars().next().unwrap_or(' ');
             let fs = match sign {
                 '+' => style_for(ActionKind::Create, opts.color),
@@ -388,139 +298,6 @@ pub(crate) fn write_json_document(
     }
     w.write_all(b"\n")?;
     w.flush()
-}
-
-fn markdown_details(a: &Action) -> String {
-    let mut body = String::new();
-    if let Some(r) = &a.reason {
-        let _ = writeln!(body, "# {}", Inert(r));
-    }
-    for line in cascade_lines(a) {
-        let _ = writeln!(body, "{line}");
-    }
-    for f in a.shown_fields().iter() {
-        for line in field_lines(a, f) {
-            let _ = writeln!(body, "{line}");
-        }
-    }
-    cap_details(&mut body, "plan");
-    let loc = a
-        .source
-        .as_ref()
-        .map(|s| format!(" — <code>{}:{}</code>", Markdown(s.file.display()), s.line))
-        .unwrap_or_default();
-    let mut out = format!(
-        "<details><summary><code>{} {}</code> <b>{}</b>{loc}</summary>\n\n",
-        a.action.symbol(),
-        a.action.as_str(),
-        Markdown(&a.address)
-    );
-    if body.is_empty() {
-        out.push_str("_no field details_\n");
-    } else {
-        let _ = write!(out, "{}", diff_block(&body));
-    }
-    out.push_str("\n</details>\n");
-    out
-}
-
-/// One resource may not eat the whole comment: its details are cut at 20,000 bytes, with a note
-/// naming the command (`plan`, `drift`) that shows all of it.
-pub(crate) fn cap_details(body: &mut String, command: &str) {
-    const PER_RESOURCE: usize = 20_000;
-    if body.len() > PER_RESOURCE {
-        let mut cut = PER_RESOURCE;
-        while !body.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        body.truncate(cut);
-        body.push_str(&format!(
-            "\n… (diff truncated; run cfgctl {command} for all of it)\n"
-        ));
-    }
-}
-
-/// A `diff` code block around `body`, fenced longer than any run of backticks in it.
-pub(crate) fn diff_block(body: &str) -> String {
-    let fence = "`".repeat(
-        body.split(|c| c != '`')
-            .map(str::len)
-            .max()
-            .unwrap_or(0)
-            .max(2)
-            + 1,
-    );
-    format!("{fence}diff\n{body}{fence}\n")
-}
-
-/// The Markdown plan for a pull-request comment, at most `budget` characters.
-pub fn markdown(plan: &Plan, budget: usize, drift: bool) -> String {
-    let s = plan.summary();
-    let mut head = String::new();
-    let word = if drift { "drift" } else { "plan" };
-    let _ = writeln!(head, "### cfgctl {word} for {}\n", code_span(&plan.target));
-    let _ = writeln!(head, "**{}**\n", summary_line(plan));
-    let _ = writeln!(head, "| action | resources |\n|---|---:|");
-    for (label, n) in [
-        ("`+` create", s.create),
-        ("`~` update", s.update),
-        ("`-` delete", s.delete),
-        ("`^` upsert", s.upsert),
-        ("`!` unsupported", s.unsupported),
-        ("unchanged", s.unchanged),
-        ("unmanaged", plan.unmanaged.len()),
-    ] {
-        let _ = writeln!(head, "| {label} | {n} |");
-    }
-    head.push('\n');
-    let mut tail = String::new();
-    for w in plan
-        .warnings
-        .iter()
-        .cloned()
-        .chain(plan.guard_violations.iter().map(|g| g.to_string()))
-    {
-        let _ = writeln!(tail, "> **Warning:** {}\n", Markdown(&w));
-    }
-    if !plan.unmanaged.is_empty() {
-        let parts: Vec<String> = unmanaged_by_kind(plan)
-            .iter()
-            .map(|(k, n)| format!("{k} {n}"))
-            .collect();
-        let _ = writeln!(
-            tail,
-            "Unmanaged on the target (not in the manifests): {}.\n",
-            parts.join(", ")
-        );
-    }
-    const NOTE_RESERVE: usize = 300;
-    let mut out = head;
-    if !drift {
-        let room = (budget / 5).min(budget.saturating_sub(out.len() + tail.len() + NOTE_RESERVE));
-        if let Some(diagram) = graph::markdown_section(plan, room) {
-            out.push_str(&diagram);
-        }
-    }
-    let mut shown = 0;
-    for a in &plan.actions {
-        let d = markdown_details(a);
-        if out.len() + d.len() + tail.len() + NOTE_RESERVE > budget {
-            break;
-        }
-        out.push_str(&d);
-        shown += 1;
-    }
-    let left = plan.actions.len() - shown;
-    if left > 0 {
-        let _ = writeln!(
-            out,
-            "\n> **{} not shown:** the comment is kept under {budget} characters. Run `cfgctl plan` for the full plan.\n",
-            plural(left, "more resource", "more resources")
-        );
-    }
-    out.push('\n');
-    out.push_str(&tail);
-    out
 }
 
 #[cfg(test)]

@@ -258,11 +258,12 @@ fn write_drift(
 ) -> std::io::Result<()> {
     match format {
         Format::Text => w.write_all(
-            crate::drift::text(plan, known, crate::output::stdout_has_color(), verbose).as_bytes(),
+            crate::render::drift::text(plan, known, crate::output::stdout_has_color(), verbose)
+                .as_bytes(),
         ),
-        Format::Json => crate::drift::write_json(w, plan, known),
+        Format::Json => crate::render::drift::write_json(w, plan, known),
         Format::Markdown => w.write_all(
-            crate::drift::markdown(plan, known, crate::render::MARKDOWN_BUDGET).as_bytes(),
+            crate::render::drift::markdown(plan, known, crate::render::MARKDOWN_BUDGET).as_bytes(),
         ),
     }
 }

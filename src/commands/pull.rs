@@ -72,7 +72,7 @@ pub fn pull(opts: PullCommand) -> anyhow::Result<ExitCode> {
     }
 
     // Names from the target are printed inert (no control characters reach the terminal).
-    let inert = |s: &dyn std::fmt::Display| crate::drift::inert(&s.to_string());
+    let inert = |s: &dyn std::fmt::Display| crate::output::Inert(s).to_string();
     let mut out = String::new();
     let _ = writeln!(out, "cfgctl pull from {}", inert(&plan.target));
     for w in &plan.warnings {

@@ -74,11 +74,11 @@ impl Loaded {
     pub fn locate(&self, diagnostics: &mut [Diagnostic]) {
         let mut locator = Locator::default();
         for d in diagnostics {
-            let Problem::DanglingReference { from, path, .. } = &d.problem else {
+            let Some((from, path)) = d.problem.reference() else {
                 continue;
             };
             let Some(m) = self.manifests.iter().find(|m| {
-                m.file == d.file && m.spans.is_empty() && &m.address().to_string() == from
+                m.file == d.file && m.spans.is_empty() && m.address().to_string() == from
             }) else {
                 continue;
             };
@@ -87,7 +87,7 @@ impl Loaded {
                 .def()
                 .references_in(&m.spec)
                 .into_iter()
-                .find(|r| &r.path == path)
+                .find(|r| r.path == path)
             {
                 d.pos = locator.field_pos(m, &r.pointer);
             }

@@ -10,13 +10,14 @@ mod guard;
 pub mod newer;
 pub mod normalize;
 mod order;
+mod refs;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use serde_json::Value;
 
-use crate::diagnostic::{Diagnostic, Problem};
+use crate::diagnostic::Diagnostic;
 use crate::manifest::Manifest;
 use crate::pattern::Pattern;
 use crate::registry::{Address, Kind, Op, Ops, KINDS};
@@ -288,6 +289,44 @@ fn unsupported(
     }
 }
 
+/// The delete of a resource no manifest declares, inside the prune scope (`pattern` is the
+/// first prune pattern it matches): it says why, and shows what it deletes (the fields of the
+/// current object, as a manifest would hold them).
+fn delete(address: &Address, cur: &Object, pattern: &Pattern, caps: &Capabilities) -> Action {
+    let kind = address.kind;
+    let value = cur.value();
+    let fp = Some(normalize::fingerprint(kind, &value));
+    let fields = normalize::all_fields(&crate::spec::manifest_form(kind, &value), false);
+    if !caps.has(kind, Op::Delete) {
+        let mut a = unsupported(
+            address.clone(),
+            ActionKind::Delete,
+            format!(
+                "the target does not offer {}",
+                crate::wire::operation_id(kind, Op::Delete)
+            ),
+            None,
+            fp,
+        );
+        a.fields = fields;
+        return a;
+    }
+    Action {
+        address: address.clone(),
+        action: ActionKind::Delete,
+        source: None,
+        fields,
+        depends_on: vec![],
+        reason: Some(format!(
+            "not declared by any manifest, inside the prune scope (`{pattern}`)"
+        )),
+        body: None,
+        intended: None,
+        fingerprint: fp,
+        cascade: vec![],
+    }
+}
+
 /// Makes the plan. Pure.
 pub fn plan(
     desired: &[Manifest],
@@ -303,7 +342,7 @@ pub fn plan(
     let mut actions: Vec<Action> = Vec::new();
     let mut unchanged = 0;
     let mut warnings = Vec::new();
-    let mut problems = Vec::new();
+    let mut checked = refs::Checked::default();
     let mut newer_fields = caps.newer_fields.clone();
     let mut compared = compare_all(&by_address, current, settings, |a| {
         in_scope(a) && !excluded(a)
@@ -319,29 +358,14 @@ pub fn plan(
             continue;
         }
         // References must exist somewhere; checked for every manifest, even out of --only.
-        for r in kind.def().references_in(&m.spec) {
-            let target = Address::new(r.target, Some(r.slug.clone()));
-            if by_address.contains_key(&target) || current.resources.contains_key(&target) {
-                continue;
-            }
-            if current.known.contains(&r.target) {
-                problems.push(Diagnostic::error(
-                    &m.file,
-                    m.field_pos(&r.pointer),
-                    Problem::DanglingReference {
-                        from: address.to_string(),
-                        path: r.path.clone(),
-                        target: target.to_string(),
-                    },
-                ));
-            } else {
-                warnings.push(format!(
-                    "{address} references {target}, which cannot be checked: the target cannot list {} ({})",
-                    r.target,
-                    m.source()
-                ));
-            }
-        }
+        refs::check(
+            address,
+            m,
+            &by_address,
+            current,
+            &mut checked,
+            &mut warnings,
+        );
         if !in_scope(address) {
             continue;
         }
@@ -439,51 +463,41 @@ pub fn plan(
             ));
         }
     }
+    let refs::Checked {
+        mut problems,
+        on_target,
+    } = checked;
     if !problems.is_empty() {
         crate::diagnostic::sort(&mut problems);
         return Err(PlanError(problems));
     }
     warnings.extend(newer::warning(&newer_fields));
+    if opts.prune && settings.prune.is_empty() {
+        warnings.push(
+            "--prune deletes nothing: cfgctl.yaml has no `prune` patterns (they say which resources \
+             the repository owns; see docs/prune.md)"
+                .to_string(),
+        );
+    }
 
     let mut unmanaged = Vec::new();
     for (address, cur) in &current.resources {
         if by_address.contains_key(address) || excluded(address) || !in_scope(address) {
             continue;
         }
-        let in_prune_scope = matches_any(&settings.prune, address);
-        if opts.prune && in_prune_scope {
-            let fp = Some(normalize::fingerprint(address.kind, &cur.value()));
-            if caps.has(address.kind, Op::Delete) {
-                actions.push(Action {
-                    address: address.clone(),
-                    action: ActionKind::Delete,
-                    source: None,
-                    fields: vec![],
-                    depends_on: vec![],
-                    reason: None,
-                    body: None,
-                    intended: None,
-                    fingerprint: fp,
-                    cascade: vec![],
-                });
-            } else {
-                actions.push(unsupported(
-                    address.clone(),
-                    ActionKind::Delete,
-                    format!(
-                        "the target does not offer {}",
-                        crate::wire::operation_id(address.kind, Op::Delete)
-                    ),
-                    None,
-                    fp,
-                ));
-            }
-        } else {
-            unmanaged.push(Unmanaged {
+        let prune_pattern = settings.prune.iter().find(|p| p.matches(address));
+        match prune_pattern {
+            Some(pattern) if opts.prune => actions.push(delete(address, cur, pattern, caps)),
+            _ => unmanaged.push(Unmanaged {
                 address: address.clone(),
-                in_prune_scope,
-            });
+                in_prune_scope: prune_pattern.is_some(),
+            }),
         }
+    }
+    let mut problems = refs::deleted_but_referenced(&on_target, &actions);
+    if !problems.is_empty() {
+        crate::diagnostic::sort(&mut problems);
+        return Err(PlanError(problems));
     }
 
     let guard = GuardContext::new(settings, desired);

@@ -5,7 +5,7 @@ use serde_json::{json, Value};
 use super::*;
 use crate::yaml::{Pos, Spans};
 
-fn manifest(kind: Kind, spec: Value) -> Manifest {
+pub(super) fn manifest(kind: Kind, spec: Value) -> Manifest {
     let slug = spec.get("slug").and_then(Value::as_str).map(str::to_string);
     Manifest {
         kind,
@@ -18,7 +18,7 @@ fn manifest(kind: Kind, spec: Value) -> Manifest {
     }
 }
 
-fn current(items: &[(Kind, Value)]) -> Current {
+pub(super) fn current(items: &[(Kind, Value)]) -> Current {
     let mut c = Current {
         known: KINDS.iter().map(|d| d.kind).collect(),
         ..Current::default()
@@ -30,7 +30,7 @@ fn current(items: &[(Kind, Value)]) -> Current {
     c
 }
 
-fn run(desired: &[Manifest], cur: &Current, settings: &Settings, prune: bool) -> Plan {
+pub(super) fn run(desired: &[Manifest], cur: &Current, settings: &Settings, prune: bool) -> Plan {
     plan(
         desired,
         cur,
@@ -45,7 +45,7 @@ fn run(desired: &[Manifest], cur: &Current, settings: &Settings, prune: bool) ->
     .unwrap()
 }
 
-fn steps(p: &Plan) -> Vec<String> {
+pub(super) fn steps(p: &Plan) -> Vec<String> {
     p.actions
         .iter()
         .map(|a| format!("{} {}", a.action.as_str(), a.address))

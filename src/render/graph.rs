@@ -159,10 +159,11 @@ pub fn mermaid(plan: &Plan) -> String {
     out
 }
 
-/// The diagram section of the Markdown plan: `None` without changes, with more than
-/// [`MARKDOWN_MAX_CHANGES`], or when it would not fit in `room` characters.
+/// The diagram section of the Markdown plan: `None` with fewer than two changes (one box says
+/// nothing about order), with more than [`MARKDOWN_MAX_CHANGES`], or when it would not fit in
+/// `room` characters.
 pub fn markdown_section(plan: &Plan, room: usize) -> Option<String> {
-    if plan.actions.is_empty() || plan.actions.len() > MARKDOWN_MAX_CHANGES {
+    if plan.actions.len() < 2 || plan.actions.len() > MARKDOWN_MAX_CHANGES {
         return None;
     }
     let diagram = mermaid(plan);
@@ -279,7 +280,16 @@ mod tests {
 
     #[test]
     fn markdown_section_only_for_small_plans_that_fit() {
-        let small = plan(vec![action(Kind::Team, "t", ActionKind::Create, &[])]);
+        let team = Kind::from_name("Team").unwrap();
+        let one = plan(vec![action(team, "t", ActionKind::Create, &[])]);
+        assert!(
+            markdown_section(&one, 10_000).is_none(),
+            "one change has no order to show"
+        );
+        let small = plan(vec![
+            action(team, "t", ActionKind::Create, &[]),
+            action(team, "u", ActionKind::Create, &[]),
+        ]);
         let s = markdown_section(&small, 10_000).unwrap();
         assert!(s.contains("```mermaid\nflowchart LR\n"), "{s}");
         assert!(markdown_section(&small, 50).is_none());

@@ -6,6 +6,8 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
+use super::fields::{diff_lines, Line, Sides};
+use crate::output::Inert;
 use crate::plan::normalize::FieldChange;
 
 /// A string with a line break in it.
@@ -34,7 +36,7 @@ pub(crate) fn inert_line(line: &str) -> String {
 
 /// `+ path: |` and the text's lines, indented. The indicator is YAML's: `|` for a text that
 /// ends with one line break, `|-` for none, `|+` for more.
-fn block(out: &mut Vec<String>, sign: char, path: &str, text: &str) {
+fn block(out: &mut Vec<Line>, sign: char, path: &str, text: &str) {
     let indicator = if !text.ends_with('\n') {
         "|-"
     } else if text.ends_with("\n\n") {
@@ -42,14 +44,14 @@ fn block(out: &mut Vec<String>, sign: char, path: &str, text: &str) {
     } else {
         "|"
     };
-    out.push(format!("{sign} {path}: {indicator}"));
+    out.push(Line::Head(format!("{sign} {}: {indicator}", Inert(path))));
     for line in text.strip_suffix('\n').unwrap_or(text).split('\n') {
-        out.push(format!("    {}", inert_line(line)));
+        out.push(Line::Body(sign, inert_line(line)));
     }
 }
 
-/// A unified diff of two texts, line by line, headed `current` / `desired`.
-pub(crate) fn text_diff(before: &str, after: &str) -> String {
+/// A unified diff of two texts, line by line, headed with the names of the two sides.
+pub(crate) fn text_diff(before: &str, after: &str, sides: Sides) -> String {
     // When neither ends with a newline, add one to both: the diff then has no
     // "no newline at end of file" notes that say nothing about the change.
     let (b, a) = if !before.ends_with('\n') && !after.ends_with('\n') {
@@ -60,13 +62,13 @@ pub(crate) fn text_diff(before: &str, after: &str) -> String {
     similar::TextDiff::from_lines(&b, &a)
         .unified_diff()
         .context_radius(3)
-        .header("current", "desired")
+        .header(sides.before, sides.after)
         .to_string()
 }
 
 /// The lines of a field change when either side is a multi-line string; `None` otherwise
 /// (the caller's one-line form applies).
-pub(crate) fn field_lines(f: &FieldChange) -> Option<Vec<String>> {
+pub(crate) fn field_lines(f: &FieldChange, sides: Sides) -> Option<Vec<Line>> {
     let (before, after) = (multiline(f.before.as_ref()), multiline(f.after.as_ref()));
     if before.is_none() && after.is_none() {
         return None;
@@ -76,21 +78,19 @@ pub(crate) fn field_lines(f: &FieldChange) -> Option<Vec<String>> {
         (None, Some(_)) => block(&mut out, '+', &f.path, after?),
         (Some(_), None) => block(&mut out, '-', &f.path, before?),
         (Some(Value::String(b)), Some(Value::String(a))) => {
-            out.push(format!("~ {}:", f.path));
-            for line in text_diff(b, a).lines() {
-                out.push(format!("    {}", inert_line(line)));
-            }
+            out.push(Line::Head(format!("~ {}:", Inert(&f.path))));
+            out.extend(diff_lines(&text_diff(b, a, sides)));
         }
         // A multi-line string replaced by a number, a list...: the old block, then the new
         // value as JSON.
         (Some(b), Some(a)) => {
             match before {
                 Some(text) => block(&mut out, '-', &f.path, text),
-                None => out.push(format!("- {}: {}", f.path, b)),
+                None => out.push(Line::Head(format!("- {}: {}", Inert(&f.path), Inert(b)))),
             }
             match after {
                 Some(text) => block(&mut out, '+', &f.path, text),
-                None => out.push(format!("+ {}: {}", f.path, a)),
+                None => out.push(Line::Head(format!("+ {}: {}", Inert(&f.path), Inert(a)))),
             }
         }
         (None, None) => return None,
@@ -102,6 +102,12 @@ pub(crate) fn field_lines(f: &FieldChange) -> Option<Vec<String>> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// The lines as the text plan shows them.
+    fn field_lines(f: &FieldChange) -> Option<Vec<String>> {
+        super::field_lines(f, crate::render::fields::PLAN)
+            .map(|lines| lines.iter().map(Line::text).collect())
+    }
 
     fn change(before: Option<Value>, after: Option<Value>) -> FieldChange {
         FieldChange {

@@ -1,4 +1,5 @@
 use super::*;
+use crate::plan::normalize::FieldChange;
 use crate::plan::{Source, Unmanaged};
 use crate::registry::{Address, Kind};
 use serde_json::json;
@@ -163,6 +164,7 @@ fn document_diffs_are_unified() {
     let d = document_diff(
         Some(&json!({"a": 1, "b": 2})),
         Some(&json!({"a": 1, "b": 3})),
+        fields::PLAN,
     );
     assert!(d.contains("--- current\n+++ desired\n"), "{d}");
     assert!(d.contains("-  \"b\": 2\n+  \"b\": 3\n"), "{d}");
@@ -239,5 +241,115 @@ fn the_streamed_text_plan_is_the_text_plan() {
     assert_eq!(
         String::from_utf8(streamed).unwrap(),
         text(&empty, TextOptions::default())
+    );
+}
+
+/// An update of a document and of a multi-line string, and an added multi-line string.
+fn diffs_plan() -> Plan {
+    let mut p = plan_of(0, 0);
+    let mut doc = action(0, 1);
+    doc.action = ActionKind::Update;
+    doc.address = Address::new(Kind::from_name("Dashboard").unwrap(), Some("d".into()));
+    doc.fields = vec![FieldChange {
+        path: "dashboard_json".into(),
+        before: Some(json!({"refresh": "1m", "title": "t"})),
+        after: Some(json!({"refresh": "5m", "title": "t"})),
+    }];
+    let mut query = action(1, 1);
+    query.action = ActionKind::Update;
+    query.address = Address::new(Kind::from_name("Monitor").unwrap(), Some("m".into()));
+    query.fields = vec![
+        FieldChange {
+            path: "prometheus_query".into(),
+            before: Some(json!("sum(a)\n/ sum(b)")),
+            after: Some(json!("sum(a)\n/ sum(c)")),
+        },
+        FieldChange {
+            path: "description".into(),
+            before: None,
+            after: Some(json!("first\nsecond\n")),
+        },
+    ];
+    p.actions = vec![doc, query];
+    p
+}
+
+#[test]
+fn markdown_diff_lines_start_at_column_0() {
+    let md = markdown(&diffs_plan(), MARKDOWN_BUDGET, false);
+    let fenced: Vec<&str> = md
+        .split("```diff\n")
+        .skip(1)
+        .flat_map(|block| block.split("```").next().unwrap_or("").lines())
+        .collect();
+    for line in [
+        "-  \"refresh\": \"1m\",",
+        "+  \"refresh\": \"5m\",",
+        "-/ sum(b)",
+        "+/ sum(c)",
+        "+ description: |",
+        "+   first",
+        "+   second",
+    ] {
+        assert!(fenced.contains(&line), "{line:?} not in {fenced:#?}");
+    }
+    // No diff header (GitHub would colour `---`/`+++` as a change) and nothing indented
+    // that a `+`/`-` should start.
+    assert!(!fenced
+        .iter()
+        .any(|l| l.starts_with("---") || l.starts_with("+++")));
+    assert!(!fenced
+        .iter()
+        .any(|l| l.trim_start().starts_with(['+', '-']) && l.starts_with(' ')));
+    // The text plan keeps them indented under their field, header and all.
+    let t = text(&diffs_plan(), TextOptions::default());
+    assert!(
+        t.contains("\n          --- current\n          +++ desired\n"),
+        "{t}"
+    );
+    assert!(t.contains("\n          -  \"refresh\": \"1m\",\n"), "{t}");
+}
+
+#[test]
+fn a_one_change_plan_has_no_diagram() {
+    assert!(!markdown(&plan_of(1, 3), MARKDOWN_BUDGET, false).contains("```mermaid"));
+    assert!(markdown(&plan_of(2, 3), MARKDOWN_BUDGET, false).contains("```mermaid"));
+}
+
+#[test]
+fn a_delete_says_why_and_shows_what_it_deletes() {
+    let mut p = plan_of(0, 0);
+    let mut a = action(0, 1);
+    a.action = ActionKind::Delete;
+    a.source = None;
+    a.reason = Some("not declared by any manifest, inside the prune scope (`Team/*`)".into());
+    a.fields = vec![
+        FieldChange {
+            path: "slug".into(),
+            before: Some(json!("team-0000")),
+            after: None,
+        },
+        FieldChange {
+            path: "name".into(),
+            before: Some(json!("Old")),
+            after: None,
+        },
+    ];
+    p.actions = vec![a];
+    let t = text(&p, TextOptions::default());
+    assert!(
+        t.contains(
+            "  - Team/team-0000\n      # not declared by any manifest, inside the prune scope \
+             (`Team/*`)\n      - slug: \"team-0000\"\n      - name: \"Old\"\n"
+        ),
+        "{t}"
+    );
+    let md = markdown(&p, MARKDOWN_BUDGET, false);
+    assert!(
+        md.contains(
+            "```diff\n# not declared by any manifest, inside the prune scope (`Team/*`)\n\
+             - slug: \"team-0000\"\n- name: \"Old\"\n```\n"
+        ),
+        "{md}"
     );
 }

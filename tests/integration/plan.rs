@@ -679,3 +679,196 @@ async fn no_description_means_the_full_registry_with_a_warning() {
         r.stdout
     );
 }
+
+const BUCKET_ON_TEAM_T: &str =
+    "api_version: v1/config\nkind: Bucket\nspec:\n  slug: b\n  name: B\n  team_slug: t\n";
+
+#[tokio::test]
+async fn a_delete_of_what_a_manifest_references_is_refused_at_plan_time() {
+    let t = Tenant::full().await;
+    let team = Kind::from_name("Team").unwrap();
+    let bucket = Kind::from_name("Bucket").unwrap();
+    assert_eq!(
+        t.create(team, json!({"slug": "t", "name": "T"}))
+            .await
+            .status,
+        200
+    );
+    let b = json!({"slug": "b", "name": "B", "team_slug": "t"});
+    assert_eq!(t.create(bucket, b).await.status, 200);
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "cfgctl.yaml", "prune: [\"Team/*\"]\n");
+    write(dir.path(), "bucket.yaml", BUCKET_ON_TEAM_T);
+    t.emulator.reset_stats();
+    // Before, the plan deleted Team/t and apply met the server's 400 (in use).
+    let r = Cfgctl::new(&t)
+        .dir(dir.path())
+        .args(&["apply", ".", "--prune", "--auto-approve"])
+        .run()
+        .await;
+    assert_eq!(r.code, 1, "{}", r.transcript());
+    assert_eq!(r.stdout, "");
+    cfgctl_snapshot!("referenced_delete", r.stderr);
+    let log = t.emulator.stats().log;
+    assert!(
+        log.iter().all(|l| l.method == "GET"),
+        "nothing sent: {log:?}"
+    );
+    assert_eq!(t.read(team, Some("t")).await.status, 200);
+    // Without --prune nothing is deleted, so nothing is wrong.
+    let plan = Cfgctl::new(&t)
+        .dir(dir.path())
+        .args(&["plan", "."])
+        .run()
+        .await;
+    assert_eq!(plan.code, 0, "{}", plan.transcript());
+}
+
+#[tokio::test]
+async fn deletes_say_why_and_what_they_delete() {
+    let t = Tenant::full().await;
+    let team = Kind::from_name("Team").unwrap();
+    let old = json!({"slug": "old", "name": "Old", "description": "Gone from git"});
+    assert_eq!(t.create(team, old).await.status, 200);
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "cfgctl.yaml",
+        "prune: [\"Monitor/*\", \"Team/o*\"]\n",
+    );
+    write(
+        dir.path(),
+        "team.yaml",
+        "api_version: v1/config\nkind: Team\nspec:\n  slug: kept\n  name: Kept\n",
+    );
+    let text = Cfgctl::new(&t)
+        .dir(dir.path())
+        .args(&["plan", ".", "--prune"])
+        .run()
+        .await;
+    assert_eq!(text.code, 0, "{}", text.transcript());
+    let md = Cfgctl::new(&t)
+        .dir(dir.path())
+        .args(&["plan", ".", "--prune", "--format", "markdown"])
+        .run()
+        .await;
+    let json = Cfgctl::new(&t)
+        .dir(dir.path())
+        .args(&["plan", ".", "--prune", "--format", "json"])
+        .run()
+        .await;
+    let v: Value = serde_json::from_str(&json.stdout).unwrap();
+    let delete = &v["changes"][1];
+    assert_eq!(delete["action"], "delete");
+    assert_eq!(
+        delete["reason"],
+        "not declared by any manifest, inside the prune scope (`Team/o*`)"
+    );
+    assert_eq!(
+        delete["fields"][2],
+        json!({"path": "description", "before": "Gone from git", "after": null})
+    );
+    cfgctl_snapshot!(
+        "delete_reason_and_fields",
+        format!("=== text\n{}=== markdown\n{}", text.stdout, md.stdout)
+    );
+}
+
+#[tokio::test]
+async fn prune_without_prune_patterns_says_so() {
+    let t = Tenant::full().await;
+    let team = Kind::from_name("Team").unwrap();
+    assert_eq!(
+        t.create(team, json!({"slug": "x", "name": "X"}))
+            .await
+            .status,
+        200
+    );
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "team.yaml",
+        "api_version: v1/config\nkind: Team\nspec:\n  slug: x\n  name: X\n",
+    );
+    let r = Cfgctl::new(&t)
+        .dir(dir.path())
+        .args(&["plan", ".", "--prune"])
+        .run()
+        .await;
+    assert_eq!(r.code, 0, "{}", r.transcript());
+    assert!(
+        r.stdout.contains(
+            "\nWarning: --prune deletes nothing: cfgctl.yaml has no `prune` patterns (they say \
+             which resources the repository owns; see docs/prune.md)\n"
+        ),
+        "{}",
+        r.stdout
+    );
+    let plain = Cfgctl::new(&t)
+        .dir(dir.path())
+        .args(&["plan", "."])
+        .run()
+        .await;
+    assert!(!plain.stdout.contains("Warning"), "{}", plain.stdout);
+}
+
+#[tokio::test]
+async fn a_dangling_reference_suggests_the_closest_slug() {
+    let t = Tenant::full().await;
+    let team = Kind::from_name("Team").unwrap();
+    let platform = json!({"slug": "platform", "name": "Platform"});
+    assert_eq!(t.create(team, platform).await.status, 200);
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "bucket.yaml",
+        "api_version: v1/config\nkind: Bucket\nspec:\n  slug: b\n  name: B\n  team_slug: platfrom\n",
+    );
+    let r = Cfgctl::new(&t)
+        .dir(dir.path())
+        .args(&["plan", "."])
+        .run()
+        .await;
+    assert_eq!(r.code, 1, "{}", r.transcript());
+    assert!(
+        r.stderr.contains(
+            "bucket.yaml:6:3: error: Bucket/b references Team/platfrom at `team_slug`, which is \
+             neither in the manifests nor on the target (did you mean `Team/platform`?)\n"
+        ),
+        "{}",
+        r.stderr
+    );
+}
+
+#[tokio::test]
+async fn drift_and_plan_read_a_local_edit_the_same_way() {
+    let t = seeded(Config::default()).await;
+    let dir = scratch_copy();
+    let path = dir.path().join("monitors/platform.yaml");
+    let text = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace("interval_secs: 60", "interval_secs: 120");
+    std::fs::write(&path, text).unwrap();
+    let run = |args: &'static [&'static str]| Cfgctl::new(&t).dir(dir.path()).args(args).run();
+    let plan = run(&["plan", "."]).await;
+    let drift = run(&["drift", "."]).await;
+    let drift_md = run(&["drift", ".", "--format", "markdown"]).await;
+    let drift_json = run(&["drift", ".", "--format", "json"]).await;
+    assert_eq!(drift.code, 2, "{}", drift.transcript());
+    let v: Value = serde_json::from_str(&drift_json.stdout).unwrap();
+    assert_eq!(
+        v["drift"][0]["fields"][0],
+        json!({"path": "interval_secs", "manifest": 120, "target": 60})
+    );
+    assert_eq!(
+        v["changes"][0]["fields"][0],
+        json!({"path": "interval_secs", "before": 60, "after": 120})
+    );
+    cfgctl_snapshot!(
+        "local_edit_plan_and_drift",
+        format!(
+            "=== plan\n{}=== drift\n{}=== drift markdown\n{}",
+            plan.stdout, drift.stdout, drift_md.stdout
+        )
+    );
+}

@@ -1,0 +1,127 @@
+//! The planner's reference checks. A reference must name a resource that a manifest declares
+//! or the target has (a dangling one is an error that suggests the closest slug of its kind),
+//! and no delete of the plan may take a resource that a manifest still references: the server
+//! would refuse the delete (400, in use) or the reference, so it is an error at plan time,
+//! located at the referencing field.
+
+use std::collections::BTreeMap;
+
+use crate::diagnostic::{Diagnostic, Problem};
+use crate::manifest::Manifest;
+use crate::registry::{Address, FoundReference};
+
+use super::{Action, ActionKind, Current};
+
+/// A reference of a manifest to a resource no manifest declares but the target has: the only
+/// references a delete of this plan can break (deletes are of undeclared resources).
+pub(super) struct OnTarget<'a> {
+    from: &'a Manifest,
+    reference: FoundReference,
+    target: Address,
+}
+
+/// What checking one manifest's references found.
+#[derive(Default)]
+pub(super) struct Checked<'a> {
+    pub problems: Vec<Diagnostic>,
+    pub on_target: Vec<OnTarget<'a>>,
+}
+
+/// Checks the references of `m` (at `address`) against the manifests and the target; a
+/// reference to a kind the target cannot list is a warning.
+pub(super) fn check<'a>(
+    address: &Address,
+    m: &'a Manifest,
+    by_address: &BTreeMap<Address, &Manifest>,
+    current: &Current,
+    out: &mut Checked<'a>,
+    warnings: &mut Vec<String>,
+) {
+    for r in address.kind.def().references_in(&m.spec) {
+        let target = Address::new(r.target, Some(r.slug.clone()));
+        if by_address.contains_key(&target) {
+            continue;
+        }
+        if current.resources.contains_key(&target) {
+            out.on_target.push(OnTarget {
+                from: m,
+                reference: r,
+                target,
+            });
+            continue;
+        }
+        if current.known.contains(&r.target) {
+            let suggestion = closest_slug(&target, by_address, current);
+            out.problems.push(Diagnostic::error(
+                &m.file,
+                m.field_pos(&r.pointer),
+                Problem::DanglingReference {
+                    from: address.to_string(),
+                    path: r.path.clone(),
+                    target: target.to_string(),
+                    suggestion,
+                },
+            ));
+        } else {
+            warnings.push(format!(
+                "{address} references {target}, which cannot be checked: the target cannot list {} ({})",
+                r.target,
+                m.source()
+            ));
+        }
+    }
+}
+
+/// The declared or existing address of the same kind whose slug is closest to the missing
+/// one's, as `Kind/slug` (only worked out for an error).
+fn closest_slug(
+    missing: &Address,
+    by_address: &BTreeMap<Address, &Manifest>,
+    current: &Current,
+) -> Option<String> {
+    let slug = missing.slug.as_deref()?;
+    let mut slugs: Vec<String> = by_address
+        .keys()
+        .chain(current.resources.keys())
+        .filter(|a| a.kind == missing.kind)
+        .filter_map(|a| a.slug.clone())
+        .collect();
+    slugs.sort();
+    slugs.dedup();
+    crate::jsonpath::closest(slug, &slugs).map(|s| Address::new(missing.kind, Some(s)).to_string())
+}
+
+/// An error for every reference a manifest keeps to a resource this plan deletes, at the
+/// referencing field, naming the delete's reason.
+pub(super) fn deleted_but_referenced(
+    on_target: &[OnTarget<'_>],
+    actions: &[Action],
+) -> Vec<Diagnostic> {
+    let deleted: BTreeMap<&Address, &Action> = actions
+        .iter()
+        .filter(|a| a.action == ActionKind::Delete)
+        .map(|a| (&a.address, a))
+        .collect();
+    if deleted.is_empty() {
+        return vec![];
+    }
+    on_target
+        .iter()
+        .filter_map(|held| {
+            let delete = deleted.get(&held.target)?;
+            Some(Diagnostic::error(
+                &held.from.file,
+                held.from.field_pos(&held.reference.pointer),
+                Problem::ReferencedDelete {
+                    from: held.from.address().to_string(),
+                    path: held.reference.path.clone(),
+                    target: held.target.to_string(),
+                    why: delete.reason.clone().unwrap_or_default(),
+                },
+            ))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests;

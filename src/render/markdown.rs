@@ -1,0 +1,146 @@
+//! The Markdown plan, for a pull-request comment: the summary table, the diagram of the
+//! changes' order, one `<details>` per resource with its lines in a ```` ```diff ```` block
+//! (every `+`/`-` line at column 0, so GitHub colours it), under a character budget.
+
+use std::fmt::Write as _;
+
+use super::fields::{self, Line};
+use super::{cascade_lines, graph, plural, summary_line, unmanaged_by_kind};
+use crate::output::{code_span, Inert, Markdown};
+use crate::plan::{Action, Plan};
+
+fn markdown_details(a: &Action) -> String {
+    let mut body = String::new();
+    if let Some(r) = &a.reason {
+        let _ = writeln!(body, "# {}", Inert(r));
+    }
+    for line in cascade_lines(a) {
+        let _ = writeln!(body, "{line}");
+    }
+    for f in a.shown_fields().iter() {
+        for line in fields::field_lines(a.address.kind, f)
+            .iter()
+            .filter_map(Line::markdown)
+        {
+            let _ = writeln!(body, "{line}");
+        }
+    }
+    cap_details(&mut body, "plan");
+    let loc = a
+        .source
+        .as_ref()
+        .map(|s| format!(" — <code>{}:{}</code>", Markdown(s.file.display()), s.line))
+        .unwrap_or_default();
+    let mut out = format!(
+        "<details><summary><code>{} {}</code> <b>{}</b>{loc}</summary>\n\n",
+        a.action.symbol(),
+        a.action.as_str(),
+        Markdown(&a.address)
+    );
+    if body.is_empty() {
+        out.push_str("_no field details_\n");
+    } else {
+        let _ = write!(out, "{}", diff_block(&body));
+    }
+    out.push_str("\n</details>\n");
+    out
+}
+
+/// One resource may not eat the whole comment: its details are cut at 20,000 bytes, with a note
+/// naming the command (`plan`, `drift`) that shows all of it.
+pub(crate) fn cap_details(body: &mut String, command: &str) {
+    const PER_RESOURCE: usize = 20_000;
+    if body.len() > PER_RESOURCE {
+        let mut cut = PER_RESOURCE;
+        while !body.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        body.truncate(cut);
+        body.push_str(&format!(
+            "\n… (diff truncated; run cfgctl {command} for all of it)\n"
+        ));
+    }
+}
+
+/// A `diff` code block around `body`, fenced longer than any run of backticks in it.
+pub(crate) fn diff_block(body: &str) -> String {
+    let fence = "`".repeat(
+        body.split(|c| c != '`')
+            .map(str::len)
+            .max()
+            .unwrap_or(0)
+            .max(2)
+            + 1,
+    );
+    format!("{fence}diff\n{body}{fence}\n")
+}
+
+/// The Markdown plan for a pull-request comment, at most `budget` characters.
+pub fn markdown(plan: &Plan, budget: usize, drift: bool) -> String {
+    let s = plan.summary();
+    let mut head = String::new();
+    let word = if drift { "drift" } else { "plan" };
+    let _ = writeln!(head, "### cfgctl {word} for {}\n", code_span(&plan.target));
+    let _ = writeln!(head, "**{}**\n", summary_line(plan));
+    let _ = writeln!(head, "| action | resources |\n|---|---:|");
+    for (label, n) in [
+        ("`+` create", s.create),
+        ("`~` update", s.update),
+        ("`-` delete", s.delete),
+        ("`^` upsert", s.upsert),
+        ("`!` unsupported", s.unsupported),
+        ("unchanged", s.unchanged),
+        ("unmanaged", plan.unmanaged.len()),
+    ] {
+        let _ = writeln!(head, "| {label} | {n} |");
+    }
+    head.push('\n');
+    let mut tail = String::new();
+    for w in plan
+        .warnings
+        .iter()
+        .cloned()
+        .chain(plan.guard_violations.iter().map(|g| g.to_string()))
+    {
+        let _ = writeln!(tail, "> **Warning:** {}\n", Markdown(&w));
+    }
+    if !plan.unmanaged.is_empty() {
+        let parts: Vec<String> = unmanaged_by_kind(plan)
+            .iter()
+            .map(|(k, n)| format!("{k} {n}"))
+            .collect();
+        let _ = writeln!(
+            tail,
+            "Unmanaged on the target (not in the manifests): {}.\n",
+            parts.join(", ")
+        );
+    }
+    const NOTE_RESERVE: usize = 300;
+    let mut out = head;
+    if !drift {
+        let room = (budget / 5).min(budget.saturating_sub(out.len() + tail.len() + NOTE_RESERVE));
+        if let Some(diagram) = graph::markdown_section(plan, room) {
+            out.push_str(&diagram);
+        }
+    }
+    let mut shown = 0;
+    for a in &plan.actions {
+        let d = markdown_details(a);
+        if out.len() + d.len() + tail.len() + NOTE_RESERVE > budget {
+            break;
+        }
+        out.push_str(&d);
+        shown += 1;
+    }
+    let left = plan.actions.len() - shown;
+    if left > 0 {
+        let _ = writeln!(
+            out,
+            "\n> **{} not shown:** the comment is kept under {budget} characters. Run `cfgctl plan` for the full plan.\n",
+            plural(left, "more resource", "more resources")
+        );
+    }
+    out.push('\n');
+    out.push_str(&tail);
+    out
+}
