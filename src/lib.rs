@@ -18,6 +18,7 @@ pub mod pattern;
 pub mod plan;
 pub mod pull;
 pub mod registry;
+pub mod safe_write;
 pub mod render;
 pub mod semantics;
 pub mod settings;
