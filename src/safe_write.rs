@@ -34,8 +34,8 @@ pub enum WriteError {
     NotAFile(PathBuf),
     #[error("`{}` is not a directory", .0.display())]
     NotADirectory(PathBuf),
-    #[error("`{}` is not a path inside `{}`", path.display(), root.display())]
-    Outside { root: PathBuf, path: PathBuf },
+    #[error("`{}` is not a path inside the folder written to", .0.display())]
+    Outside(PathBuf),
     #[error("`{}` would be written twice in one run", .0.display())]
     Twice(PathBuf),
     #[error("`{}`: {source}", path.display())]
@@ -162,8 +162,14 @@ impl Batch {
     /// An empty batch under `root` (which need not exist yet: it is created, and removed again
     /// on failure).
     pub fn new(root: impl Into<PathBuf>) -> Batch {
+        let root = root.into();
         Batch {
-            root: root.into(),
+            // Paths under `.` are named without `./` in messages.
+            root: if root == Path::new(".") {
+                PathBuf::new()
+            } else {
+                root
+            },
             changes: Vec::new(),
             fault: Fault::from_env(),
         }
@@ -198,10 +204,7 @@ impl Batch {
             let inside = rel.components().next().is_some()
                 && rel.components().all(|c| matches!(c, Component::Normal(_)));
             if !inside {
-                return Err(WriteError::Outside {
-                    root: self.root.clone(),
-                    path,
-                });
+                return Err(WriteError::Outside(path));
             }
             if !seen.insert(rel.clone()) {
                 return Err(WriteError::Twice(path));
