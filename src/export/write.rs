@@ -46,7 +46,7 @@ pub enum WriteError {
         source: io::Error,
     },
     /// Refused by the safe writer's checks, or failed while writing (then undone).
-    #[error("{0}")]
+    #[error(transparent)]
     Write(#[from] Failed),
 }
 
