@@ -120,12 +120,11 @@ fn files_with(
         envelope.insert("api_version".into(), json!(crate::spec::API_VERSION));
         envelope.insert("kind".into(), json!(address.kind.name()));
         envelope.insert("spec".into(), manifest_spec(address.kind, &object.value()));
-        let text = serde_saphyr::to_string(&Value::Object(envelope)).map_err(|e| {
-            ExportError::Yaml {
+        let text =
+            serde_saphyr::to_string(&Value::Object(envelope)).map_err(|e| ExportError::Yaml {
                 address: address.clone(),
                 reason: e.to_string(),
-            }
-        })?;
+            })?;
         files.insert(path, (address, text));
     }
     Ok(files
@@ -153,7 +152,10 @@ mod tests {
         let long = file_name(&"é".repeat(300));
         assert_eq!(long.len(), MAX_NAME);
         assert_ne!(long, file_name(&"é".repeat(301)));
-        assert!(long.ends_with("~8221aeba400087846cee3bf8dfa556e4"), "{long}");
+        assert!(
+            long.ends_with("~8221aeba400087846cee3bf8dfa556e4"),
+            "{long}"
+        );
     }
 
     /// Issue 3: two slugs whose names meet (here a name function that cuts every slug to one

@@ -250,8 +250,9 @@ mod tests {
         std::os::unix::fs::symlink(elsewhere.path(), out.join("teams")).unwrap();
         let e = write_export(out, &[file("teams/a.yaml", "a")], true).unwrap_err();
         assert!(
-            e.to_string()
-                .ends_with("teams` is a symlink: cfgctl never writes through one; nothing was written"),
+            e.to_string().ends_with(
+                "teams` is a symlink: cfgctl never writes through one; nothing was written"
+            ),
             "{e}"
         );
         assert_eq!(std::fs::read_dir(elsewhere.path()).unwrap().count(), 0);

@@ -71,17 +71,17 @@ fn makes_every_change_and_leaves_nothing_hidden() {
     .into_iter()
     .map(|(k, v)| (k.to_string(), v.to_string()))
     .collect();
-    assert_eq!(after, expected, "permissions kept, no temporary or backup left");
+    assert_eq!(
+        after, expected,
+        "permissions kept, no temporary or backup left"
+    );
 }
 
 /// Issue 3: a failure at any step, staging or moving into place, leaves the folder byte for
 /// byte as it was, and the message says nothing was written.
 #[test]
 fn a_failure_at_any_step_leaves_the_folder_as_it_was() {
-    for fault in (1..=4)
-        .map(Fault::Stage)
-        .chain((1..=5).map(Fault::Commit))
-    {
+    for fault in (1..=4).map(Fault::Stage).chain((1..=5).map(Fault::Commit)) {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("out");
         seed(&root);
@@ -114,7 +114,11 @@ fn a_root_it_created_is_removed_again() {
     b.create("teams/b.yaml", "b\n");
     let failed = b.with_fault(Fault::Commit(2)).commit().unwrap_err();
     assert_eq!(failed.undone, 1);
-    assert!(!dir.path().join("new").exists(), "{:?}", listing(dir.path()));
+    assert!(
+        !dir.path().join("new").exists(),
+        "{:?}",
+        listing(dir.path())
+    );
 }
 
 #[test]
@@ -177,7 +181,11 @@ fn never_through_a_symlink() {
     std::os::unix::fs::symlink(outside.path(), root.join("teams")).unwrap();
     std::os::unix::fs::symlink(outside.path().join("real.yaml"), root.join("a.yaml")).unwrap();
     let before = (listing(root), listing(outside.path()));
-    for (rel, replace) in [("teams/new.yaml", false), ("a.yaml", true), ("a.yaml", false)] {
+    for (rel, replace) in [
+        ("teams/new.yaml", false),
+        ("a.yaml", true),
+        ("a.yaml", false),
+    ] {
         let mut b = Batch::new(root);
         b.create("first.yaml", "1");
         if replace {
@@ -198,9 +206,17 @@ fn a_file_that_appears_meanwhile_is_not_replaced() {
     let (temp, mut f) = hidden_file(root, "tmp").unwrap();
     f.write_all(b"ours").unwrap();
     std::fs::write(root.join("theirs.yaml"), "theirs").unwrap();
-    let e = place(&root.join("theirs.yaml"), &Op::Create(String::new()), Some(&temp)).unwrap_err();
+    let e = place(
+        &root.join("theirs.yaml"),
+        &Op::Create(String::new()),
+        Some(&temp),
+    )
+    .unwrap_err();
     assert!(matches!(e, WriteError::Exists(_)), "{e}");
-    assert_eq!(std::fs::read_to_string(root.join("theirs.yaml")).unwrap(), "theirs");
+    assert_eq!(
+        std::fs::read_to_string(root.join("theirs.yaml")).unwrap(),
+        "theirs"
+    );
 }
 
 #[test]

@@ -315,7 +315,11 @@ async fn an_export_failing_midway_leaves_the_folder_as_it_was() {
         .run()
         .await;
     assert_eq!(r.code, 1, "{}", r.transcript());
-    assert!(r.stderr.ends_with("; nothing was written\n"), "{}", r.stderr);
+    assert!(
+        r.stderr.ends_with("; nothing was written\n"),
+        "{}",
+        r.stderr
+    );
     assert!(!fresh.exists());
     assert_eq!(listing(out.path()), before);
 
@@ -328,7 +332,9 @@ async fn an_export_failing_midway_leaves_the_folder_as_it_was() {
     assert_eq!(after["README.md"], "# ours\n");
     assert!(after.contains_key("collections/payments.yaml"));
     assert!(
-        after.keys().all(|k| !k.contains(".cfgctl-") || k == ".cfgctl-export.json"),
+        after
+            .keys()
+            .all(|k| !k.contains(".cfgctl-") || k == ".cfgctl-export.json"),
         "no temporary, backup or staging left: {:?}",
         after.keys()
     );
@@ -378,7 +384,8 @@ async fn refused_exports_write_nothing_and_force_works_after() {
         .await;
     assert_eq!(r.code, 1, "{}", r.transcript());
     assert!(
-        r.stderr.contains("exists and no earlier export wrote it") && r.stderr.ends_with("nothing was written\n"),
+        r.stderr.contains("exists and no earlier export wrote it")
+            && r.stderr.ends_with("nothing was written\n"),
         "{}",
         r.stderr
     );
@@ -447,7 +454,8 @@ async fn pull_failing_on_its_second_new_file_writes_nothing() {
         .await;
     assert_eq!(r.code, 0, "{}", r.transcript());
     assert!(
-        r.stdout.contains("Pull: 1 resource pulled into 1 file, 2 files new"),
+        r.stdout
+            .contains("Pull: 1 resource pulled into 1 file, 2 files new"),
         "{}",
         r.stdout
     );
