@@ -195,3 +195,25 @@ pub(super) fn split_json_array(doc: Document) -> Vec<Document> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_schema_documents_are_told_from_manifests() {
+        let schema = crate::spec::manifest_schema();
+        let text = serde_json::to_string_pretty(&schema).unwrap();
+        assert!(is_json_schema(&text, true), "what `cfgctl schema` writes");
+        assert!(is_json_schema(
+            "$schema: http://json-schema.org/draft-07/schema#\nproperties: {}\n",
+            false
+        ));
+        // A manifest that mentions `$schema` (in a dashboard, say) is still a manifest.
+        let manifest = r#"{"api_version": "v1/config", "kind": "Dashboard",
+            "spec": {"slug": "d", "dashboard_json": {"$schema": "x", "properties": {}}}}"#;
+        assert!(!is_json_schema(manifest, true));
+        assert!(!is_json_schema(r#"{"$schema": "x"}"#, true), "no definitions");
+        assert!(!is_json_schema("{not json", true));
+    }
+}
