@@ -361,12 +361,25 @@ fn place(target: &Path, op: &Op, temp: Option<&Path>) -> Result<Option<PathBuf>,
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
                     Err(WriteError::Exists(target.to_path_buf()))
                 }
-                Err(e) => Err(io_err(target)(e)),
+                // A file system without hard links: a rename, once the name is seen free.
+                Err(e) => match std::fs::symlink_metadata(target) {
+                    Err(free) if free.kind() == io::ErrorKind::NotFound => {
+                        std::fs::rename(temp, target).map_err(io_err(target))?;
+                        Ok(None)
+                    }
+                    _ => Err(io_err(target)(e)),
+                },
             }
         }
         (Op::Replace(_), Some(temp)) => {
             let backup = backup_of(target)?;
-            std::fs::hard_link(target, &backup).map_err(io_err(target))?;
+            if std::fs::hard_link(target, &backup).is_err() {
+                // A file system without hard links: a copy of the earlier content.
+                if let Err(e) = std::fs::copy(target, &backup) {
+                    let _ = std::fs::remove_file(&backup);
+                    return Err(io_err(target)(e));
+                }
+            }
             if let Err(e) = std::fs::rename(temp, target) {
                 let _ = std::fs::remove_file(&backup);
                 return Err(io_err(target)(e));

@@ -213,7 +213,10 @@ mod tests {
         let manifest = r#"{"api_version": "v1/config", "kind": "Dashboard",
             "spec": {"slug": "d", "dashboard_json": {"$schema": "x", "properties": {}}}}"#;
         assert!(!is_json_schema(manifest, true));
-        assert!(!is_json_schema(r#"{"$schema": "x"}"#, true), "no definitions");
+        assert!(
+            !is_json_schema(r#"{"$schema": "x"}"#, true),
+            "no definitions"
+        );
         assert!(!is_json_schema("{not json", true));
     }
 }
