@@ -82,6 +82,8 @@ pub enum Problem {
     },
     #[error("invalid settings file: {0}")]
     Settings(String),
+    #[error("not read as a manifest: {0}")]
+    NotAManifest(String),
     #[error("{from} references {target} at `{path}`, which is neither in the manifests nor on the target{}", slug_hint(.suggestion))]
     DanglingReference {
         from: String,

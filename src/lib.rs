@@ -19,6 +19,7 @@ pub mod plan;
 pub mod pull;
 pub mod registry;
 pub mod render;
+pub mod safe_write;
 pub mod semantics;
 pub mod settings;
 pub mod spec;

@@ -26,7 +26,7 @@ mod read;
 mod shape;
 pub use locate::Locator;
 use locate::{load_plain, spec_spans};
-use read::{read_text, split_json_array, walk};
+use read::{is_json_schema, read_text, split_json_array, walk};
 pub use read::{sources, Sources};
 use shape::Shape;
 
@@ -117,6 +117,7 @@ pub fn load_dir(dir: &Path) -> Result<Loaded, LoadError> {
     let mut loaded = Loaded {
         other_files: walk.other_files,
         manifest_files: walk.files.len(),
+        diagnostics: walk.problems,
         ..Loaded::default()
     };
     if let Some((path, shown)) = &walk.settings {
@@ -148,6 +149,8 @@ pub fn load_dir(dir: &Path) -> Result<Loaded, LoadError> {
         .collect();
     for ((mut one, hash), (_, shown)) in per_file.into_iter().zip(&walk.files) {
         loaded.manifests.append(&mut one.manifests);
+        loaded.other_files += one.other_files;
+        loaded.manifest_files -= one.other_files;
         loaded.diagnostics.append(&mut one.diagnostics);
         loaded.sources.0.push((shown.clone(), hash));
     }
@@ -173,6 +176,20 @@ fn load_file(path: &Path, shown: &Path, loaded: &mut Loaded) -> [u8; 32] {
 
 fn load_text(path: &Path, shown: &Path, text: &str, loaded: &mut Loaded) {
     let is_json = path.extension().and_then(|e| e.to_str()) == Some("json");
+    if is_json_schema(text, is_json) {
+        loaded.diagnostics.push(Diagnostic::warning(
+            shown,
+            Pos::new(1, 1),
+            Problem::NotAManifest(
+                "a JSON Schema document (`$schema` with `definitions` or `properties`), such as \
+                 `cfgctl schema --out` writes: skipped"
+                    .into(),
+            ),
+        ));
+        // Counted with the files that are not manifests.
+        loaded.other_files += 1;
+        return;
+    }
     if !is_json && load_plain(text, shown, loaded) {
         return;
     }

@@ -537,7 +537,6 @@ mod json_edit;
 mod locate;
 
 use locate::*;
-pub mod write;
 
 #[cfg(test)]
 mod tests;

@@ -20,10 +20,7 @@ pub struct ExportCommand {
 /// `cfgctl export`: writes the target's state as manifests.
 pub fn export(opts: ExportCommand) -> anyhow::Result<ExitCode> {
     // Refuse a non-empty folder before reading the target at all.
-    let non_empty = std::fs::read_dir(&opts.out)
-        .map(|mut d| d.next().is_some())
-        .unwrap_or(false);
-    if non_empty && !opts.force {
+    if crate::export::write::is_non_empty(&opts.out) && !opts.force {
         return Err(crate::export::write::WriteError::NotEmpty {
             dir: opts.out.clone(),
         }

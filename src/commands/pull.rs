@@ -19,7 +19,7 @@ pub struct PullCommand {
 }
 
 /// `cfgctl pull`: writes the target's state back into the manifests (reads only from the
-/// target); the files are written at the end, each atomically.
+/// target); the files are written at the end, all or none ([`crate::safe_write`]).
 pub fn pull(opts: PullCommand) -> anyhow::Result<ExitCode> {
     let loaded = load_valid(&opts.dir)?;
     let (plan, current) = runtime()?.block_on(async {
@@ -43,33 +43,21 @@ pub fn pull(opts: PullCommand) -> anyhow::Result<ExitCode> {
         include_unmanaged: opts.include_unmanaged,
     })
     .context("nothing was written")?;
-    // Every file is checked before anything is written, so a refusal writes nothing.
+    // One batch: every file is checked before anything is written, and a failure midway
+    // undoes what was already in place.
+    let mut batch = crate::safe_write::Batch::new(&opts.dir);
     for f in &pulled.rewritten {
-        crate::pull::write::check_replace(&f.path)
-            .with_context(|| format!("cannot rewrite {}: nothing was written", f.path.display()))?;
+        batch.replace(under(&opts.dir, &f.path)?, f.text.as_str());
     }
+    for f in &pulled.created {
+        batch.create(&f.path, f.text.as_str());
+    }
+    batch.commit()?;
     let new_paths: Vec<PathBuf> = pulled
         .created
         .iter()
         .map(|f| opts.dir.join(&f.path))
         .collect();
-    for (f, path) in pulled.created.iter().zip(&new_paths) {
-        crate::pull::write::check_new_path(&opts.dir, &f.path).with_context(|| {
-            format!(
-                "cannot write {} for {}: nothing was written",
-                path.display(),
-                f.address
-            )
-        })?;
-    }
-    for f in &pulled.rewritten {
-        crate::pull::write::atomically(&f.path, &f.text, true)
-            .with_context(|| format!("writing {}", f.path.display()))?;
-    }
-    for (f, path) in pulled.created.iter().zip(&new_paths) {
-        crate::pull::write::atomically(path, &f.text, false)
-            .with_context(|| format!("writing {}", path.display()))?;
-    }
 
     // Names from the target are printed inert (no control characters reach the terminal).
     let inert = |s: &dyn std::fmt::Display| crate::output::Inert(s).to_string();
@@ -137,6 +125,21 @@ pub fn pull(opts: PullCommand) -> anyhow::Result<ExitCode> {
         .write_all(out.as_bytes())
         .context("writing to stdout")?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// A manifest file's path (as the load shows it) relative to the directory loaded.
+fn under(dir: &std::path::Path, file: &std::path::Path) -> anyhow::Result<PathBuf> {
+    let shown = dir.strip_prefix(".").unwrap_or(dir);
+    file.strip_prefix(dir)
+        .or_else(|_| file.strip_prefix(shown))
+        .map(std::path::Path::to_path_buf)
+        .with_context(|| {
+            format!(
+                "{} is not under {}: nothing was written",
+                file.display(),
+                dir.display()
+            )
+        })
 }
 
 pub(super) fn display_path(path: &std::path::Path) -> String {

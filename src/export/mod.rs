@@ -9,6 +9,7 @@
 
 pub mod write;
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use serde_json::{json, Map, Value};
@@ -25,30 +26,36 @@ pub struct ExportedFile {
 }
 
 #[derive(Debug, thiserror::Error)]
-#[error("cannot write {address} as YAML: {reason}")]
-pub struct ExportError {
-    pub address: Address,
-    pub reason: String,
+pub enum ExportError {
+    #[error("cannot write {address} as YAML: {reason}")]
+    Yaml { address: Address, reason: String },
+    #[error("{first} and {second} would both be written to {}: nothing was written", path.display())]
+    SamePath {
+        first: Address,
+        second: Address,
+        path: PathBuf,
+    },
 }
 
 /// Longest file name (bytes, before `.yaml`) an export writes: file systems allow 255.
 const MAX_NAME: usize = 200;
 
 /// A slug as a file name: letters, digits, `-`, `_` and `.` kept, the rest %-encoded; a name
-/// too long for a file system is cut and made unique by a hash of the whole slug (the slug
-/// itself lives in the file, so `plan` reads it back unchanged).
+/// too long for a file system is cut and made unique by a cryptographic hash of the whole slug
+/// (128 bits of BLAKE3: no two slugs meet by chance or by design; the slug itself lives in the
+/// file, so `plan` reads it back unchanged).
 fn file_name(slug: &str) -> String {
     let full = encoded_name(slug);
     if full.len() <= MAX_NAME {
         return full;
     }
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in slug.bytes() {
-        hash ^= u64::from(b);
-        hash = hash.wrapping_mul(0x0100_0000_01b3);
-    }
+    let hash = blake3::hash(slug.as_bytes());
+    let hex: String = hash.as_bytes()[..16]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
     // The encoded name is ASCII: any byte is a character boundary.
-    format!("{}~{hash:016x}", &full[..MAX_NAME - 17])
+    format!("{}~{hex}", &full[..MAX_NAME - 33])
 }
 
 fn encoded_name(slug: &str) -> String {
@@ -68,9 +75,13 @@ fn encoded_name(slug: &str) -> String {
 
 /// Where a resource's manifest goes.
 pub fn path_for(address: &Address) -> PathBuf {
+    path_with(address, file_name)
+}
+
+fn path_with(address: &Address, name: fn(&str) -> String) -> PathBuf {
     let def = address.kind.def();
     match &address.slug {
-        Some(slug) => PathBuf::from(def.path).join(format!("{}.yaml", file_name(slug))),
+        Some(slug) => PathBuf::from(def.path).join(format!("{}.yaml", name(slug))),
         None => PathBuf::from(format!("{}.yaml", def.path)),
     }
 }
@@ -81,28 +92,45 @@ pub fn manifest_spec(kind: Kind, object: &Value) -> Value {
     crate::spec::manifest_form(kind, object)
 }
 
-/// The files of an export of `current`, sorted by path.
+/// The files of an export of `current`, sorted by path. Two resources for one path (names
+/// that meet however unlikely) are refused, naming both.
 pub fn export_files(current: &Current, only: &[Pattern]) -> Result<Vec<ExportedFile>, ExportError> {
-    let mut files = Vec::new();
+    files_with(current, only, file_name)
+}
+
+fn files_with(
+    current: &Current,
+    only: &[Pattern],
+    name: fn(&str) -> String,
+) -> Result<Vec<ExportedFile>, ExportError> {
+    let mut files: BTreeMap<PathBuf, (&Address, String)> = BTreeMap::new();
     for (address, object) in &current.resources {
         if !only.is_empty() && !only.iter().any(|p| p.matches(address)) {
             continue;
+        }
+        let path = path_with(address, name);
+        if let Some((first, _)) = files.get(&path) {
+            return Err(ExportError::SamePath {
+                first: (*first).clone(),
+                second: address.clone(),
+                path,
+            });
         }
         let mut envelope = Map::new();
         envelope.insert("api_version".into(), json!(crate::spec::API_VERSION));
         envelope.insert("kind".into(), json!(address.kind.name()));
         envelope.insert("spec".into(), manifest_spec(address.kind, &object.value()));
-        let text = serde_saphyr::to_string(&Value::Object(envelope)).map_err(|e| ExportError {
-            address: address.clone(),
-            reason: e.to_string(),
-        })?;
-        files.push(ExportedFile {
-            path: path_for(address),
-            text,
-        });
+        let text =
+            serde_saphyr::to_string(&Value::Object(envelope)).map_err(|e| ExportError::Yaml {
+                address: address.clone(),
+                reason: e.to_string(),
+            })?;
+        files.insert(path, (address, text));
     }
-    files.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(files)
+    Ok(files
+        .into_iter()
+        .map(|(path, (_, text))| ExportedFile { path, text })
+        .collect())
 }
 
 #[cfg(test)]
@@ -124,6 +152,31 @@ mod tests {
         let long = file_name(&"é".repeat(300));
         assert_eq!(long.len(), MAX_NAME);
         assert_ne!(long, file_name(&"é".repeat(301)));
+        assert!(
+            long.ends_with("~8221aeba400087846cee3bf8dfa556e4"),
+            "{long}"
+        );
+    }
+
+    /// Issue 3: two slugs whose names meet (here a name function that cuts every slug to one
+    /// letter stands in for a hash collision) are refused before anything is written, naming
+    /// both resources and the file.
+    #[test]
+    fn two_resources_for_one_file_are_refused() {
+        let mut current = Current::default();
+        for slug in ["alpha", "apple", "beta"] {
+            let obj = json!({"slug": slug, "name": slug});
+            current.insert(Address::new(Kind::Team, Some(slug.into())), &obj);
+        }
+        fn first_letter(slug: &str) -> String {
+            slug[..1].to_string()
+        }
+        let e = files_with(&current, &[], first_letter).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "Team/alpha and Team/apple would both be written to teams/a.yaml: nothing was written"
+        );
+        assert_eq!(export_files(&current, &[]).unwrap().len(), 3);
     }
 
     #[test]

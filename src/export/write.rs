@@ -4,12 +4,9 @@
 //!   export wrote. `--force` replaces and removes only files in that index: a hand-written
 //!   file, or a manifest added next to the export, is never deleted or overwritten (an export
 //!   that would overwrite one is refused before anything is written).
-//! - Nothing is written through a symlink: an existing path component under the output folder
-//!   that is a symlink refuses the export.
-//! - All or nothing: the files are first written into a staging folder inside the output
-//!   folder; only when every one is written are they moved into place (renames in one file
-//!   system), and the files of the earlier export that are gone are removed. A failure while
-//!   staging removes the staging folder and leaves the output folder as it was.
+//! - Nothing is written through a symlink, and all or nothing: the files, the removals of the
+//!   earlier export's files whose resources are gone and the new index are one
+//!   [`crate::safe_write::Batch`], checked before anything is written and undone on failure.
 
 use std::collections::BTreeSet;
 use std::io;
@@ -18,10 +15,10 @@ use std::path::{Component, Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::ExportedFile;
+use crate::safe_write::{Batch, Failed};
 
 /// The index file, relative to the output folder.
 pub const INDEX: &str = ".cfgctl-export.json";
-const STAGING: &str = ".cfgctl-export.staging";
 
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -30,7 +27,8 @@ struct Index {
     files: Vec<String>,
 }
 
-/// Why an export was not written. Nothing in the output folder changed.
+/// Why an export was not written. Nothing in the output folder changed, unless a
+/// [`WriteError::Write`] says otherwise.
 #[derive(Debug, thiserror::Error)]
 pub enum WriteError {
     #[error(
@@ -39,8 +37,6 @@ pub enum WriteError {
     NotEmpty { dir: PathBuf },
     #[error("{path} exists and no earlier export wrote it (it is not in {INDEX}): move it away or export elsewhere; nothing was written")]
     WouldOverwrite { path: PathBuf },
-    #[error("{path} is a symlink: export never writes through one; nothing was written")]
-    Symlink { path: PathBuf },
     #[error("the export index {path} is not readable ({reason}): remove it to start over; nothing was written")]
     Index { path: PathBuf, reason: String },
     #[error("{path}: {source}; nothing was written")]
@@ -49,6 +45,9 @@ pub enum WriteError {
         #[source]
         source: io::Error,
     },
+    /// Refused by the safe writer's checks, or failed while writing (then undone).
+    #[error(transparent)]
+    Write(#[from] Failed),
 }
 
 fn io_err(path: &Path) -> impl FnOnce(io::Error) -> WriteError + '_ {
@@ -67,19 +66,22 @@ fn contained(rel: &str) -> Option<PathBuf> {
         .filter(|p| p.components().next().is_some())
 }
 
-fn read_index(out: &Path) -> Result<BTreeSet<PathBuf>, WriteError> {
+/// The files the earlier export wrote, and whether its index exists.
+fn read_index(out: &Path) -> Result<(BTreeSet<PathBuf>, bool), WriteError> {
     let path = out.join(INDEX);
     let text = match std::fs::symlink_metadata(&path) {
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(BTreeSet::new()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok((BTreeSet::new(), false)),
         Err(e) => return Err(io_err(&path)(e)),
-        Ok(m) if m.file_type().is_symlink() => return Err(WriteError::Symlink { path }),
+        Ok(m) if m.file_type().is_symlink() => {
+            return Err(Failed::from(crate::safe_write::WriteError::Symlink(path)).into())
+        }
         Ok(_) => std::fs::read_to_string(&path).map_err(io_err(&path))?,
     };
     let index: Index = serde_json::from_str(&text).map_err(|e| WriteError::Index {
         path: path.clone(),
         reason: e.to_string(),
     })?;
-    index
+    let files = index
         .files
         .iter()
         .map(|f| {
@@ -88,22 +90,8 @@ fn read_index(out: &Path) -> Result<BTreeSet<PathBuf>, WriteError> {
                 reason: format!("`{f}` is not a path inside the folder"),
             })
         })
-        .collect()
-}
-
-/// Refuses a symlink at any existing component of `rel` under `out`.
-fn check_no_symlink(out: &Path, rel: &Path) -> Result<(), WriteError> {
-    let mut at = out.to_path_buf();
-    for c in rel.components() {
-        at.push(c);
-        match std::fs::symlink_metadata(&at) {
-            Ok(m) if m.file_type().is_symlink() => return Err(WriteError::Symlink { path: at }),
-            Ok(_) => {}
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
-            Err(e) => return Err(io_err(&at)(e)),
-        }
-    }
-    Ok(())
+        .collect::<Result<_, _>>()?;
+    Ok((files, true))
 }
 
 /// What an export changed in the folder.
@@ -114,93 +102,57 @@ pub struct Written {
     pub removed: Vec<PathBuf>,
 }
 
+/// `out` holds something (a missing folder is empty).
+pub fn is_non_empty(out: &Path) -> bool {
+    std::fs::read_dir(out)
+        .map(|mut d| d.next().is_some())
+        .unwrap_or(false)
+}
+
 /// Writes `files` under `out` (see the module documentation for the rules).
 pub fn write_export(
     out: &Path,
     files: &[ExportedFile],
     force: bool,
 ) -> Result<Written, WriteError> {
-    if let Ok(m) = std::fs::symlink_metadata(out) {
-        if !m.is_dir() && !m.file_type().is_symlink() {
-            return Err(WriteError::Io {
-                path: out.to_path_buf(),
-                source: io::Error::other("not a folder"),
-            });
+    if let Ok(m) = std::fs::metadata(out) {
+        if !m.is_dir() {
+            return Err(io_err(out)(io::Error::other("not a folder")));
         }
     }
-    let non_empty = std::fs::read_dir(out)
-        .map(|mut d| d.next().is_some())
-        .unwrap_or(false);
-    if non_empty && !force {
+    if is_non_empty(out) && !force {
         return Err(WriteError::NotEmpty {
             dir: out.to_path_buf(),
         });
     }
-    let earlier = read_index(out)?;
-    // Every check before anything is written.
+    let (earlier, has_index) = read_index(out)?;
+    let mut batch = Batch::new(out);
     for f in files {
-        check_no_symlink(out, &f.path)?;
-        let target = out.join(&f.path);
-        if !earlier.contains(&f.path) && std::fs::symlink_metadata(&target).is_ok() {
-            return Err(WriteError::WouldOverwrite { path: target });
+        if earlier.contains(&f.path) && out.join(&f.path).is_file() {
+            batch.replace(&f.path, f.text.as_str());
+            continue;
         }
-        // A folder on the way that is a file nobody exported.
+        // A file, or a folder on the way that is a file, that no export wrote.
         let mut at = out.to_path_buf();
-        let parents: Vec<_> = f
-            .path
-            .parent()
-            .into_iter()
-            .flat_map(Path::components)
-            .collect();
-        for c in parents {
+        for c in f.path.components() {
             at.push(c);
-            if at.is_file() {
+            let meta = std::fs::symlink_metadata(&at);
+            let last = at == out.join(&f.path);
+            // A symlink is the safe writer's to refuse, by name.
+            let ours = |m: &std::fs::Metadata| !m.file_type().is_symlink() && (last || m.is_file());
+            if meta.as_ref().is_ok_and(ours) {
                 return Err(WriteError::WouldOverwrite { path: at });
             }
         }
+        batch.create(&f.path, f.text.as_str());
     }
     let new: BTreeSet<&Path> = files.iter().map(|f| f.path.as_path()).collect();
-    let gone: Vec<PathBuf> = earlier
-        .iter()
-        .filter(|p| !new.contains(p.as_path()))
-        .cloned()
-        .collect();
-    for p in &gone {
-        check_no_symlink(out, p)?;
-    }
-
-    let created_out = !out.exists();
-    std::fs::create_dir_all(out).map_err(io_err(out))?;
-    let staging = out.join(STAGING);
-    if std::fs::symlink_metadata(&staging).is_ok() {
-        // Left over by an export that was killed: it is ours to remove.
-        check_no_symlink(out, Path::new(STAGING))?;
-        std::fs::remove_dir_all(&staging).map_err(io_err(&staging))?;
-    }
-    let staged = stage(&staging, files);
-    if let Err(e) = staged {
-        let _ = std::fs::remove_dir_all(&staging);
-        if created_out {
-            let _ = std::fs::remove_dir_all(out);
-        }
-        return Err(e);
-    }
-    // Into place: renames within one folder tree.
-    for f in files {
-        let target = out.join(&f.path);
-        if let Some(parent) = target.parent() {
-            std::fs::create_dir_all(parent).map_err(io_err(parent))?;
-        }
-        std::fs::rename(staging.join(&f.path), &target).map_err(io_err(&target))?;
-    }
-    let _ = std::fs::remove_dir_all(&staging);
     let mut removed = Vec::new();
-    for p in gone {
-        let path = out.join(&p);
-        match std::fs::remove_file(&path) {
-            Ok(()) => removed.push(p),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-            Err(e) => return Err(io_err(&path)(e)),
+    for p in earlier.iter().filter(|p| !new.contains(p.as_path())) {
+        // A file the earlier export wrote and someone removed since: nothing to remove.
+        if std::fs::symlink_metadata(out.join(p)).is_ok() {
+            batch.remove(p);
+            removed.push(p.clone());
         }
     }
     let index = Index {
@@ -210,24 +162,17 @@ pub fn write_export(
             .map(|f| f.path.to_string_lossy().replace('\\', "/"))
             .collect(),
     };
-    let index_path = out.join(INDEX);
     let text = serde_json::to_string_pretty(&index).unwrap_or_default() + "\n";
-    std::fs::write(&index_path, text).map_err(io_err(&index_path))?;
+    if has_index {
+        batch.replace(INDEX, text);
+    } else {
+        batch.create(INDEX, text);
+    }
+    batch.commit()?;
     Ok(Written {
         written: files.len(),
         removed,
     })
-}
-
-fn stage(staging: &Path, files: &[ExportedFile]) -> Result<(), WriteError> {
-    for f in files {
-        let path = staging.join(&f.path);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(io_err(parent))?;
-        }
-        std::fs::write(&path, &f.text).map_err(io_err(&path))?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -292,7 +237,7 @@ mod tests {
         let long = format!("teams/{}.yaml", "x".repeat(300));
         let e =
             write_export(&out, &[file("teams/a.yaml", "a"), file(&long, "b")], false).unwrap_err();
-        assert!(matches!(e, WriteError::Io { .. }), "{e}");
+        assert!(matches!(e, WriteError::Write(_)), "{e}");
         assert!(!out.exists(), "the folder it created is gone again");
     }
 
@@ -304,7 +249,42 @@ mod tests {
         let out = dir.path();
         std::os::unix::fs::symlink(elsewhere.path(), out.join("teams")).unwrap();
         let e = write_export(out, &[file("teams/a.yaml", "a")], true).unwrap_err();
-        assert!(matches!(e, WriteError::Symlink { .. }), "{e}");
+        assert!(
+            e.to_string().ends_with(
+                "teams` is a symlink: cfgctl never writes through one; nothing was written"
+            ),
+            "{e}"
+        );
         assert_eq!(std::fs::read_dir(elsewhere.path()).unwrap().count(), 0);
+    }
+
+    /// Issue 3: two files for one path (names that meet) are refused before anything is
+    /// written; on main the second rename failed after the first file was moved into place,
+    /// leaving it and the staging folder behind, and the next `--force` refused that file.
+    #[test]
+    fn one_path_twice_writes_nothing_and_force_works_after() {
+        use crate::safe_write::tests::listing;
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        write_export(&out, &[file("teams/a.yaml", "a")], false).unwrap();
+        let before = listing(&out);
+        let e = write_export(
+            &out,
+            &[file("teams/b.yaml", "b1"), file("teams/b.yaml", "b2")],
+            true,
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string()
+                .ends_with("teams/b.yaml` would be written twice in one run; nothing was written"),
+            "{e}"
+        );
+        assert_eq!(listing(&out), before, "byte for byte as before");
+        let w = write_export(&out, &[file("teams/b.yaml", "b")], true).unwrap();
+        assert_eq!(w.removed, vec![PathBuf::from("teams/a.yaml")]);
+        assert_eq!(
+            std::fs::read_to_string(out.join("teams/b.yaml")).unwrap(),
+            "b"
+        );
     }
 }

@@ -40,6 +40,10 @@ pub(super) struct Walk {
     /// The manifest files (path, path as shown), in walk (sorted) order.
     pub files: Vec<(PathBuf, PathBuf)>,
     pub other_files: usize,
+    /// What the walk refused or left out and says so: a symlinked settings file (an error:
+    /// its rules would silently not apply), a `cfgctl.yaml` below the root (a warning: it is
+    /// a settings file, not a manifest, and is not read).
+    pub problems: Vec<Diagnostic>,
 }
 
 /// Walks `dir`: hidden entries skipped, symlinks not followed, sorted by file name.
@@ -53,6 +57,7 @@ pub(super) fn walk(dir: &Path) -> Result<Walk, LoadError> {
         settings: None,
         files: Vec::new(),
         other_files: 0,
+        problems: Vec::new(),
     };
     let walker = walkdir::WalkDir::new(dir)
         .follow_links(false)
@@ -64,10 +69,22 @@ pub(super) fn walk(dir: &Path) -> Result<Walk, LoadError> {
             path: dir.to_path_buf(),
             source,
         })?;
+        let path = entry.path();
+        if entry.file_type().is_symlink() && path == settings_path {
+            found.problems.push(Diagnostic::error(
+                display_path(path),
+                Pos::new(1, 1),
+                Problem::Settings(format!(
+                    "`{}` is a symlink, and cfgctl follows none: its prune, exclude, max_deletes \
+                     and ignore rules would not apply; put the file itself there",
+                    settings::FILE_NAME
+                )),
+            ));
+            continue;
+        }
         if !entry.file_type().is_file() {
             continue;
         }
-        let path = entry.path();
         if !is_manifest_file(path) {
             found.other_files += 1;
             continue;
@@ -75,6 +92,21 @@ pub(super) fn walk(dir: &Path) -> Result<Walk, LoadError> {
         let entry = (path.to_path_buf(), display_path(path));
         if path == settings_path {
             found.settings = Some(entry);
+        } else if path.file_name().is_some_and(|n| n == settings::FILE_NAME) {
+            found.problems.push(Diagnostic::warning(
+                &entry.1,
+                Pos::new(1, 1),
+                Problem::NotAManifest(format!(
+                    "a settings file below the root of `{}`; cfgctl reads `{}` only at the root \
+                     of the folder it is given (run cfgctl on this file's folder, or move it there)",
+                    match display_path(dir).display().to_string() {
+                        shown if shown.is_empty() => ".".to_string(),
+                        shown => shown,
+                    },
+                    settings::FILE_NAME
+                )),
+            ));
+            found.other_files += 1;
         } else {
             found.files.push(entry);
         }
@@ -119,6 +151,31 @@ pub(super) fn read_text(path: &Path) -> Result<String, (Pos, Problem)> {
     })
 }
 
+/// A JSON Schema document (such as the one `cfgctl schema --out` writes): a top-level mapping
+/// with `$schema` and `definitions`, `$defs` or `properties`. A manifest never has `$schema`,
+/// so only a text that holds it is parsed here.
+pub(super) fn is_json_schema(text: &str, is_json: bool) -> bool {
+    if !text.contains("$schema") {
+        return false;
+    }
+    let value = if is_json {
+        serde_json::from_str::<Value>(text).ok()
+    } else {
+        yaml::parse_documents(text)
+            .ok()
+            .filter(|docs| docs.len() == 1)
+            .and_then(|docs| docs.into_iter().next())
+            .map(|d| d.value)
+    };
+    let Some(Value::Object(top)) = value else {
+        return false;
+    };
+    top.contains_key("$schema")
+        && ["definitions", "$defs", "properties"]
+            .iter()
+            .any(|k| top.contains_key(*k))
+}
+
 pub(super) fn split_json_array(doc: Document) -> Vec<Document> {
     let Value::Array(items) = doc.value else {
         return vec![doc];
@@ -137,4 +194,29 @@ pub(super) fn split_json_array(doc: Document) -> Vec<Document> {
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_schema_documents_are_told_from_manifests() {
+        let schema = crate::spec::manifest_schema();
+        let text = serde_json::to_string_pretty(&schema).unwrap();
+        assert!(is_json_schema(&text, true), "what `cfgctl schema` writes");
+        assert!(is_json_schema(
+            "$schema: http://json-schema.org/draft-07/schema#\nproperties: {}\n",
+            false
+        ));
+        // A manifest that mentions `$schema` (in a dashboard, say) is still a manifest.
+        let manifest = r#"{"api_version": "v1/config", "kind": "Dashboard",
+            "spec": {"slug": "d", "dashboard_json": {"$schema": "x", "properties": {}}}}"#;
+        assert!(!is_json_schema(manifest, true));
+        assert!(
+            !is_json_schema(r#"{"$schema": "x"}"#, true),
+            "no definitions"
+        );
+        assert!(!is_json_schema("{not json", true));
+    }
 }

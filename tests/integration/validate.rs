@@ -279,3 +279,65 @@ fn a_byte_order_mark_is_not_content() {
         "valid: 2 manifests in 2 files, 0 errors, 0 warnings\n"
     );
 }
+
+/// Issue 9: from a repository's root, the `cfgctl.yaml` of its manifest folder is a settings
+/// file below the root (not read, a warning naming it), and the JSON Schema that
+/// `cfgctl schema --out` writes beside the manifests is skipped with a warning; neither is
+/// read as a manifest. On main they gave 1 and 12 errors.
+#[test]
+fn a_nested_settings_file_and_a_json_schema_are_not_manifests() {
+    let work = tempfile::tempdir().unwrap();
+    let config = work.path().join("config");
+    crate::support::copy_dir(&root().join("examples/quickstart"), &config);
+    std::fs::write(config.join("cfgctl.yaml"), "prune:\n  - \"Team/*\"\n").unwrap();
+    let r = Cfgctl::bare()
+        .dir(work.path())
+        .args(&["schema", "--out", "config/manifest.schema.json"])
+        .run_blocking();
+    assert_eq!(r.code, 0, "{}", r.transcript());
+    let r = Cfgctl::bare()
+        .dir(work.path())
+        .args(&["validate"])
+        .run_blocking();
+    cfgctl_snapshot!("nested_settings_and_json_schema", r.transcript());
+    assert_eq!(r.code, 0, "{}", r.transcript());
+    // Given the manifest folder, its settings file is the settings file.
+    let r = Cfgctl::bare()
+        .dir(work.path())
+        .args(&["validate", "config"])
+        .run_blocking();
+    assert_eq!(
+        r.stdout,
+        "config/manifest.schema.json:1:1: warning: not read as a manifest: a JSON Schema \
+         document (`$schema` with `definitions` or `properties`), such as `cfgctl schema --out` \
+         writes: skipped\nvalid: 5 manifests in 5 files, 0 errors, 1 warning\n"
+    );
+}
+
+/// Issue 6: a symlinked `cfgctl.yaml` is refused with a located error (its rules would
+/// silently not apply otherwise); on main it was skipped and the folder validated clean.
+#[cfg(unix)]
+#[test]
+fn a_symlinked_settings_file_is_refused() {
+    let work = tempfile::tempdir().unwrap();
+    let config = work.path().join("config");
+    crate::support::copy_dir(&root().join("examples/quickstart"), &config);
+    std::fs::write(work.path().join("shared.yaml"), "max_deletes: 0\n").unwrap();
+    std::os::unix::fs::symlink("../shared.yaml", config.join("cfgctl.yaml")).unwrap();
+    for args in [
+        &["validate", "config"][..],
+        &["plan", "config", "--local=local.db"][..],
+    ] {
+        let r = Cfgctl::bare().dir(work.path()).args(args).run_blocking();
+        assert_eq!(r.code, 1, "{}", r.transcript());
+        assert!(
+            format!("{}{}", r.stdout, r.stderr).contains(
+                "config/cfgctl.yaml:1:1: error: invalid settings file: `cfgctl.yaml` is a \
+                 symlink, and cfgctl follows none: its prune, exclude, max_deletes and ignore \
+                 rules would not apply; put the file itself there"
+            ),
+            "{}",
+            r.transcript()
+        );
+    }
+}
