@@ -412,7 +412,9 @@ const PASSED: &str = "install.sh: error: no prebuilt cfgctl for Plan9/mips (rele
 
 #[test]
 fn the_url_check_takes_hostile_urls_apart() {
-    let https = |u: &str| format!("install.sh: error: refusing to download from {u}: use an https:// URL\n");
+    let https = |u: &str| {
+        format!("install.sh: error: refusing to download from {u}: use an https:// URL\n")
+    };
     let credentials = "install.sh: error: refusing the download URL: it holds credentials (user:password@host); give a plain URL\n";
     let characters = "install.sh: error: refusing the download URL: only letters, digits and ._~:/%@+=,[]- may appear in it (no query, fragment, space or backslash)\n";
     let refused: Vec<(&str, String)> = vec![
@@ -568,7 +570,7 @@ fn a_kept_archive_is_checked_against_the_release_on_every_run() {
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
-    assert_eq!(names, [name.clone()]);
+    assert_eq!(names, std::slice::from_ref(&name));
 
     // Second run: the kept archive matches the SUMS fetched again; no archive download.
     let run = install_sh(&args, &[], work.path());
