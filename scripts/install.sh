@@ -12,10 +12,16 @@
 #   --base-url URL      where release files are: URL/TAG/FILE                 (CFGCTL_BASE_URL)
 #                       default: REPO/releases/download
 #   --dir DIR           where to put cfgctl, default $HOME/.local/bin        (CFGCTL_INSTALL_DIR)
+#   --archive-cache DIR keep the verified archive in DIR and reuse it when it still matches the
+#                       release's SHA256SUMS, downloaded afresh on every run  (CFGCTL_ARCHIVE_CACHE)
 #   --source-fallback   build from source (cargo install --locked --git REPO --tag TAG) when no
 #                       archive matches this machine or the release has none (CFGCTL_SOURCE_FALLBACK=1)
 #
 # The platform comes from `uname -s` / `uname -m`; CFGCTL_OS and CFGCTL_ARCH override them.
+#
+# The version is a release tag, `v` and a semantic version (v1.2.3, v1.2.3-rc.1), or a full
+# 40-hex commit (built from source). Plain http is only for this machine (localhost, 127.0.0.1,
+# [::1]); a URL holding credentials (user:password@) is refused.
 #
 # Exit codes: 0 installed; 1 error (download failed, checksum mismatch: nothing is installed);
 # 3 no archive for this platform or version, and no --source-fallback.
@@ -25,6 +31,7 @@ version="${CFGCTL_VERSION:-}"
 repo="${CFGCTL_REPO:-}"
 base_url="${CFGCTL_BASE_URL:-}"
 dir="${CFGCTL_INSTALL_DIR:-}"
+archive_cache="${CFGCTL_ARCHIVE_CACHE:-}"
 fallback="${CFGCTL_SOURCE_FALLBACK:-0}"
 
 say() { printf 'install.sh: %s\n' "$*" >&2; }
@@ -36,28 +43,79 @@ while [ $# -gt 0 ]; do
     --repo) [ $# -ge 2 ] || die "--repo needs a value"; repo="$2"; shift 2 ;;
     --base-url) [ $# -ge 2 ] || die "--base-url needs a value"; base_url="$2"; shift 2 ;;
     --dir) [ $# -ge 2 ] || die "--dir needs a value"; dir="$2"; shift 2 ;;
+    --archive-cache) [ $# -ge 2 ] || die "--archive-cache needs a value"; archive_cache="$2"; shift 2 ;;
     --source-fallback) fallback=1; shift ;;
-    -h|--help) sed -n '2,21p' "$0" 2>/dev/null | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,27p' "$0" 2>/dev/null | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown option: $1 (see --help)" ;;
   esac
 done
 
 [ -n "$version" ] || die "no version: pass --version TAG (for example v0.1.0) or set CFGCTL_VERSION"
+# The version names a directory and a URL path: only `v` + semver or a full commit, so `..`, `/`
+# or a newline never reach them. The character check comes first so grep sees one line.
+semver_re='^v(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?(\+[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?$'
 case "$version" in
-  *[!A-Za-z0-9._+-]*) die "version '$version' is not a release tag" ;;
+  *[!abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.+-]*) version_ok=0 ;;
+  *) if printf '%s\n' "$version" | LC_ALL=C grep -Eq "$semver_re|^[0-9a-f]{40}\$"; then version_ok=1; else version_ok=0; fi ;;
 esac
+[ "$version_ok" = 1 ] || die "version '$version' is not a release tag (v1.2.3) or a full commit hash"
 if [ -z "$base_url" ]; then
   [ -n "$repo" ] || die "no download location: pass --repo URL (the cfgctl repository) or --base-url URL"
   base_url="${repo%/}/releases/download"
 fi
-base_url="${base_url%/}"
 [ -n "$dir" ] || dir="${HOME:?HOME is not set: pass --dir DIR}/.local/bin"
 
 # Plain http only to this machine: an archive fetched over the network must come over TLS.
-case "$base_url" in
-  https://*|http://127.0.0.1[:/]*|http://localhost[:/]*|http://\[::1\][:/]*) ;;
-  *) die "refusing to download from $base_url: use an https:// URL" ;;
-esac
+# The URL is taken apart as curl reads it (scheme, authority up to the first `/`, userinfo before
+# an `@`, host, port), so `http://localhost:x@example.invalid/` is a URL to example.invalid.
+check_base_url() { # URL -> sets base_url to it with the scheme in lower case
+  case "$1" in
+    *[!]abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._~:/%@+=,[-]*)
+      die "refusing the download URL: only letters, digits and ._~:/%@+=,[]- may appear in it (no query, fragment, space or backslash)" ;;
+    *://*) ;;
+    *) die "refusing to download from $1: use an https:// URL" ;;
+  esac
+  scheme=$(printf '%s' "${1%%://*}" | tr 'ABCDEFGHIJKLMNOPQRSTUVWXYZ' 'abcdefghijklmnopqrstuvwxyz')
+  rest=${1#*://}
+  authority=${rest%%/*}
+  case "$authority" in
+    # Never echoed: it may hold a password.
+    *@*) die "refusing the download URL: it holds credentials (user:password@host); give a plain URL" ;;
+  esac
+  case "$authority" in
+    \[*\]) host=$authority; port=none ;;
+    \[*\]:*) host="${authority%%]:*}]"; port=${authority#*]:} ;;
+    \[*) die "refusing to download from $1: '$authority' is not a host and port" ;;
+    *:*) host=${authority%%:*}; port=${authority#*:} ;;
+    *) host=$authority; port=none ;;
+  esac
+  case "$port" in
+    none) ;;
+    ''|*[!0123456789]*|??????*) die "refusing to download from $1: '$port' is not a port" ;;
+    *) [ "$port" -le 65535 ] || die "refusing to download from $1: '$port' is not a port" ;;
+  esac
+  case "$host" in
+    '') die "refusing to download from $1: no host" ;;
+    \[*\]) case "${host#[}" in
+             *[!0123456789abcdefABCDEF:.]*]) die "refusing to download from $1: '$host' is not an IPv6 address" ;;
+           esac ;;
+    *[!abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-]*)
+      die "refusing to download from $1: '$host' is not a host name" ;;
+  esac
+  host_lc=$(printf '%s' "$host" | tr 'ABCDEFGHIJKLMNOPQRSTUVWXYZ' 'abcdefghijklmnopqrstuvwxyz')
+  case "$scheme" in
+    https) ;;
+    http)
+      case "$host_lc" in
+        localhost|127.0.0.1|'[::1]') ;;
+        *) die "refusing to download from $1: use an https:// URL" ;;
+      esac ;;
+    *) die "refusing to download from $1: use an https:// URL" ;;
+  esac
+  base_url="$scheme://$rest"
+}
+check_base_url "$base_url"
+base_url="${base_url%/}"
 
 os="${CFGCTL_OS:-$(uname -s)}"
 arch="${CFGCTL_ARCH:-$(uname -m)}"
@@ -139,11 +197,31 @@ expected=$(awk -v f="$archive" '$2 == f || $2 == "*" f { print $1; exit }' "$wor
 if [ -z "$expected" ]; then
   no_archive "release $version has no archive for $target"
 fi
-download "$base_url/$version/$archive" "$work/$archive" \
-  || die "cannot download $base_url/$version/$archive"
-actual=$(sha256 "$work/$archive")
-if [ "$actual" != "$expected" ]; then
-  die "checksum mismatch for $archive: SHA256SUMS says $expected, the download is $actual; nothing was installed"
+# A kept archive is used only when it matches the SHA256SUMS just downloaded from the release: a
+# cache that anything else can write (the Actions cache, a shared directory) is never trusted.
+cached=""
+if [ -n "$archive_cache" ] && [ -f "$archive_cache/$archive" ]; then
+  if [ "$(sha256 "$archive_cache/$archive")" = "$expected" ]; then
+    cached=1
+    cp "$archive_cache/$archive" "$work/$archive" || die "cannot read $archive_cache/$archive"
+    say "the kept $archive matches SHA256SUMS"
+  else
+    say "the kept $archive does not match SHA256SUMS: downloading it again"
+    rm -f "$archive_cache/$archive"
+  fi
+fi
+if [ -z "$cached" ]; then
+  download "$base_url/$version/$archive" "$work/$archive" \
+    || die "cannot download $base_url/$version/$archive"
+  actual=$(sha256 "$work/$archive")
+  if [ "$actual" != "$expected" ]; then
+    die "checksum mismatch for $archive: SHA256SUMS says $expected, the download is $actual; nothing was installed"
+  fi
+  if [ -n "$archive_cache" ]; then
+    mkdir -p "$archive_cache" && cp "$work/$archive" "$archive_cache/.$archive.tmp.$$" \
+      && mv -f "$archive_cache/.$archive.tmp.$$" "$archive_cache/$archive" \
+      || { rm -f "$archive_cache/.$archive.tmp.$$"; die "cannot write $archive_cache/$archive"; }
+  fi
 fi
 
 mkdir -p "$work/x"

@@ -390,3 +390,195 @@ fn plain_http_to_another_host_is_refused() {
         .join(".local/bin/cfgctl")
         .exists());
 }
+
+/// What install.sh says about a base URL, without any download: the platform is one no release
+/// has, so a URL that passes the check ends at "no prebuilt cfgctl" (exit 3) before any request.
+fn url_verdict(url: &str) -> (i32, String) {
+    let work = tempfile::tempdir().unwrap();
+    let run = install_sh(
+        &["--version", VERSION, "--base-url", url],
+        &[("CFGCTL_OS", "Plan9"), ("CFGCTL_ARCH", "mips")],
+        work.path(),
+    );
+    assert!(
+        !work.path().join(".local").exists(),
+        "{url}: something was installed"
+    );
+    (run.code, run.stderr)
+}
+
+const PASSED: &str = "install.sh: error: no prebuilt cfgctl for Plan9/mips (releases have x86_64 and aarch64 for Linux and macOS)\n\
+     install.sh: build it from source instead: cargo install --locked --git <cfgctl repository> --tag v9.9.9 (or pass --source-fallback)\n";
+
+#[test]
+fn the_url_check_takes_hostile_urls_apart() {
+    const HTTPS: &str = "use an https:// URL";
+    // The refusal's tail after "refusing to download from URL: ", or the whole message when it
+    // does not echo the URL (credentials, odd characters).
+    let credentials = "install.sh: error: refusing the download URL: it holds credentials (user:password@host); give a plain URL\n";
+    let characters = "install.sh: error: refusing the download URL: only letters, digits and ._~:/%@+=,[]- may appear in it (no query, fragment, space or backslash)\n";
+    let refused = [
+        // The issue's case: the host is example.invalid, `localhost:x` is userinfo.
+        ("http://localhost:x@example.invalid/r", credentials),
+        ("http://127.0.0.1:8080@evil.example/r", credentials),
+        ("http://[::1]@evil.example/r", credentials),
+        ("https://user:secret@example.com/r", credentials),
+        ("http://localhost.evil.example/r", HTTPS),
+        ("http://127.0.0.1.nip.io/r", HTTPS),
+        ("http://localhost./r", HTTPS),
+        ("http://127.1/r", HTTPS),
+        ("http://2130706433/r", HTTPS),
+        ("http://[::ffff:127.0.0.1]/r", HTTPS),
+        ("HTTP://evil.example/r", HTTPS),
+        ("ftp://localhost/r", HTTPS),
+        ("localhost/r", HTTPS),
+        ("http:/localhost/r", HTTPS),
+        (
+            "http://[::1].evil.example/r",
+            "'[::1].evil.example' is not a host and port",
+        ),
+        ("http://[::1/r", "'[::1' is not a host and port"),
+        ("http://127.0.0.1:80:80/r", "'80:80' is not a port"),
+        ("http://localhost:/r", "'' is not a port"),
+        ("http://localhost:65536/r", "'65536' is not a port"),
+        ("https://", "no host"),
+        (
+            "https://exa_mple.com/r",
+            "'exa_mple.com' is not a host name",
+        ),
+        ("http://localhost#@evil.example/r", characters),
+        ("http://localhost?@evil.example/r", characters),
+        ("http://localhost\\@evil.example/r", characters),
+        ("http://local host/r", characters),
+        ("http://localhost/r\nhttp://evil.example/", characters),
+    ];
+    for (url, tail) in refused {
+        let message = if tail.starts_with("install.sh: ") {
+            tail.to_string()
+        } else {
+            format!("install.sh: error: refusing to download from {url}: {tail}\n")
+        };
+        let (code, stderr) = url_verdict(url);
+        assert_eq!((code, stderr), (1, message), "{url:?}");
+    }
+    for url in [
+        "https://downloads.example.com/cfgctl/",
+        "HTTPS://downloads.example.com/cfgctl",
+        "https://example.com:8443",
+        "http://127.0.0.1:8080/releases",
+        "HTTP://127.0.0.1/releases",
+        "http://localhost/releases",
+        "http://LocalHost:1/releases",
+        "http://[::1]:8080/releases",
+        "http://[::1]",
+    ] {
+        let (code, stderr) = url_verdict(url);
+        assert_eq!((code, stderr.as_str()), (3, PASSED), "{url:?}");
+    }
+}
+
+#[test]
+fn the_version_is_v_and_semver_or_a_full_commit() {
+    let work = tempfile::tempdir().unwrap();
+    let verdict = |version: &str| {
+        let run = install_sh(
+            &["--version", version, "--base-url", "https://example.com/r"],
+            &[("CFGCTL_OS", "Plan9"), ("CFGCTL_ARCH", "mips")],
+            work.path(),
+        );
+        (run.code, run.stderr)
+    };
+    for bad in [
+        "..",
+        "v1.2.3/..",
+        "v1/../../../tmp/x",
+        "v1..2.3",
+        "v1.2",
+        "1.2.3",
+        "v01.2.3",
+        "v1.2.3-",
+        "v1.2.3\nv1.2.3",
+        "main",
+        "abc1234",
+        "ABCDEF0123456789ABCDEF0123456789ABCDEF01",
+    ] {
+        let (code, stderr) = verdict(bad);
+        assert_eq!(
+            (code, stderr),
+            (
+                1,
+                format!("install.sh: error: version '{bad}' is not a release tag (v1.2.3) or a full commit hash\n")
+            ),
+            "{bad:?}"
+        );
+    }
+    for good in [
+        "v0.1.0",
+        "v10.20.30",
+        "v1.2.3-rc.1",
+        "v1.2.3+build.5",
+        "0123456789abcdef0123456789abcdef01234567",
+    ] {
+        let (code, stderr) = verdict(good);
+        assert_eq!(code, 3, "{good}: {stderr}");
+        assert!(stderr.contains(&format!("--tag {good} ")), "{stderr}");
+    }
+}
+
+/// The setup action keeps the archive in the Actions cache; install.sh uses a kept archive only
+/// when it matches the release's SHA256SUMS, downloaded on every run.
+#[test]
+fn a_kept_archive_is_checked_against_the_release_on_every_run() {
+    let work = tempfile::tempdir().unwrap();
+    let server = FileServer::start(release(work.path(), false));
+    let (bin_dir, keep) = (work.path().join("bin"), work.path().join("keep"));
+    let base = format!("{}/releases", server.url());
+    let name = format!("cfgctl-{VERSION}-{}.tar.gz", host_target());
+    let (bin, kept) = (bin_dir.to_str().unwrap(), keep.to_str().unwrap());
+    let args = [
+        "--version",
+        VERSION,
+        "--base-url",
+        &base,
+        "--dir",
+        bin,
+        "--archive-cache",
+        kept,
+    ];
+    let sums = format!("/releases/{VERSION}/SHA256SUMS");
+    let archive_path = format!("/releases/{VERSION}/{name}");
+    let (sums, archive_path) = (sums.as_str(), archive_path.as_str());
+
+    // First run: downloaded, checked, kept.
+    let run = install_sh(&args, &[], work.path());
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(server.requests(), [sums, archive_path]);
+    assert_eq!(std::fs::read_dir(&keep).unwrap().count(), 1);
+    let good = std::fs::read(keep.join(&name)).unwrap();
+
+    // Second run: the kept archive matches the SUMS fetched again; no archive download.
+    let run = install_sh(&args, &[], work.path());
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let matches = format!("install.sh: the kept {name} matches SHA256SUMS\n");
+    assert!(run.stderr.contains(&matches), "{}", run.stderr);
+    assert_eq!(server.requests(), [sums, archive_path, sums]);
+
+    // A poisoned cache: the kept archive is another one. It is refused and replaced.
+    std::fs::write(keep.join(&name), b"another archive").unwrap();
+    std::fs::write(bin_dir.join("cfgctl"), "#!/bin/sh\necho evil\n").unwrap();
+    let run = install_sh(&args, &[], work.path());
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let refused =
+        format!("install.sh: the kept {name} does not match SHA256SUMS: downloading it again\n");
+    assert!(run.stderr.contains(&refused), "{}", run.stderr);
+    assert_eq!(
+        server.requests(),
+        [sums, archive_path, sums, sums, archive_path]
+    );
+    let out = Command::new(bin_dir.join("cfgctl")).output().unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "cfgctl 9.9.9 (commit test)\n"
+    );
+    assert_eq!(std::fs::read(keep.join(&name)).unwrap(), good);
+}
