@@ -1,15 +1,15 @@
 //! The block reader against serde-saphyr.
 
-use super::super::plain::parse_documents_saphyr;
+use super::super::parse_documents_unlocated;
 use super::*;
 use proptest::prelude::*;
 
-/// The block reader takes `text` and gives what serde-saphyr gives, or leaves it.
+/// The block reader takes `text` and gives what the located reader gives, or leaves it.
 fn agrees(text: &str) -> bool {
     match parse_documents_block(text) {
         None => false,
         Some(block) => {
-            let reference = parse_documents_saphyr(text);
+            let reference = parse_documents_unlocated(text);
             assert_eq!(Some(&block), reference.as_ref(), "{text:?}");
             true
         }
