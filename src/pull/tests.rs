@@ -43,19 +43,19 @@ fn embedded_documents_keep_their_form() {
         serde_json::to_string(&merged["dashboard_json"]).unwrap(),
         r#"{"panels":[1],"id":1,"title":"New"}"#
     );
-    // A pretty string stays a pretty string (with its final newline); a one-line string
-    // stays on one line.
-    let written = json!({"slug": "d", "name": "D", "dashboard_json": "{\n  \"title\": \"Old\",\n  \"panels\": [1]\n}\n"});
+    // A pretty string stays a pretty string in the author's layout (with its final newline),
+    // only the changed member rewritten; a one-line string stays on one line.
+    let written = json!({"slug": "d", "name": "D", "dashboard_json": "{\n    \"title\": \"Old\",\n    \"panels\": [1]\n}\n"});
     let merged = merged_spec(kind, &written, &current, &[]);
     assert_eq!(
         merged["dashboard_json"],
-        json!("{\n  \"title\": \"New\",\n  \"panels\": [\n    1\n  ]\n}\n")
+        json!("{\n    \"title\": \"New\",\n    \"panels\": [1]\n}\n")
     );
     let written = json!({"slug": "d", "name": "D", "dashboard_json": "{\"title\": \"Old\"}"});
     let merged = merged_spec(kind, &written, &current, &[]);
     assert_eq!(
         merged["dashboard_json"],
-        json!(r#"{"title":"New","panels":[1]}"#)
+        json!(r#"{"title": "New", "panels": [1]}"#)
     );
 }
 
