@@ -400,7 +400,11 @@ fn control_and_separator_characters_are_escaped_in_place() {
     let odd = "a\u{7f}b\u{85}c\u{2028}d\u{2029}e\u{9f}f";
     let new = pulled_text(
         text,
-        &[("Team", "a", json!({"slug": "a", "name": odd, "description": odd}))],
+        &[(
+            "Team",
+            "a",
+            json!({"slug": "a", "name": odd, "description": odd}),
+        )],
     );
     let escaped = r#""a\u007Fb\u0085c\u2028d\u2029e\u009Ff""#;
     assert_eq!(
@@ -411,7 +415,10 @@ fn control_and_separator_characters_are_escaped_in_place() {
     // Another YAML 1.2 reader reads the same strings.
     let theirs = crate::yaml::yaml12::ruamel(&[new]);
     let spec = &theirs[0].as_ref().unwrap()[0]["spec"];
-    assert_eq!((&spec["name"], &spec["description"]), (&json!(odd), &json!(odd)));
+    assert_eq!(
+        (&spec["name"], &spec["description"]),
+        (&json!(odd), &json!(odd))
+    );
 }
 
 #[test]
@@ -427,11 +434,17 @@ fn an_embedded_json_string_changes_only_where_its_values_do() {
     };
     let b = ("Bucket", "b", json!({"slug": "b", "name": "B"}));
     let new = pulled_text(&text, &[b.clone(), ("ClassicDashboard", "d", state("New"))]);
-    assert_eq!(new, text.replace("\"title\": \"Old\"", "\"title\": \"New\""));
+    assert_eq!(
+        new,
+        text.replace("\"title\": \"Old\"", "\"title\": \"New\"")
+    );
     // A one-line string stays one line, in its quotes and spacing.
     let text = format!("{bucket}{}", "api_version: v1/config\nkind: ClassicDashboard\nspec:\n  slug: d\n  name: D\n  bucket_slug: b\n  dashboard_json: '{\"title\": \"Old\", \"panels\": [{\"id\": 1, \"type\": \"graph\"}], \"tags\": [\"a\", \"b\"]}'\n");
     let new = pulled_text(&text, &[b, ("ClassicDashboard", "d", state("New"))]);
-    assert_eq!(new, text.replace("\"title\": \"Old\"", "\"title\": \"New\""));
+    assert_eq!(
+        new,
+        text.replace("\"title\": \"Old\"", "\"title\": \"New\"")
+    );
 }
 
 #[test]
@@ -439,15 +452,19 @@ fn flow_collections_are_edited_in_place() {
     let text = "api_version: v1/config\nkind: Bucket\nspec: {slug: platform, name: Platform}\n---\napi_version: v1/config\nkind: Monitor\nspec:\n  slug: m\n  name: M\n  bucket_slug: platform\n  labels: {team: a}  # owners\n  prometheus_query: up == 0\n  series_conditions:\n    defaults:\n      critical:\n        conditions:\n          - {op: GT, value: 1, sustain_secs: 300}\n";
     let monitor = |team: &str, value: u32| {
         json!({"slug": "m", "name": "M", "bucket_slug": "platform", "labels": {"team": team},
-            "prometheus_query": "up == 0",
-            "series_conditions": {"defaults": {"critical": {"conditions": [
-                {"op": "GT", "value": value, "sustain_secs": 300}
-            ]}}}})
+        "prometheus_query": "up == 0",
+        "series_conditions": {"defaults": {"critical": {"conditions": [
+            {"op": "GT", "value": value, "sustain_secs": 300}
+        ]}}}})
     };
     let new = pulled_text(
         text,
         &[
-            ("Bucket", "platform", json!({"slug": "platform", "name": "Platform"})),
+            (
+                "Bucket",
+                "platform",
+                json!({"slug": "platform", "name": "Platform"}),
+            ),
             ("Monitor", "m", monitor("b", 2)),
         ],
     );

@@ -95,6 +95,26 @@ mod tests {
         assert_eq!(doc["a"], Value::from(60u64));
     }
 
+    /// `interval_secs: 060` (an int32) is sent as 60, never 60.0, however the file is read.
+    #[test]
+    fn a_manifest_sends_060_as_the_integer_60() {
+        let dir = tempfile::tempdir().unwrap();
+        let monitor = "api_version: v1/config\nkind: Monitor\nspec:\n  slug: m\n  name: M\n  bucket_slug: b\n  prometheus_query: up == 0\n  interval_secs: 060\n";
+        let bucket = "---\napi_version: v1/config\nkind: Bucket\nspec:\n  slug: b\n  name: B\n";
+        std::fs::write(dir.path().join("m.yaml"), format!("{monitor}{bucket}")).unwrap();
+        let loaded = crate::manifest::load_dir(dir.path()).unwrap();
+        assert_eq!(loaded.error_count(), 0, "{:?}", loaded.diagnostics);
+        let m = loaded
+            .manifests
+            .iter()
+            .find(|m| m.slug.as_deref() == Some("m"))
+            .unwrap();
+        assert_eq!(
+            serde_json::to_string(&m.spec["interval_secs"]).unwrap(),
+            "60"
+        );
+    }
+
     #[test]
     fn a_block_scalar_ending_the_file_keeps_no_line_break() {
         let texts: Vec<String> = [
