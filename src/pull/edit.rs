@@ -236,44 +236,6 @@ fn value_char(lines: &[Line], spans: &Spans, pointer: &str) -> Option<char> {
     line.text.get(at - line.start..)?.chars().next()
 }
 
-/// The end (exclusive, in bytes) of the flow collection that `s` starts with.
-fn flow_end(s: &str) -> Option<usize> {
-    let b = s.as_bytes();
-    let (mut depth, mut i) = (0usize, 0);
-    while i < b.len() {
-        match b[i] {
-            b'[' | b'{' => depth += 1,
-            b']' | b'}' => {
-                depth = depth.checked_sub(1)?;
-                if depth == 0 {
-                    return Some(i + 1);
-                }
-            }
-            b'"' => loop {
-                i += 1;
-                match *b.get(i)? {
-                    b'\\' => i += 1,
-                    b'"' => break,
-                    _ => {}
-                }
-            },
-            b'\'' => loop {
-                i += 1;
-                if *b.get(i)? == b'\'' {
-                    if b.get(i + 1) == Some(&b'\'') {
-                        i += 1;
-                    } else {
-                        break;
-                    }
-                }
-            },
-            _ => {}
-        }
-        i += 1;
-    }
-    None
-}
-
 /// Changes inside a flow collection (`spec: {a: 1}`) become one replacement of the outermost
 /// one, which [`flow_in_place`] writes on its line again.
 fn lift_flow(
@@ -333,7 +295,7 @@ fn flow_in_place(
     if !old.starts_with(['[', '{']) {
         return None;
     }
-    let len = flow_end(old)?;
+    let len = form::flow_end(old)?;
     let padded = old.as_bytes().get(1) == Some(&b' ');
     Some((start..start + len, form::flow(value, padded)))
 }
@@ -363,7 +325,7 @@ fn flow_items_in_place(
             || !before.trim_end().ends_with('-')
             || before.trim_end().trim_start() != "-"
             || !item.starts_with(['{', '['])
-            || flow_end(item)? != item.trim_end().len()
+            || form::flow_end(item)? != item.trim_end().len()
         {
             return None;
         }
@@ -583,9 +545,9 @@ mod tests {
     fn flow_collections_stay_flow_on_their_line() {
         let out = apply(
             "spec: {a: 1, b: 2}  # c\n",
-            json!({"spec": {"a": 1, "b": 3, "c": "x y"}}),
+            json!({"spec": {"a": 1, "b": 3, "c": "x, y"}}),
         );
-        assert_eq!(out.unwrap(), "spec: {a: 1, b: 3, c: \"x y\"}  # c\n");
+        assert_eq!(out.unwrap(), "spec: {a: 1, b: 3, c: \"x, y\"}  # c\n");
         let text = "spec:\n  when:\n    - { op: GT, value: 1 }\n    - {op: LT, value: 2}\n  x: 1\n";
         let out = apply(
             text,

@@ -39,8 +39,9 @@ fn plain_in_flow(s: &str) -> bool {
         "true", "false", "null", "yes", "no", "on", "off", "y", "n", "nan", "inf", "infinity",
     ];
     s.starts_with(|c: char| c.is_ascii_alphabetic())
+        && !s.ends_with(' ')
         && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-' | '/' | '@'))
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-' | '/' | '@' | ' '))
         && !WORDS.iter().any(|w| w.eq_ignore_ascii_case(s))
 }
 
@@ -73,6 +74,44 @@ pub(super) fn flow(value: &Value, padded: bool) -> String {
         }
         other => other.to_string(),
     }
+}
+
+/// The end (exclusive, in bytes) of the flow collection that `s` starts with.
+pub(super) fn flow_end(s: &str) -> Option<usize> {
+    let b = s.as_bytes();
+    let (mut depth, mut i) = (0usize, 0);
+    while i < b.len() {
+        match b[i] {
+            b'[' | b'{' => depth += 1,
+            b']' | b'}' => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some(i + 1);
+                }
+            }
+            b'"' => loop {
+                i += 1;
+                match *b.get(i)? {
+                    b'\\' => i += 1,
+                    b'"' => break,
+                    _ => {}
+                }
+            },
+            b'\'' => loop {
+                i += 1;
+                if *b.get(i)? == b'\'' {
+                    if b.get(i + 1) == Some(&b'\'') {
+                        i += 1;
+                    } else {
+                        break;
+                    }
+                }
+            },
+            _ => {}
+        }
+        i += 1;
+    }
+    None
 }
 
 /// The lines of a literal block (`|`, `|-`) holding `s`, each after `indent`, with the
@@ -121,7 +160,10 @@ mod tests {
             ),
             r#"{op: GT, value: 1.5, "on": "yes", x: [null, true]}"#
         );
-        assert_eq!(flow(&json!({"a": ["b c"]}), true), r#"{ a: [ "b c" ] }"#);
+        assert_eq!(
+            flow(&json!({"a": ["b, c", "d "]}), true),
+            r#"{ a: [ "b, c", "d " ] }"#
+        );
         assert_eq!(
             double_quoted("a\u{7f}\u{85}\u{9f}\u{2028}\u{2029}\n"),
             r#""a\u007F\u0085\u009F\u2028\u2029\n""#
