@@ -28,15 +28,15 @@ pub struct PlainDocument {
     pub start: Pos,
 }
 
-/// For the fuzzer (`fuzz/src/bin/yaml_block.rs`): when the block reader takes `text`, serde-saphyr
-/// must read the same documents; says how they differ when they do.
+/// For the fuzzer (`fuzz/src/bin/yaml_block.rs`): when the block reader takes `text`, the located
+/// reader must read the same documents; says how they differ when they do.
 #[doc(hidden)]
 pub fn block_reader_disagreement(text: &str) -> Option<String> {
     let text = strip_bom(text);
     let block = block::parse_documents_block(text)?;
     let reference = parse_documents_unlocated(text);
     (reference.as_ref() != Some(&block))
-        .then(|| format!("block reader: {block:?}\nserde-saphyr: {reference:?}"))
+        .then(|| format!("block reader: {block:?}\nlocated reader: {reference:?}"))
 }
 
 /// The located reader's documents without the positions below each start: the reference the

@@ -301,50 +301,48 @@ fn flow_in_place(
 }
 
 /// A block sequence of one-line flow items (`- {op: GT, value: 1}`) written again item by
-/// item in that style.
+/// item in that style; an item that did not change keeps its line's bytes.
 fn flow_items_in_place(
     lines: &[Line],
     spans: &Spans,
-    pointer: &str,
-    key_line: usize,
-    end: usize,
+    (pointer, key_line, end): (&str, usize, usize),
+    written: Option<&Value>,
     value: &Value,
 ) -> Option<(Range<usize>, String)> {
-    let Value::Array(items) = value else {
+    let (Value::Array(items), Some(Value::Array(old))) = (value, written) else {
         return None;
     };
-    let mut first: Option<&str> = None;
-    let mut count = 0;
-    while let Some(span) = spans.get(&format!("{pointer}/{count}")) {
+    let mut old_lines: Vec<&str> = Vec::new();
+    while let Some(span) = spans.get(&format!("{pointer}/{}", old_lines.len())) {
         let line = lines.get(line_index(span.value))?;
         let at = offset(lines, span.value)? - line.start;
         let item = line.text.get(at..)?;
-        let before = &line.text[..at];
         // Each item alone on its line after `- `, one after the other.
-        if line_index(span.value) != key_line + 1 + count
-            || !before.trim_end().ends_with('-')
-            || before.trim_end().trim_start() != "-"
+        if line_index(span.value) != key_line + 1 + old_lines.len()
+            || line.text[..at].trim() != "-"
             || !item.starts_with(['{', '['])
             || form::flow_end(item)? != item.trim_end().len()
         {
             return None;
         }
-        first.get_or_insert(line.text);
-        count += 1;
+        old_lines.push(line.text);
     }
-    if count == 0 || key_line + count != end || items.is_empty() {
+    if old_lines.is_empty() || key_line + old_lines.len() != end || items.is_empty() {
         return None;
     }
-    let first = first?;
-    let dash = first.find('-')?;
-    let after = first[dash + 1..].len() - first[dash + 1..].trim_start().len();
-    let padded = first.trim_start()[1..].trim_start().as_bytes().get(1) == Some(&b' ');
     let mut text = String::new();
-    for item in items {
-        text.push_str(&first[..dash]);
-        text.push('-');
-        text.push_str(&" ".repeat(after));
-        text.push_str(&form::flow(item, padded));
+    for (i, item) in items.iter().enumerate() {
+        let like = old_lines.get(i).copied().unwrap_or(old_lines[0]);
+        if old.get(i) == Some(item) {
+            text.push_str(like);
+        } else {
+            // The dash, the spaces after it, and the padding inside the braces as written.
+            let dash = like.find('-')?;
+            let flow_at = like.len() - like[dash + 1..].trim_start().len();
+            let padded = like.as_bytes().get(flow_at + 1) == Some(&b' ');
+            text.push_str(&like[..flow_at]);
+            text.push_str(&form::flow(item, padded));
+        }
         text.push('\n');
     }
     let (from, to) = (lines.get(key_line + 1)?, lines.get(end)?);
@@ -427,7 +425,8 @@ pub(super) fn edits(
                         .map(|e| vec![e])
                 } else {
                     literal_in_place(lines, kpos, end, &value).or_else(|| {
-                        flow_items_in_place(lines, spans, &at, line_index(kpos), end, &value)
+                        let old = written.pointer(&at);
+                        flow_items_in_place(lines, spans, (&at, line_index(kpos), end), old, &value)
                             .map(|e| vec![e])
                     })
                 };
@@ -555,7 +554,7 @@ mod tests {
         );
         assert_eq!(
             out.unwrap(),
-            "spec:\n  when:\n    - { op: GT, value: 5 }\n    - { op: LT, value: 2 }\n  x: 1\n"
+            "spec:\n  when:\n    - { op: GT, value: 5 }\n    - {op: LT, value: 2}\n  x: 1\n"
         );
     }
 }
