@@ -449,14 +449,11 @@ pub fn merged_spec(kind: Kind, written: &Value, current: &Value, ignore: &[Ignor
                 (other, None) => other.cloned(),
             };
             merge(written_doc.as_ref(), c.get(k), d, s).map(|doc| match as_string {
-                Some(text) if text.trim_end().contains('\n') => {
-                    let mut pretty = serde_json::to_string_pretty(&doc).unwrap_or_default();
-                    if text.ends_with('\n') {
-                        pretty.push('\n');
-                    }
-                    Value::String(pretty)
-                }
-                Some(_) => Value::String(doc.to_string()),
+                // Only the members that changed, in the author's layout, when that can be done.
+                Some(text) => written_doc
+                    .as_ref()
+                    .and_then(|old| json_edit::edited_text(text, old, &doc))
+                    .map_or_else(|| json_text_like(text, &doc), Value::String),
                 None => doc,
             })
         } else {
@@ -467,6 +464,20 @@ pub fn merged_spec(kind: Kind, written: &Value, current: &Value, ignore: &[Ignor
         }
     }
     Value::Object(out)
+}
+
+/// `doc` as a JSON string in the form of `text`: pretty when it was written on several lines
+/// (with its final newline), else on one line.
+fn json_text_like(text: &str, doc: &Value) -> Value {
+    if text.trim_end().contains('\n') {
+        let mut pretty = serde_json::to_string_pretty(doc).unwrap_or_default();
+        if text.ends_with('\n') {
+            pretty.push('\n');
+        }
+        Value::String(pretty)
+    } else {
+        Value::String(doc.to_string())
+    }
 }
 
 /// The keys of `first` in its order, then those only in `second` in theirs.
@@ -533,6 +544,7 @@ fn reorder_like(value: &Value, like: &Value) -> Value {
 // Where each document is in its file.
 
 mod edit;
+mod form;
 mod json_edit;
 mod locate;
 

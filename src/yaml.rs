@@ -16,6 +16,9 @@ use crate::jsonpath::escape_pointer;
 
 mod block;
 mod plain;
+mod scalar;
+#[cfg(test)]
+pub(crate) mod yaml12;
 pub use plain::parse_documents_plain;
 
 /// A document's value and where it starts, as the fast readers give it (no positions below).
@@ -25,16 +28,46 @@ pub struct PlainDocument {
     pub start: Pos,
 }
 
-/// For the fuzzer (`fuzz/src/bin/yaml_block.rs`): when the block reader takes `text`, serde-saphyr
-/// must read the same documents; says how they differ when they do.
+/// For the fuzzer (`fuzz/src/bin/yaml_block.rs`): when the block reader takes `text`, the located
+/// reader must read the same documents; says how they differ when they do.
 #[doc(hidden)]
 pub fn block_reader_disagreement(text: &str) -> Option<String> {
     let text = strip_bom(text);
     let block = block::parse_documents_block(text)?;
-    let reference = plain::parse_documents_saphyr(text);
+    let reference = parse_documents_unlocated(text);
     (reference.as_ref() != Some(&block))
-        .then(|| format!("block reader: {block:?}\nserde-saphyr: {reference:?}"))
+        .then(|| format!("block reader: {block:?}\nlocated reader: {reference:?}"))
 }
+
+/// The located reader's documents without the positions below each start: the reference the
+/// faster readers are held to.
+#[doc(hidden)]
+pub fn parse_documents_unlocated(text: &str) -> Option<Vec<PlainDocument>> {
+    parse_documents(text).ok().map(|docs| {
+        docs.into_iter()
+            .map(|d| PlainDocument {
+                value: d.value,
+                start: d.start,
+            })
+            .collect()
+    })
+}
+
+/// serde-saphyr's options for every reader here. A decimal with leading zeros (`060`) comes as
+/// text, never as the float serde-saphyr makes of it otherwise: YAML 1.2's core schema reads it
+/// as the integer 60, which the located reader decides from the source (a quoted `'060'` is
+/// text) and the fast reader gives up on.
+macro_rules! saphyr_options {
+    () => {
+        serde_saphyr::options! {
+            with_snippet: false,
+            strict_booleans: true,
+            leading_zero_numbers_as_strings: true,
+            duplicate_keys: serde_saphyr::DuplicateKeyPolicy::PassThrough,
+        }
+    };
+}
+pub(crate) use saphyr_options;
 
 /// A 1-based line and column.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Default)]
@@ -163,13 +196,9 @@ pub struct SyntaxError {
 pub fn parse_documents(text: &str) -> Result<Vec<Document>, SyntaxError> {
     let text = strip_bom(text);
     // Repeated keys reach `convert`, which refuses them naming both places.
-    let options = serde_saphyr::options! {
-        with_snippet: false,
-        strict_booleans: true,
-        duplicate_keys: serde_saphyr::DuplicateKeyPolicy::PassThrough,
-    };
     let nodes: Vec<Spanned<Node>> =
-        serde_saphyr::from_multiple_with_options(text, options).map_err(|e| syntax_error(&e))?;
+        serde_saphyr::from_multiple_with_options(text, saphyr_options!())
+            .map_err(|e| syntax_error(&e))?;
     let mut docs = Vec::with_capacity(nodes.len());
     for node in nodes {
         if matches!(node.value, Node::Null) {
@@ -177,7 +206,7 @@ pub fn parse_documents(text: &str) -> Result<Vec<Document>, SyntaxError> {
         }
         let start = Pos::from_location(&node.referenced);
         let mut spans = Spans::default();
-        let value = convert(node, None, String::new(), &mut spans)?;
+        let value = convert(node, None, String::new(), &mut spans, text)?;
         docs.push(Document {
             value,
             start,
@@ -284,6 +313,14 @@ fn strip_position_suffix(s: &str) -> String {
         }
     }
     s.trim_start_matches("error: ").to_string()
+}
+
+/// Where a node's text is in `text` (where an alias's node was defined): its byte range.
+fn source_of(text: &str, loc: &serde_saphyr::Location) -> Option<std::ops::Range<usize>> {
+    let span = loc.span();
+    let start = usize::try_from(span.byte_offset()?).ok()?;
+    let end = start.checked_add(usize::try_from(span.byte_len()?).ok()?)?;
+    text.get(start..end).map(|_| start..end)
 }
 
 /// A YAML node as serde-saphyr hands it over; every child keeps its position.
@@ -393,10 +430,15 @@ fn convert(
     key: Option<Pos>,
     pointer: String,
     spans: &mut Spans,
+    text: &str,
 ) -> Result<Value, SyntaxError> {
     let pos = Pos::from_location(&node.referenced);
     spans.insert(pointer.clone(), NodeSpan { key, value: pos });
-    Ok(match node.value {
+    let node = match node.value {
+        Node::Str(s) => scalar::resolve_str(s, source_of(text, &node.defined), text),
+        other => other,
+    };
+    Ok(match node {
         Node::Null => Value::Null,
         Node::Bool(b) => Value::Bool(b),
         Node::Int(i) => Value::Number(i.into()),
@@ -414,7 +456,7 @@ fn convert(
         Node::Seq(items) => {
             let mut out = Vec::with_capacity(items.len());
             for (i, item) in items.into_iter().enumerate() {
-                out.push(convert(item, None, format!("{pointer}/{i}"), spans)?);
+                out.push(convert(item, None, format!("{pointer}/{i}"), spans, text)?);
             }
             Value::Array(out)
         }
@@ -422,7 +464,11 @@ fn convert(
             let mut out = Map::new();
             for (k, v) in entries {
                 let key_pos = Pos::from_location(&k.referenced);
-                let Some(name) = k.value.key_name() else {
+                let key = match k.value {
+                    Node::Str(s) => scalar::resolve_str(s, source_of(text, &k.defined), text),
+                    other => other,
+                };
+                let Some(name) = key.key_name() else {
                     return Err(SyntaxError {
                         pos: key_pos,
                         message: "a mapping key must be a scalar".to_string(),
@@ -439,7 +485,7 @@ fn convert(
                     });
                 }
                 let child = format!("{pointer}/{}", escape_pointer(&name));
-                let value = convert(v, Some(key_pos), child, spans)?;
+                let value = convert(v, Some(key_pos), child, spans, text)?;
                 out.insert(name, value);
             }
             Value::Object(out)

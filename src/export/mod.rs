@@ -202,4 +202,67 @@ mod tests {
         let docs = crate::yaml::parse_documents(&files[0].text).unwrap();
         assert_eq!(docs[0].value["spec"], obj);
     }
+
+    /// Every string the serialiser writes reads back as that string in cfgctl and in another
+    /// YAML 1.2 reader (ruamel.yaml): numbers with leading zeros or odd prefixes, YAML 1.1
+    /// booleans, separators and control characters.
+    #[test]
+    fn written_strings_read_back_the_same_in_another_yaml_reader() {
+        let strings = [
+            "060",
+            "-060",
+            "+60",
+            "0X1F",
+            "0O17",
+            "0o17",
+            "0x1f",
+            "0b11",
+            "1_000",
+            ".1e3",
+            "1e3",
+            "1:30",
+            "yes",
+            "no",
+            "on",
+            "y",
+            "~",
+            "null",
+            "NULL",
+            "true",
+            "2024-01-01",
+            ".inf",
+            "nan",
+            "=",
+            "<<",
+            "- a",
+            "a: b",
+            "#c",
+            "  lead",
+            "trail ",
+            "",
+            "é",
+            "x\u{85}y",
+            "a\u{2028}b\u{2029}",
+            "d\u{7f}\u{9f}",
+            "multi\nline\n",
+            "m\u{85}\nl\n",
+            "tab\there",
+            "\u{feff}bom",
+        ];
+        let values: Vec<Value> = strings.iter().map(|s| json!({"v": s})).collect();
+        let texts: Vec<String> = values
+            .iter()
+            .map(|v| serde_saphyr::to_string(v).unwrap())
+            .collect();
+        let theirs = crate::yaml::yaml12::ruamel(&texts);
+        for ((text, value), theirs) in texts.iter().zip(&values).zip(theirs) {
+            let ours = &crate::yaml::parse_documents(text).unwrap()[0].value;
+            assert_eq!(ours, value, "cfgctl reads {text:?}");
+            assert_eq!(
+                theirs,
+                Ok(vec![value.clone()]),
+                "ruamel.yaml reads {text:?}"
+            );
+        }
+    }
 }

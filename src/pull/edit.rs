@@ -9,6 +9,7 @@ use std::ops::Range;
 
 use serde_json::{Map, Value};
 
+use super::form::{self, double_quoted, escaped};
 use super::Line;
 use crate::jsonpath::escape_pointer;
 use crate::yaml::{Pos, Spans};
@@ -205,9 +206,14 @@ fn scalar_in_place(
     };
     let plain = old[..old_len].trim_end();
     let text = match (value, old.chars().next()?) {
-        (Value::String(s), '"') if !s.contains('\n') => serde_json::to_string(s).ok()?,
-        (Value::String(s), '\'') if !s.chars().any(char::is_control) => {
+        (Value::String(s), '\'') if !s.chars().any(|c| c.is_control() || escaped(c)) => {
             format!("'{}'", s.replace('\'', "''"))
+        }
+        (Value::String(s), first)
+            if !s.contains('\n')
+                && (first == '"' || s.chars().any(|c| c.is_control() || escaped(c))) =>
+        {
+            double_quoted(s)
         }
         (Value::String(_) | Value::Number(_) | Value::Bool(_), _) => {
             let t = serde_saphyr::to_string(value).ok()?;
@@ -220,6 +226,171 @@ fn scalar_in_place(
         _ => return None,
     };
     Some((start..start + plain.len(), text))
+}
+
+/// The first character of the value at `pointer` as written.
+fn value_char(lines: &[Line], spans: &Spans, pointer: &str) -> Option<char> {
+    let span = spans.get(pointer)?;
+    let line = lines.get(line_index(span.value))?;
+    let at = offset(lines, span.value)?;
+    line.text.get(at - line.start..)?.chars().next()
+}
+
+/// Changes inside a flow collection (`spec: {a: 1}`) become one replacement of the outermost
+/// one, which [`flow_in_place`] writes on its line again.
+fn lift_flow(
+    lines: &[Line],
+    spans: &Spans,
+    wanted: &Value,
+    list: Vec<Change>,
+) -> Option<Vec<Change>> {
+    let mut out: Vec<Change> = Vec::new();
+    for change in list {
+        let path = match &change {
+            Change::Replace { path, .. } | Change::Remove { path } => path.clone(),
+            Change::Insert { parent, key, .. } => {
+                let mut p = parent.clone();
+                p.push(key.clone());
+                p
+            }
+        };
+        // Only the ancestors matter: the member's own value may be flow.
+        let flow_at = (1..path.len()).find(|&n| {
+            matches!(
+                value_char(lines, spans, &pointer(&path[..n])),
+                Some('[' | '{')
+            )
+        });
+        let Some(n) = flow_at else {
+            out.push(change);
+            continue;
+        };
+        let prefix = path[..n].to_vec();
+        let lifted = Change::Replace {
+            value: wanted.pointer(&pointer(&prefix))?.clone(),
+            path: prefix,
+        };
+        if !out.contains(&lifted) {
+            out.push(lifted);
+        }
+    }
+    Some(out)
+}
+
+/// A one-line flow collection replaced by the new value in flow style, the rest of the line
+/// (a comment) kept.
+fn flow_in_place(
+    lines: &[Line],
+    spans: &Spans,
+    pointer: &str,
+    value: &Value,
+) -> Option<(Range<usize>, String)> {
+    if !matches!(value, Value::Object(_) | Value::Array(_)) {
+        return None;
+    }
+    let span = spans.get(pointer)?;
+    let line = lines.get(line_index(span.value))?;
+    let start = offset(lines, span.value)?;
+    let old = line.text.get(start - line.start..)?;
+    if !old.starts_with(['[', '{']) {
+        return None;
+    }
+    let len = form::flow_end(old)?;
+    let padded = old.as_bytes().get(1) == Some(&b' ');
+    Some((start..start + len, form::flow(value, padded)))
+}
+
+/// A block sequence of one-line flow items (`- {op: GT, value: 1}`) written again item by
+/// item in that style; an item that did not change keeps its line's bytes.
+fn flow_items_in_place(
+    lines: &[Line],
+    spans: &Spans,
+    (pointer, key_line, end): (&str, usize, usize),
+    written: Option<&Value>,
+    value: &Value,
+) -> Option<(Range<usize>, String)> {
+    let (Value::Array(items), Some(Value::Array(old))) = (value, written) else {
+        return None;
+    };
+    let mut old_lines: Vec<&str> = Vec::new();
+    while let Some(span) = spans.get(&format!("{pointer}/{}", old_lines.len())) {
+        let line = lines.get(line_index(span.value))?;
+        let at = offset(lines, span.value)? - line.start;
+        let item = line.text.get(at..)?;
+        // Each item alone on its line after `- `, one after the other.
+        if line_index(span.value) != key_line + 1 + old_lines.len()
+            || line.text[..at].trim() != "-"
+            || !item.starts_with(['{', '['])
+            || form::flow_end(item)? != item.trim_end().len()
+        {
+            return None;
+        }
+        old_lines.push(line.text);
+    }
+    if old_lines.is_empty() || key_line + old_lines.len() != end || items.is_empty() {
+        return None;
+    }
+    let mut text = String::new();
+    for (i, item) in items.iter().enumerate() {
+        let like = old_lines.get(i).copied().unwrap_or(old_lines[0]);
+        if old.get(i) == Some(item) {
+            text.push_str(like);
+        } else {
+            // The dash, the spaces after it, and the padding inside the braces as written.
+            let dash = like.find('-')?;
+            let flow_at = like.len() - like[dash + 1..].trim_start().len();
+            let padded = like.as_bytes().get(flow_at + 1) == Some(&b' ');
+            text.push_str(&like[..flow_at]);
+            text.push_str(&form::flow(item, padded));
+        }
+        text.push('\n');
+    }
+    let (from, to) = (lines.get(key_line + 1)?, lines.get(end)?);
+    if !to.raw_ends_with_newline() {
+        text.pop();
+    }
+    Some((from.start..to.end, text))
+}
+
+/// A literal block (`key: |`) written again with its header's comment and its indentation:
+/// unchanged lines keep their bytes, so a diff shows only the lines that changed.
+fn literal_in_place(
+    lines: &[Line],
+    kpos: Pos,
+    end: usize,
+    value: &Value,
+) -> Option<Vec<(Range<usize>, String)>> {
+    let Value::String(s) = value else {
+        return None;
+    };
+    let key_line = line_index(kpos);
+    let line = lines.get(key_line)?;
+    let from_key = offset(lines, kpos)? - line.start;
+    // The header: the first `:` after the key followed by spaces and `|`.
+    let text = line.text;
+    let header = text[from_key..].match_indices(':').find_map(|(i, _)| {
+        let rest = &text[from_key + i + 1..];
+        let h = rest.trim_start_matches(' ');
+        (h.starts_with('|') && h.len() < rest.len()).then(|| text.len() - h.len())
+    })?;
+    let h = &text[header..];
+    let indicator_len = match h.as_bytes().get(1) {
+        Some(b'-' | b'+') => 2,
+        None | Some(b' ') => 1,
+        _ => return None,
+    };
+    let content = lines.get(key_line + 1..=end)?;
+    let indent = content.iter().find(|l| !l.text.trim().is_empty())?.text;
+    let indent = &indent[..indent.len() - indent.trim_start_matches(' ').len()];
+    if indent.len() <= from_key || !lines.get(end)?.raw_ends_with_newline() {
+        return None;
+    }
+    let (indicator, body) = form::literal(s, indent)?;
+    let at = line.start + header;
+    Some(vec![
+        (at..at + indicator_len, indicator.to_string()),
+        (content.first()?.start..content.last()?.end, body),
+    ])
 }
 
 /// The edits (byte range, replacement) that turn the written document into the wanted one,
@@ -237,6 +408,7 @@ pub(super) fn edits(
     };
     let mut list = Vec::new();
     changes(w, v, &[], &mut list);
+    let list = lift_flow(lines, spans, wanted, list)?;
     let mut out: Vec<(Range<usize>, String, usize)> = Vec::new();
     for (n, change) in list.into_iter().enumerate() {
         match change {
@@ -246,11 +418,21 @@ pub(super) fn edits(
                 let indent = usize::try_from(kpos.column).ok()?.checked_sub(1)?;
                 let start = offset(lines, kpos)?;
                 let key = path.last()?;
-                if end == line_index(kpos) {
-                    if let Some(edit) = scalar_in_place(lines, spans, &pointer(&path), &value) {
-                        out.push((edit.0, edit.1, n));
-                        continue;
-                    }
+                let at = pointer(&path);
+                let in_place = if end == line_index(kpos) {
+                    scalar_in_place(lines, spans, &at, &value)
+                        .or_else(|| flow_in_place(lines, spans, &at, &value))
+                        .map(|e| vec![e])
+                } else {
+                    literal_in_place(lines, kpos, end, &value).or_else(|| {
+                        let old = written.pointer(&at);
+                        flow_items_in_place(lines, spans, (&at, line_index(kpos), end), old, &value)
+                            .map(|e| vec![e])
+                    })
+                };
+                if let Some(edits) = in_place {
+                    out.extend(edits.into_iter().map(|(r, t)| (r, t, n)));
+                    continue;
                 }
                 let mut text = entry_text(key, &value, indent, false, compact)?;
                 let end_line = lines.get(end)?;
@@ -359,7 +541,20 @@ mod tests {
     }
 
     #[test]
-    fn flow_style_is_left_to_a_whole_rewrite() {
-        assert!(apply("spec: {a: 1, b: 2}\n", json!({"spec": {"a": 1, "b": 3}})).is_none());
+    fn flow_collections_stay_flow_on_their_line() {
+        let out = apply(
+            "spec: {a: 1, b: 2}  # c\n",
+            json!({"spec": {"a": 1, "b": 3, "c": "x, y"}}),
+        );
+        assert_eq!(out.unwrap(), "spec: {a: 1, b: 3, c: \"x, y\"}  # c\n");
+        let text = "spec:\n  when:\n    - { op: GT, value: 1 }\n    - {op: LT, value: 2}\n  x: 1\n";
+        let out = apply(
+            text,
+            json!({"spec": {"when": [{"op": "GT", "value": 5}, {"op": "LT", "value": 2}], "x": 1}}),
+        );
+        assert_eq!(
+            out.unwrap(),
+            "spec:\n  when:\n    - { op: GT, value: 5 }\n    - {op: LT, value: 2}\n  x: 1\n"
+        );
     }
 }

@@ -218,6 +218,26 @@ pub(super) fn edits(
     Some(out.into_iter().map(|(r, t, _)| (r, t)).collect())
 }
 
+/// The JSON text `text` (holding `written`) changed to hold `wanted` by the same minimal
+/// member edits as a JSON file gets: an embedded document written as a JSON string keeps the
+/// author's layout (one line stays one line, a pretty one keeps its indentation) and changes
+/// only where its values do.
+pub(super) fn edited_text(text: &str, written: &Value, wanted: &Value) -> Option<String> {
+    let start = text.len() - text.trim_start().len();
+    let edits = edits(
+        text,
+        start,
+        written,
+        wanted,
+        super::json_indent_unit(text, start),
+    )?;
+    let mut out = text.to_string();
+    for (range, replacement) in edits {
+        out.replace_range(range, &replacement);
+    }
+    (serde_json::from_str::<Value>(&out).ok()? == *wanted).then_some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -43,19 +43,19 @@ fn embedded_documents_keep_their_form() {
         serde_json::to_string(&merged["dashboard_json"]).unwrap(),
         r#"{"panels":[1],"id":1,"title":"New"}"#
     );
-    // A pretty string stays a pretty string (with its final newline); a one-line string
-    // stays on one line.
-    let written = json!({"slug": "d", "name": "D", "dashboard_json": "{\n  \"title\": \"Old\",\n  \"panels\": [1]\n}\n"});
+    // A pretty string stays a pretty string in the author's layout (with its final newline),
+    // only the changed member rewritten; a one-line string stays on one line.
+    let written = json!({"slug": "d", "name": "D", "dashboard_json": "{\n    \"title\": \"Old\",\n    \"panels\": [1]\n}\n"});
     let merged = merged_spec(kind, &written, &current, &[]);
     assert_eq!(
         merged["dashboard_json"],
-        json!("{\n  \"title\": \"New\",\n  \"panels\": [\n    1\n  ]\n}\n")
+        json!("{\n    \"title\": \"New\",\n    \"panels\": [1]\n}\n")
     );
     let written = json!({"slug": "d", "name": "D", "dashboard_json": "{\"title\": \"Old\"}"});
     let merged = merged_spec(kind, &written, &current, &[]);
     assert_eq!(
         merged["dashboard_json"],
-        json!(r#"{"title":"New","panels":[1]}"#)
+        json!(r#"{"title": "New", "panels": [1]}"#)
     );
 }
 
@@ -381,4 +381,96 @@ fn fields_of_a_newer_api_are_not_written() {
         )],
     );
     assert_eq!(pulled.rewritten[0].text, text.replace("name: A", "name: B"));
+}
+
+/// Pulls `text` (one file) against `current` and returns the new text.
+fn pulled_text(text: &str, current: &[(&str, &str, Value)]) -> String {
+    let current: Vec<(Kind, &str, Value)> = current
+        .iter()
+        .map(|(k, s, v)| (Kind::from_name(k).unwrap(), *s, v.clone()))
+        .collect();
+    let pulled = pull_files(&[("m.yaml", text)], &current);
+    assert_eq!(pulled.rewritten.len(), 1, "{pulled:?}");
+    pulled.rewritten[0].text.clone()
+}
+
+#[test]
+fn control_and_separator_characters_are_escaped_in_place() {
+    let text = "# team\napi_version: v1/config\nkind: Team\nspec:\n  slug: a  # id\n  name: \"A\"  # shown\n  description: 'd' # why\n";
+    let odd = "a\u{7f}b\u{85}c\u{2028}d\u{2029}e\u{9f}f";
+    let new = pulled_text(
+        text,
+        &[(
+            "Team",
+            "a",
+            json!({"slug": "a", "name": odd, "description": odd}),
+        )],
+    );
+    let escaped = r#""a\u007Fb\u0085c\u2028d\u2029e\u009Ff""#;
+    assert_eq!(
+        new,
+        text.replace("\"A\"", escaped).replace("'d'", escaped),
+        "the document is edited in place, comments kept"
+    );
+    // Another YAML 1.2 reader reads the same strings.
+    let theirs = crate::yaml::yaml12::ruamel(&[new]);
+    let spec = &theirs[0].as_ref().unwrap()[0]["spec"];
+    assert_eq!(
+        (&spec["name"], &spec["description"]),
+        (&json!(odd), &json!(odd))
+    );
+}
+
+#[test]
+fn an_embedded_json_string_changes_only_where_its_values_do() {
+    let pretty = "{\n    \"title\": \"Old\",\n    \"panels\": [\n        {\"id\": 1, \"type\": \"graph\"}\n    ],\n    \"tags\": [\"a\", \"b\"]\n}\n";
+    let block: String = pretty.lines().map(|l| format!("    {l}\n")).collect();
+    let bucket = "api_version: v1/config\nkind: Bucket\nspec: {slug: b, name: B}\n---\n";
+    let text = format!("{bucket}api_version: v1/config\nkind: ClassicDashboard\nspec:\n  slug: d\n  name: D\n  bucket_slug: b\n  dashboard_json: |  # from Grafana\n{block}");
+    let state = |title: &str| {
+        json!({"slug": "d", "name": "D", "bucket_slug": "b", "dashboard_json": json!({
+            "id": 9, "version": 4, "title": title, "panels": [{"id": 1, "type": "graph"}], "tags": ["a", "b"]
+        }).to_string()})
+    };
+    let b = ("Bucket", "b", json!({"slug": "b", "name": "B"}));
+    let new = pulled_text(&text, &[b.clone(), ("ClassicDashboard", "d", state("New"))]);
+    assert_eq!(
+        new,
+        text.replace("\"title\": \"Old\"", "\"title\": \"New\"")
+    );
+    // A one-line string stays one line, in its quotes and spacing.
+    let text = format!("{bucket}{}", "api_version: v1/config\nkind: ClassicDashboard\nspec:\n  slug: d\n  name: D\n  bucket_slug: b\n  dashboard_json: '{\"title\": \"Old\", \"panels\": [{\"id\": 1, \"type\": \"graph\"}], \"tags\": [\"a\", \"b\"]}'\n");
+    let new = pulled_text(&text, &[b, ("ClassicDashboard", "d", state("New"))]);
+    assert_eq!(
+        new,
+        text.replace("\"title\": \"Old\"", "\"title\": \"New\"")
+    );
+}
+
+#[test]
+fn flow_collections_are_edited_in_place() {
+    let text = "api_version: v1/config\nkind: Bucket\nspec: {slug: platform, name: Platform}\n---\napi_version: v1/config\nkind: Monitor\nspec:\n  slug: m\n  name: M\n  bucket_slug: platform\n  labels: {team: a}  # owners\n  prometheus_query: up == 0\n  series_conditions:\n    defaults:\n      critical:\n        conditions:\n          - {op: GT, value: 1, sustain_secs: 300}\n";
+    let monitor = |team: &str, value: u32| {
+        json!({"slug": "m", "name": "M", "bucket_slug": "platform", "labels": {"team": team},
+        "prometheus_query": "up == 0",
+        "series_conditions": {"defaults": {"critical": {"conditions": [
+            {"op": "GT", "value": value, "sustain_secs": 300}
+        ]}}}})
+    };
+    let new = pulled_text(
+        text,
+        &[
+            (
+                "Bucket",
+                "platform",
+                json!({"slug": "platform", "name": "Platform"}),
+            ),
+            ("Monitor", "m", monitor("b", 2)),
+        ],
+    );
+    assert_eq!(
+        new,
+        text.replace("{team: a}", "{team: b}")
+            .replace("value: 1,", "value: 2.0,")
+    );
 }

@@ -27,7 +27,8 @@ const MAX_NODES: usize = 200_000;
 const MAX_DOCUMENTS: usize = 1_000;
 /// Longest file read here.
 const MAX_BYTES: usize = 16 << 20;
-/// Longest implicit key (YAML allows 1,024 characters).
+/// Longest implicit key in bytes of source, from its start to its `:` (YAML allows 1,024
+/// characters, and serde-saphyr refuses past them).
 const MAX_KEY: usize = 1_000;
 
 /// Every non-empty document of `text` (its BOM already stripped), or `None` when the text is
@@ -347,10 +348,12 @@ impl<'a> Reader<'a> {
                                     return Key::None;
                                 }
                             } else if matches!(s.get(at + 1), None | Some(b' ')) {
-                                let raw = trim_end(&s[..at]);
-                                if raw.len() > MAX_KEY {
+                                // YAML's limit counts from the key's start to its `:`,
+                                // spaces before the `:` included.
+                                if at > MAX_KEY {
                                     return Key::GiveUp;
                                 }
+                                let raw = trim_end(&s[..at]);
                                 let Some(text) = self.str_of(raw) else {
                                     return Key::GiveUp;
                                 };
@@ -368,7 +371,8 @@ impl<'a> Reader<'a> {
         };
         // A quoted key: its `:` right after the closing quote.
         if s.get(end) == Some(&b':') && matches!(s.get(end + 1), None | Some(b' ')) {
-            if key.len() > MAX_KEY {
+            // The source's length (quotes and escapes), not the text's, is what YAML limits.
+            if end > MAX_KEY {
                 return Key::GiveUp;
             }
             Key::Found(key, end + 1)

@@ -23,16 +23,19 @@ pub fn parse_documents_plain(text: &str) -> Option<Vec<PlainDocument>> {
     super::block::parse_documents_block(text).or_else(|| parse_documents_saphyr(text))
 }
 
-/// [`parse_documents_plain`] through serde-saphyr only (the block reader's reference).
-pub(super) fn parse_documents_saphyr(text: &str) -> Option<Vec<PlainDocument>> {
+/// [`parse_documents_plain`] through serde-saphyr only.
+fn parse_documents_saphyr(text: &str) -> Option<Vec<PlainDocument>> {
     let text = strip_bom(text);
-    let options = serde_saphyr::options! {
-        with_snippet: false,
-        strict_booleans: true,
-        duplicate_keys: serde_saphyr::DuplicateKeyPolicy::PassThrough,
-    };
-    let nodes: Vec<Spanned<Plain>> =
-        serde_saphyr::from_multiple_with_options(text, options).ok()?;
+    // A block scalar may end the file without a line break: the located reader decides what
+    // its last line keeps (see `yaml::scalar`).
+    if !text.is_empty()
+        && !text.ends_with(['\n', '\r'])
+        && memchr::memchr2(b'|', b'>', text.as_bytes()).is_some()
+    {
+        return None;
+    }
+    let nodes: Vec<Spanned<PlainYaml>> =
+        serde_saphyr::from_multiple_with_options(text, super::saphyr_options!()).ok()?;
     Some(
         nodes
             .into_iter()
@@ -45,18 +48,51 @@ pub(super) fn parse_documents_saphyr(text: &str) -> Option<Vec<PlainDocument>> {
     )
 }
 
-/// A value that refuses a key repeated in one object and a number that is not finite: the fast
-/// YAML reader's, and serde_json's for JSON files (which keeps the last of repeated keys
-/// silently on its own).
+/// A value that refuses a key repeated in one object and a number that is not finite: serde_json's
+/// for JSON files (which keeps the last of repeated keys silently on its own).
 pub(super) struct Plain(pub(super) Value);
 
 impl<'de> Deserialize<'de> for Plain {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_any(PlainVisitor).map(Plain)
+        deserializer
+            .deserialize_any(PlainVisitor { yaml: false })
+            .map(Plain)
     }
 }
 
-struct PlainVisitor;
+/// [`Plain`] for the fast YAML reader: it also gives up on a decimal with leading zeros, which
+/// serde-saphyr hands over as text whether it was quoted or not (`yaml::scalar`).
+struct PlainYaml(Value);
+
+impl<'de> Deserialize<'de> for PlainYaml {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer
+            .deserialize_any(PlainVisitor { yaml: true })
+            .map(PlainYaml)
+    }
+}
+
+#[derive(Clone, Copy)]
+struct PlainVisitor {
+    yaml: bool,
+}
+
+impl PlainVisitor {
+    fn string<E: de::Error>(self, v: String) -> Result<Value, E> {
+        if self.yaml && super::scalar::leading_zero_decimal(&v) {
+            return Err(E::custom("a decimal with leading zeros"));
+        }
+        Ok(Value::String(v))
+    }
+}
+
+impl<'de> de::DeserializeSeed<'de> for PlainVisitor {
+    type Value = Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
 
 impl<'de> Visitor<'de> for PlainVisitor {
     type Value = Value;
@@ -71,7 +107,7 @@ impl<'de> Visitor<'de> for PlainVisitor {
         Ok(Value::Null)
     }
     fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
-        Plain::deserialize(d).map(|p| p.0)
+        d.deserialize_any(self)
     }
     fn visit_bool<E: de::Error>(self, v: bool) -> Result<Value, E> {
         Ok(Value::Bool(v))
@@ -99,17 +135,17 @@ impl<'de> Visitor<'de> for PlainVisitor {
             .ok_or_else(|| E::custom(format!("{v} is not a number the API accepts")))
     }
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Value, E> {
-        Ok(Value::String(v.to_string()))
+        self.string(v.to_string())
     }
     fn visit_string<E: de::Error>(self, v: String) -> Result<Value, E> {
-        Ok(Value::String(v))
+        self.string(v)
     }
     fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<Value, E> {
-        Ok(Value::String(String::from_utf8_lossy(v).into_owned()))
+        self.string(String::from_utf8_lossy(v).into_owned())
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
         let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0));
-        while let Some(Plain(item)) = seq.next_element::<Plain>()? {
+        while let Some(item) = seq.next_element_seed(self)? {
             items.push(item);
         }
         Ok(Value::Array(items))
@@ -117,12 +153,15 @@ impl<'de> Visitor<'de> for PlainVisitor {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut out = Map::new();
         while let Some(Key(name)) = map.next_key::<Key>()? {
+            if self.yaml && super::scalar::leading_zero_decimal(&name) {
+                return Err(de::Error::custom("a key with leading zeros"));
+            }
             if out.contains_key(&name) {
                 return Err(de::Error::custom(format!(
                     "duplicate key `{name}` (an earlier member of this object has the same key)"
                 )));
             }
-            let Plain(value) = map.next_value::<Plain>()?;
+            let value = map.next_value_seed(self)?;
             out.insert(name, value);
         }
         Ok(Value::Object(out))

@@ -154,9 +154,9 @@ async fn pull_rewrites_only_what_changed_and_plan_is_clean_after() {
 }
 
 #[tokio::test]
-async fn pull_keeps_the_form_of_each_document_when_it_rewrites_it_whole() {
-    // A flow-style document cannot take line edits: it is rewritten whole, the rest of the
-    // file stays. A one-line JSON string stays one line.
+async fn pull_keeps_the_form_of_flow_documents_and_one_line_json() {
+    // A flow-style spec is written again in flow style on its line, the rest of the file
+    // stays. A one-line JSON object stays one line.
     let (t, dir) = applied().await;
     let d = dir.path();
     let header = "# A flow-style team, then a block one.\n";
@@ -189,7 +189,7 @@ async fn pull_keeps_the_form_of_each_document_when_it_rewrites_it_whole() {
     let sre = &teams[header.len()..teams.len() - block.len()];
     assert_eq!(
         sre,
-        "api_version: v1/config\nkind: Team\nspec:\n  slug: sre\n  name: Site reliability\n  description: \"\"\n"
+        "api_version: v1/config\nkind: Team\nspec: {slug: sre, name: Site reliability, description: \"\"}\n"
     );
     assert_eq!(
         read(d, "teams/payments.json"),

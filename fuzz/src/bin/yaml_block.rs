@@ -1,5 +1,5 @@
 //! The block reader (`yaml::block`, the fast path for the common shape of a manifest file) on
-//! arbitrary UTF-8: whenever it takes a text, serde-saphyr must read the very same documents
+//! arbitrary UTF-8: whenever it takes a text, the located reader must read the very same documents
 //! (values and starts). Checks: no panic, no hang, no disagreement.
 
 fn main() {

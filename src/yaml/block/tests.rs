@@ -1,15 +1,15 @@
 //! The block reader against serde-saphyr.
 
-use super::super::plain::parse_documents_saphyr;
+use super::super::parse_documents_unlocated;
 use super::*;
 use proptest::prelude::*;
 
-/// The block reader takes `text` and gives what serde-saphyr gives, or leaves it.
+/// The block reader takes `text` and gives what the located reader gives, or leaves it.
 fn agrees(text: &str) -> bool {
     match parse_documents_block(text) {
         None => false,
         Some(block) => {
-            let reference = parse_documents_saphyr(text);
+            let reference = parse_documents_unlocated(text);
             assert_eq!(Some(&block), reference.as_ref(), "{text:?}");
             true
         }
@@ -153,28 +153,51 @@ fn fixtures_and_examples_agree() {
     assert!(taken > 10, "only {taken} files taken");
 }
 
-/// Every YAML file under `$CFGCTL_YAML_CORPUS` (the harness's `--keep` repository, say):
-/// the same values, and every file taken.
-/// `CFGCTL_YAML_CORPUS=DIR cargo test --release --lib corpus -- --ignored --nocapture`
+/// The harness's generated mix (`../shared/perf/perf.py --emit-only`, 2,000 resources, its
+/// default seed) and any directory in `$CFGCTL_YAML_CORPUS` (the harness's `--keep` repository,
+/// say): the same values, and every file taken. Without `../shared` beside the repository (a
+/// clone on its own) only `$CFGCTL_YAML_CORPUS` is read; the repository's own fixtures are
+/// always read by `fixtures_and_examples_agree`.
 #[test]
-#[ignore]
 fn corpus_agrees() {
-    let dir = std::env::var("CFGCTL_YAML_CORPUS").expect("CFGCTL_YAML_CORPUS");
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let harness = root.join("../shared/perf/perf.py");
+    let generated = tempfile::tempdir().unwrap();
+    let mut dirs = Vec::new();
+    if harness.is_file() {
+        let out = std::process::Command::new("python3")
+            .arg(&harness)
+            .args(["--cfgctl", "unused", "--n", "2000", "--emit-only"])
+            .arg(generated.path())
+            .output()
+            .expect("python3 runs the harness's generator");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        dirs.push(generated.path().to_path_buf());
+    }
+    if let Some(dir) = std::env::var_os("CFGCTL_YAML_CORPUS") {
+        dirs.push(dir.into());
+    }
     let (mut taken, mut left) = (0, Vec::new());
-    for entry in walkdir::WalkDir::new(dir) {
-        let path = entry.unwrap().into_path();
-        if path.extension().and_then(|e| e.to_str()) != Some("yaml") {
-            continue;
-        }
-        let text = std::fs::read_to_string(&path).unwrap();
-        if agrees(super::super::strip_bom(&text)) {
-            taken += 1;
-        } else {
-            left.push(path);
+    for dir in &dirs {
+        for entry in walkdir::WalkDir::new(dir) {
+            let path = entry.unwrap().into_path();
+            if path.extension().and_then(|e| e.to_str()) != Some("yaml") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            if agrees(super::super::strip_bom(&text)) {
+                taken += 1;
+            } else {
+                left.push(path);
+            }
         }
     }
     assert!(
-        taken > 0 && left.is_empty(),
+        left.is_empty() && (dirs.is_empty() || taken > 0),
         "{taken} files taken; left: {left:?}"
     );
 }
