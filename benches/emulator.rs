@@ -30,7 +30,7 @@ async fn list_walks(url: &str, walks: usize) -> (usize, Duration) {
             let resp = client
                 .get(format!(
                     "{url}{}?{}",
-                    wire::collection_path(Kind::Team),
+                    wire::collection_path(Kind::named("Team")),
                     q.to_query_string()
                 ))
                 .send()
@@ -38,7 +38,7 @@ async fn list_walks(url: &str, walks: usize) -> (usize, Duration) {
                 .expect("answered");
             let body: serde_json::Value = resp.json().await.expect("json");
             pages += 1;
-            let (_, next) = wire::parse_list_response(Kind::Team, &body).expect("list");
+            let (_, next) = wire::parse_list_response(Kind::named("Team"), &body).expect("list");
             if next.is_empty() {
                 break;
             }

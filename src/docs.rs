@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use crate::registry::{Op, KINDS};
+use crate::registry::Op;
 use crate::spec;
 
 fn ops(o: crate::registry::Ops) -> String {
@@ -130,13 +130,13 @@ pub fn reference_markdown() -> String {
     out.push_str("<!-- Generated from the kind registry and the embedded swagger file; do not edit.\n     Regenerate with: CFGCTL_UPDATE_DOCS=1 cargo test --test integration docs -->\n\n");
     out.push_str("Every manifest is `api_version: v1/config`, `kind: KIND` and `spec:` holding the API object\nwith the API's own field names. Unknown fields, wrong types, unknown enum values and read-only\nfields are errors that `cfgctl validate` reports with file, line and column.\n\n");
     out.push_str("Kinds: ");
-    let links: Vec<String> = KINDS
-        .iter()
+    let links: Vec<String> = crate::registry::embedded_kinds()
+        .into_iter()
         .map(|d| format!("[{}](#{})", d.name, d.name.to_lowercase()))
         .collect();
     out.push_str(&links.join(", "));
     out.push_str("\n\n");
-    for def in &KINDS {
+    for def in crate::registry::embedded_kinds() {
         let _ = writeln!(out, "## {}\n", def.name);
         let _ = writeln!(
             out,
@@ -229,7 +229,7 @@ mod tests {
     #[test]
     fn every_kind_and_nested_fields_are_documented() {
         let md = reference_markdown();
-        for def in &KINDS {
+        for def in crate::registry::embedded_kinds() {
             assert!(md.contains(&format!("## {}\n", def.name)));
         }
         assert!(md

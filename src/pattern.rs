@@ -103,21 +103,21 @@ mod tests {
     #[test]
     fn globs_over_slugs_and_kinds() {
         let p = Pattern::parse("Dashboard/team-a-*").unwrap();
-        assert!(p.matches(&addr(Kind::Dashboard, "team-a-latency")));
-        assert!(!p.matches(&addr(Kind::Dashboard, "team-b-latency")));
-        assert!(!p.matches(&addr(Kind::Monitor, "team-a-latency")));
+        assert!(p.matches(&addr(Kind::named("Dashboard"), "team-a-latency")));
+        assert!(!p.matches(&addr(Kind::named("Dashboard"), "team-b-latency")));
+        assert!(!p.matches(&addr(Kind::named("Monitor"), "team-a-latency")));
         let any = Pattern::parse("*/scratch-?").unwrap();
-        assert!(any.matches(&addr(Kind::Bucket, "scratch-1")));
-        assert!(!any.matches(&addr(Kind::Bucket, "scratch-10")));
+        assert!(any.matches(&addr(Kind::named("Bucket"), "scratch-1")));
+        assert!(!any.matches(&addr(Kind::named("Bucket"), "scratch-10")));
     }
 
     #[test]
     fn singleton() {
         let p = Pattern::parse("ResourcePools").unwrap();
-        assert!(p.matches(&Address::new(Kind::ResourcePools, None)));
-        assert!(!p.matches(&addr(Kind::Bucket, "x")));
+        assert!(p.matches(&Address::new(Kind::named("ResourcePools"), None)));
+        assert!(!p.matches(&addr(Kind::named("Bucket"), "x")));
         let star = Pattern::parse("ResourcePools/*").unwrap();
-        assert!(star.matches(&Address::new(Kind::ResourcePools, None)));
+        assert!(star.matches(&Address::new(Kind::named("ResourcePools"), None)));
     }
 
     #[test]

@@ -1,35 +1,36 @@
-//! The kind registry: one table row per resource kind of the Config API v1.
+//! The kind registry: every resource kind of the Config API v1, derived from an API
+//! description by rule (`derive`), with the short table of what no description says
+//! (`overrides`).
 //!
 //! Architecture invariant: this module is the only place that knows a kind's wire details
 //! (path segment, wrapper keys, operations, reference fields, server-owned fields, list
-//! filters, embedded-JSON fields). Loader, planner, client and emulator read this table;
-//! adding a kind is adding a row.
+//! filters, embedded-JSON fields). Loader, planner, client and emulator read its rows; a kind
+//! that a newer API adds is registered from that API's description at run time
+//! ([`register`]), with no code of its own.
 
+mod derive;
+mod overrides;
+
+use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::{Mutex, OnceLock};
 
 use serde_json::Value;
 
 use crate::jsonpath::{escape_pointer, get_path};
 
-/// Every kind cfgctl manages. The order is the registry's order (alphabetical by name, the
-/// order used wherever kinds reach the user).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Kind {
-    Bucket,
-    ClassicDashboard,
-    Collection,
-    ConsumptionBudget,
-    Dashboard,
-    Dataset,
-    DerivedLabel,
-    DerivedMetric,
-    DropRule,
-    Monitor,
-    NotificationPolicy,
-    ResourcePools,
-    Team,
-}
+pub use overrides::SECRET_FIELDS;
 
+/// The API description compiled into cfgctl (a copy of the vendor's whole Config API v1).
+pub const EMBEDDED_DESCRIPTION: &str = include_str!("../spec/config-api-v1.swagger.json");
+
+/// At most this many kinds in one process (the embedded ones and what targets add).
+pub const MAX_KINDS: usize = 256;
+
+/// A resource kind: a handle to its registry row. Kinds order by name (the order used
+/// wherever kinds reach the user).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Kind(u16);
 /// A set of API operations on a kind.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct Ops {
@@ -194,10 +195,6 @@ pub enum Rewrite {
     UpdatedAt,
 }
 
-const fn volatile(path: &'static str, rewrite: Rewrite) -> Volatile {
-    Volatile { path, rewrite }
-}
-
 /// A "required if" rule of the swagger's field descriptions: at least one of these dotted
 /// paths must be set (non-zero).
 #[derive(Clone, Copy, Debug)]
@@ -255,409 +252,232 @@ pub struct KindDef {
     pub delete_response: Option<&'static str>,
     /// The kind's value in the API's `ResourceType` enum (the change log of a bucket delete).
     pub resource_type: Option<&'static str>,
+    /// Why the kind cannot be managed although the description names it (a nested path).
+    pub unaddressable: Option<&'static str>,
+    /// The list operation's id as the description spells it (`ListSLOs`).
+    pub list_operation: Option<&'static str>,
 }
 
-const SERVER_OWNED: &[&str] = &["created_at", "updated_at"];
+/// The rows, by kind index: set once, before the kind is handed out.
+static SLOTS: [OnceLock<&'static KindDef>; MAX_KINDS] = [const { OnceLock::new() }; MAX_KINDS];
 
-const fn reference(path: &'static str, target: Kind, optional: bool) -> Reference {
-    Reference {
-        path,
-        target,
-        optional,
-        unless: None,
+/// Kinds by name, and every singular wrapper key (a reference names a kind by it).
+struct Table {
+    by_name: BTreeMap<&'static str, Kind>,
+    keys: BTreeMap<String, String>,
+}
+
+static TABLE: Mutex<Table> = Mutex::new(Table {
+    by_name: BTreeMap::new(),
+    keys: BTreeMap::new(),
+});
+
+/// The kinds of the embedded description, once registered.
+static EMBEDDED: OnceLock<Vec<Kind>> = OnceLock::new();
+
+/// The table, with the embedded description's kinds registered the first time.
+fn table() -> std::sync::MutexGuard<'static, Table> {
+    EMBEDDED.get_or_init(|| {
+        let mut t = TABLE.lock().unwrap_or_else(|e| e.into_inner());
+        add(&mut t, embedded_doc())
+    });
+    TABLE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The kinds of the embedded description (what `validate`, `schema` and the docs know), by
+/// name; [`kinds`] adds those a target described at run time.
+pub fn embedded_kinds() -> Vec<&'static KindDef> {
+    drop(table());
+    EMBEDDED
+        .get()
+        .map(|k| k.iter().map(|k| k.def()).collect())
+        .unwrap_or_default()
+}
+
+/// The embedded description, parsed once.
+pub fn embedded_doc() -> &'static Value {
+    static DOC: OnceLock<Value> = OnceLock::new();
+    // The file is part of the binary and checked by unit tests; a parse failure here is a
+    // build defect, not an input error.
+    DOC.get_or_init(|| serde_json::from_str(EMBEDDED_DESCRIPTION).unwrap_or(Value::Null))
+}
+
+/// Registers the kinds an API description describes that are not known yet (a newer
+/// target's), and returns every kind it describes. Known kinds keep their rows.
+pub fn register(doc: &Value) -> Vec<Kind> {
+    let mut t = table();
+    add(&mut t, doc)
+}
+
+fn leak(s: String) -> &'static str {
+    Box::leak(s.into_boxed_str())
+}
+
+fn leak_slice<T>(v: Vec<T>) -> &'static [T] {
+    Box::leak(v.into_boxed_slice())
+}
+
+fn add(t: &mut Table, doc: &Value) -> Vec<Kind> {
+    let derived = derive::kinds(doc, &t.keys);
+    let mut fresh = Vec::new();
+    let mut described = Vec::new();
+    for d in &derived {
+        if let Some(&k) = t.by_name.get(d.name.as_str()) {
+            described.push(k);
+            continue;
+        }
+        let index = t.by_name.len();
+        let Ok(id) = u16::try_from(index) else { break };
+        if index >= MAX_KINDS {
+            tracing::warn!("more than {MAX_KINDS} kinds: {} is not managed", d.name);
+            continue;
+        }
+        let kind = Kind(id);
+        t.by_name.insert(leak(d.name.clone()), kind);
+        t.keys.insert(d.singular.clone(), d.name.clone());
+        fresh.push((kind, d));
+        described.push(kind);
+    }
+    // Rows are made once every kind of the description has its handle (references name
+    // them), and each is set before any caller can see its kind.
+    for (kind, d) in fresh {
+        let row = row(kind, d, &t.by_name);
+        let _ = SLOTS[usize::from(kind.0)].set(Box::leak(Box::new(row)));
+    }
+    described.sort();
+    described
+}
+
+fn row(kind: Kind, d: &derive::Derived, by_name: &BTreeMap<&'static str, Kind>) -> KindDef {
+    let o = overrides::of(&d.name);
+    let references = d
+        .references
+        .iter()
+        .filter_map(|(path, target, unless)| {
+            Some(Reference {
+                path: leak(path.clone()),
+                target: *by_name.get(target.as_str())?,
+                optional: o.optional_references.contains(&path.as_str()),
+                unless: *unless,
+            })
+        })
+        .collect();
+    let mut list_filters: Vec<ListFilter> = d
+        .list_filters
+        .iter()
+        .filter(|(param, _, _)| !o.list_filters.iter().any(|f| f.param == param))
+        .map(|(param, field, repeated)| ListFilter {
+            param: leak(param.clone()),
+            field: leak(field.clone()),
+            repeated: *repeated,
+        })
+        .collect();
+    list_filters.extend(o.list_filters.iter().copied());
+    KindDef {
+        kind,
+        name: leak(d.name.clone()),
+        path: leak(d.path.clone()),
+        singular: leak(d.singular.clone()),
+        plural: d.plural.clone().map(leak),
+        definition: leak(d.definition.clone()),
+        singleton: d.singleton,
+        full_ops: d.ops,
+        seed_ops: o.seed_ops,
+        references: leak_slice(references),
+        server_owned: leak_slice(d.server_owned.iter().cloned().map(leak).collect()),
+        field_notes: &[],
+        list_filters: leak_slice(list_filters),
+        embedded_json: o.embedded_json,
+        required: o.required,
+        unique_fields: o.unique_fields,
+        force_delete: d.force_delete,
+        delete_response: d.delete_response.clone().map(leak),
+        resource_type: o.resource_type,
+        unaddressable: d.unaddressable.clone().map(leak),
+        list_operation: d.list_operation.clone().map(leak),
     }
 }
 
-/// `collection: {type: SERVICE, slug: …}` names a service, not a Collection.
-const COLLECTION_REF: Reference = Reference {
-    path: "collection.slug",
-    target: Kind::Collection,
-    optional: false,
-    unless: Some(("type", "SERVICE")),
-};
+/// Every kind registered (the embedded description's and those targets added), by name.
+pub fn kinds() -> Vec<&'static KindDef> {
+    let t = table();
+    t.by_name.values().map(|k| k.def()).collect()
+}
 
-const fn filter(param: &'static str, field: &'static str) -> ListFilter {
-    ListFilter {
-        param,
-        field,
-        repeated: true,
+/// The route of an HTTP method at a kind's collection path (`at_item` false) or item path.
+/// The singleton lives at its collection path and has no list.
+pub fn route(singleton: bool, method: &str, at_item: bool) -> Option<Op> {
+    match (singleton, at_item, method.to_ascii_uppercase().as_str()) {
+        (true, false, "GET") => Some(Op::Read),
+        (true, false, "POST") => Some(Op::Create),
+        (true, false, "PUT") => Some(Op::Update),
+        (true, false, "DELETE") => Some(Op::Delete),
+        (false, false, "GET") => Some(Op::List),
+        (false, false, "POST") => Some(Op::Create),
+        (false, true, "GET") => Some(Op::Read),
+        (false, true, "PUT") => Some(Op::Update),
+        (false, true, "DELETE") => Some(Op::Delete),
+        _ => None,
     }
 }
 
-const INCLUDE_DASHBOARD_JSON: ListFilter = ListFilter {
-    param: "include_dashboard_json",
-    field: "dashboard_json",
-    repeated: false,
-};
+impl PartialOrd for Kind {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
 
-/// The registry, one row per kind, in the order of [`Kind`].
-pub static KINDS: [KindDef; 13] = [
-    KindDef {
-        kind: Kind::Bucket,
-        name: "Bucket",
-        path: "buckets",
-        singular: "bucket",
-        plural: Some("buckets"),
-        definition: "configv1Bucket",
-        singleton: false,
-        full_ops: Ops::CRUDL,
-        seed_ops: Ops::CRUDL,
-        references: &[
-            reference("team_slug", Kind::Team, true),
-            reference("notification_policy_slug", Kind::NotificationPolicy, true),
-        ],
-        server_owned: SERVER_OWNED,
-        field_notes: &[],
-        list_filters: &[],
-        embedded_json: &[],
-        required: &[],
-        unique_fields: &[],
-        force_delete: true,
-        delete_response: Some("configv1DeleteBucketResponse"),
-        resource_type: Some("BUCKET"),
-    },
-    KindDef {
-        kind: Kind::ClassicDashboard,
-        name: "ClassicDashboard",
-        path: "classic-dashboards",
-        singular: "classic_dashboard",
-        plural: Some("classic_dashboards"),
-        definition: "configv1GrafanaDashboard",
-        singleton: false,
-        full_ops: Ops::CRUDL,
-        seed_ops: Ops::CRUDL,
-        references: &[
-            reference("bucket_slug", Kind::Bucket, false),
-            reference("collection_slug", Kind::Collection, false),
-            COLLECTION_REF,
-        ],
-        server_owned: SERVER_OWNED,
-        field_notes: &[],
-        list_filters: &[
-            filter("bucket_slugs", "bucket_slug"),
-            filter("collection_slugs", "collection_slug"),
-            INCLUDE_DASHBOARD_JSON,
-        ],
-        embedded_json: &[EmbeddedJson {
-            field: "dashboard_json",
-            volatile: &[
-                volatile("id", Rewrite::Id),
-                volatile("version", Rewrite::Version),
-            ],
-            omitted_in_lists: true,
-        }],
-        required: &[
-            RequiredOneOf(&["bucket_slug", "collection_slug", "collection.slug"]),
-            RequiredOneOf(&["dashboard_json"]),
-        ],
-        unique_fields: &[],
-        force_delete: false,
-        delete_response: None,
-        resource_type: Some("GRAFANA_DASHBOARD"),
-    },
-    KindDef {
-        kind: Kind::Collection,
-        name: "Collection",
-        path: "collections",
-        singular: "collection",
-        plural: Some("collections"),
-        definition: "configv1Collection",
-        singleton: false,
-        full_ops: Ops::CRUDL,
-        seed_ops: Ops::CRUDL,
-        references: &[
-            reference("team_slug", Kind::Team, true),
-            reference("notification_policy_slug", Kind::NotificationPolicy, true),
-        ],
-        server_owned: SERVER_OWNED,
-        field_notes: &[],
-        list_filters: &[
-            filter("team_slugs", "team_slug"),
-            filter("notification_policy_slugs", "notification_policy_slug"),
-        ],
-        embedded_json: &[],
-        required: &[],
-        unique_fields: &[],
-        force_delete: false,
-        delete_response: None,
-        resource_type: None,
-    },
-    KindDef {
-        kind: Kind::ConsumptionBudget,
-        name: "ConsumptionBudget",
-        path: "consumption-budgets",
-        singular: "consumption_budget",
-        plural: Some("consumption_budgets"),
-        definition: "configv1ConsumptionBudget",
-        singleton: false,
-        full_ops: Ops::CRUDL,
-        seed_ops: Ops::UPDATE,
-        references: &[
-            reference("notification_policy_slug", Kind::NotificationPolicy, true),
-            reference("priorities[].filters[].dataset_slug", Kind::Dataset, false),
-        ],
-        server_owned: SERVER_OWNED,
-        field_notes: &[],
-        list_filters: &[
-            filter("partition_slug_paths", "partition_slug_path"),
-            filter("resources", "resource"),
-        ],
-        embedded_json: &[],
-        required: &[],
-        unique_fields: &[],
-        force_delete: false,
-        delete_response: None,
-        resource_type: None,
-    },
-    KindDef {
-        kind: Kind::Dashboard,
-        name: "Dashboard",
-        path: "dashboards",
-        singular: "dashboard",
-        plural: Some("dashboards"),
-        definition: "configv1Dashboard",
-        singleton: false,
-        full_ops: Ops::CRUDL,
-        seed_ops: Ops::CRUDL,
-        references: &[
-            reference("collection_slug", Kind::Collection, false),
-            COLLECTION_REF,
-        ],
-        server_owned: SERVER_OWNED,
-        field_notes: &[],
-        list_filters: &[
-            filter("collection_slugs", "collection_slug"),
-            INCLUDE_DASHBOARD_JSON,
-        ],
-        embedded_json: &[EmbeddedJson {
-            field: "dashboard_json",
-            volatile: &[
-                volatile("metadata.created_at", Rewrite::CreatedAt),
-                volatile("metadata.updated_at", Rewrite::UpdatedAt),
-                volatile("metadata.version", Rewrite::Version),
-            ],
-            omitted_in_lists: true,
-        }],
-        required: &[],
-        unique_fields: &[],
-        force_delete: false,
-        delete_response: None,
-        resource_type: Some("DASHBOARD"),
-    },
-    KindDef {
-        kind: Kind::Dataset,
-        name: "Dataset",
-        path: "datasets",
-        singular: "dataset",
-        plural: Some("datasets"),
-        definition: "configv1Dataset",
-        singleton: false,
-        full_ops: Ops::CRUDL,
-        seed_ops: Ops::CRUDL,
-        references: &[],
-        server_owned: SERVER_OWNED,
-        field_notes: &[],
-        list_filters: &[ListFilter {
-            param: "type",
-            field: "configuration.type",
-            repeated: false,
-        }],
-        embedded_json: &[],
-        required: &[RequiredOneOf(&["description"])],
-        unique_fields: &[],
-        force_delete: false,
-        delete_response: None,
-        resource_type: None,
-    },
-    KindDef {
-        kind: Kind::DerivedLabel,
-        name: "DerivedLabel",
-        path: "derived-labels",
-        singular: "derived_label",
-        plural: Some("derived_labels"),
-        definition: "configv1DerivedLabel",
-        singleton: false,
-        full_ops: Ops::CRUDL,
-        seed_ops: Ops::CRUDL,
-        references: &[],
-        server_owned: SERVER_OWNED,
-        field_notes: &[],
-        list_filters: &[],
-        embedded_json: &[],
-        required: &[],
-        unique_fields: &["label_name"],
-        force_delete: false,
-        delete_response: None,
-        resource_type: None,
-    },
-    KindDef {
-        kind: Kind::DerivedMetric,
-        name: "DerivedMetric",
-        path: "derived-metrics",
-        singular: "derived_metric",
-        plural: Some("derived_metrics"),
-        definition: "configv1DerivedMetric",
-        singleton: false,
-        full_ops: Ops::CRUDL,
-        seed_ops: Ops::CRUDL,
-        references: &[],
-        server_owned: SERVER_OWNED,
-        field_notes: &[],
-        list_filters: &[],
-        embedded_json: &[],
-        required: &[],
-        unique_fields: &["metric_name"],
-        force_delete: false,
-        delete_response: None,
-        resource_type: None,
-    },
-    KindDef {
-        kind: Kind::DropRule,
-        name: "DropRule",
-        path: "drop-rules",
-        singular: "drop_rule",
-        plural: Some("drop_rules"),
-        definition: "configv1DropRule",
-        singleton: false,
-        full_ops: Ops::CRUDL,
-        seed_ops: Ops::LIST_CREATE_READ,
-        references: &[],
-        server_owned: SERVER_OWNED,
-        field_notes: &[],
-        list_filters: &[],
-        embedded_json: &[],
-        required: &[],
-        unique_fields: &[],
-        force_delete: false,
-        delete_response: None,
-        resource_type: None,
-    },
-    KindDef {
-        kind: Kind::Monitor,
-        name: "Monitor",
-        path: "monitors",
-        singular: "monitor",
-        plural: Some("monitors"),
-        definition: "configv1Monitor",
-        singleton: false,
-        full_ops: Ops::CRUDL,
-        seed_ops: Ops::LIST,
-        references: &[
-            reference("bucket_slug", Kind::Bucket, false),
-            reference("collection_slug", Kind::Collection, false),
-            COLLECTION_REF,
-            reference("notification_policy_slug", Kind::NotificationPolicy, false),
-        ],
-        server_owned: SERVER_OWNED,
-        field_notes: &[],
-        list_filters: &[
-            filter("bucket_slugs", "bucket_slug"),
-            filter("collection_slugs", "collection_slug"),
-            // Monitors belong to a team through their collection; the emulator matches the
-            // collection's `team_slug`.
-            filter("team_slugs", "collection_slug->team_slug"),
-        ],
-        embedded_json: &[],
-        required: &[RequiredOneOf(&[
-            "bucket_slug",
-            "collection_slug",
-            "collection.slug",
-        ])],
-        unique_fields: &[],
-        force_delete: false,
-        delete_response: None,
-        resource_type: Some("MONITOR"),
-    },
-    KindDef {
-        kind: Kind::NotificationPolicy,
-        name: "NotificationPolicy",
-        path: "notification-policies",
-        singular: "notification_policy",
-        plural: Some("notification_policies"),
-        definition: "configv1NotificationPolicy",
-        singleton: false,
-        full_ops: Ops::CRUDL,
-        seed_ops: Ops::NONE,
-        references: &[
-            reference("bucket_slug", Kind::Bucket, false),
-            reference("team_slug", Kind::Team, false),
-        ],
-        server_owned: SERVER_OWNED,
-        field_notes: &[],
-        list_filters: &[
-            filter("bucket_slugs", "bucket_slug"),
-            filter("team_slugs", "team_slug"),
-        ],
-        embedded_json: &[],
-        required: &[RequiredOneOf(&["bucket_slug", "team_slug"])],
-        unique_fields: &[],
-        force_delete: false,
-        delete_response: None,
-        resource_type: Some("NOTIFICATION_POLICY"),
-    },
-    KindDef {
-        kind: Kind::ResourcePools,
-        name: "ResourcePools",
-        path: "resource-pools",
-        singular: "resource_pools",
-        plural: None,
-        definition: "configv1ResourcePools",
-        singleton: true,
-        full_ops: Ops::CRUD,
-        seed_ops: Ops::READ,
-        references: &[],
-        server_owned: SERVER_OWNED,
-        field_notes: &[],
-        list_filters: &[],
-        embedded_json: &[],
-        required: &[],
-        unique_fields: &[],
-        force_delete: false,
-        delete_response: None,
-        resource_type: None,
-    },
-    KindDef {
-        kind: Kind::Team,
-        name: "Team",
-        path: "teams",
-        singular: "team",
-        plural: Some("teams"),
-        definition: "configv1Team",
-        singleton: false,
-        full_ops: Ops::CRUDL,
-        seed_ops: Ops::NONE,
-        references: &[],
-        server_owned: SERVER_OWNED,
-        field_notes: &[],
-        list_filters: &[],
-        embedded_json: &[],
-        required: &[],
-        unique_fields: &[],
-        force_delete: false,
-        delete_response: None,
-        resource_type: None,
-    },
-];
+impl Ord for Kind {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        if self.0 == other.0 {
+            return std::cmp::Ordering::Equal;
+        }
+        self.name().cmp(other.name())
+    }
+}
+
+impl fmt::Debug for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
 
 impl Kind {
-    /// Every kind, in registry order.
+    /// Every kind registered, by name.
     pub fn all() -> impl Iterator<Item = Kind> {
-        KINDS.iter().map(|d| d.kind)
+        kinds().into_iter().map(|d| d.kind)
+    }
+
+    /// The kind's index in the registry (below [`MAX_KINDS`]), for tables by kind.
+    pub fn index(self) -> usize {
+        usize::from(self.0)
     }
 
     /// This kind's registry row.
     pub fn def(self) -> &'static KindDef {
-        // The table is in enum order; checked by a unit test.
-        &KINDS[self as usize]
+        match SLOTS[usize::from(self.0)].get() {
+            Some(def) => def,
+            // A kind is handed out only once its row is set (see `add`).
+            None => unreachable!("kind {} has no row", self.0),
+        }
     }
 
     pub fn name(self) -> &'static str {
         self.def().name
     }
 
+    /// The kind of a name known to be registered (the embedded description's): for tests and
+    /// examples. Panics on an unknown name, so code that reads input uses [`Kind::from_name`].
+    pub fn named(name: &str) -> Kind {
+        match Kind::from_name(name) {
+            Some(kind) => kind,
+            None => panic!("no kind named {name}"),
+        }
+    }
+
     /// Looks a kind up by its manifest name (exact, case-sensitive).
     pub fn from_name(name: &str) -> Option<Kind> {
-        KINDS.iter().find(|d| d.name == name).map(|d| d.kind)
+        table().by_name.get(name).copied()
     }
 
     /// A likely intended kind for a misspelt name: same letters in another case, a plural,
@@ -668,8 +488,8 @@ impl Kind {
             .filter(|c| c.is_ascii_alphanumeric())
             .collect::<String>()
             .to_ascii_lowercase();
-        KINDS
-            .iter()
+        let defs = kinds();
+        defs.iter()
             .find(|d| {
                 let canon = d.name.to_ascii_lowercase();
                 let plural = d.plural.unwrap_or(d.singular).replace('_', "");
@@ -677,7 +497,7 @@ impl Kind {
             })
             .map(|d| d.kind)
             .or_else(|| {
-                let names: Vec<String> = KINDS.iter().map(|d| d.name.to_string()).collect();
+                let names: Vec<String> = defs.iter().map(|d| d.name.to_string()).collect();
                 let best = crate::jsonpath::closest(name, &names)?;
                 Kind::from_name(&best)
             })
@@ -873,143 +693,4 @@ impl RequiredOneOf {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn table_is_in_enum_order_and_complete() {
-        assert_eq!(KINDS.len(), 13);
-        for (i, def) in KINDS.iter().enumerate() {
-            assert_eq!(def.kind as usize, i, "{} out of order", def.name);
-            assert_eq!(format!("{:?}", def.kind), def.name);
-            assert_eq!(Kind::from_name(def.name), Some(def.kind));
-        }
-        let mut names: Vec<_> = KINDS.iter().map(|d| d.name).collect();
-        let sorted = {
-            let mut s = names.clone();
-            s.sort();
-            s
-        };
-        assert_eq!(names, sorted, "registry order is alphabetical");
-        names.dedup();
-        assert_eq!(names.len(), 13);
-    }
-
-    #[test]
-    fn only_the_singleton_lacks_a_plural_key_and_list() {
-        for def in &KINDS {
-            assert_eq!(def.singleton, def.plural.is_none(), "{}", def.name);
-            assert_eq!(def.singleton, !def.full_ops.list, "{}", def.name);
-        }
-    }
-
-    #[test]
-    fn seed_profile_is_a_subset_of_the_full_api() {
-        for def in &KINDS {
-            for op in Op::ALL {
-                if def.seed_ops.has(op) {
-                    assert!(def.full_ops.has(op), "{} {:?}", def.name, op);
-                }
-            }
-        }
-        assert_eq!(Kind::ConsumptionBudget.def().seed_ops, Ops::UPDATE);
-        assert_eq!(Kind::Team.def().seed_ops, Ops::NONE);
-    }
-
-    #[test]
-    fn nested_array_references_are_found_with_their_paths() {
-        let budget = json!({
-            "slug": "b",
-            "priorities": [
-                {"priority": 1, "filters": [{"dataset_slug": "logs-a"}, {"log_filter": {"query": "x"}}]},
-                {"priority": 2, "filters": [{"dataset_slug": "logs-b"}, {"dataset_slug": ""}]}
-            ]
-        });
-        let found = Kind::ConsumptionBudget.def().references_in(&budget);
-        let got: Vec<_> = found
-            .iter()
-            .map(|r| (r.path.as_str(), r.pointer.as_str(), r.slug.as_str()))
-            .collect();
-        assert_eq!(
-            got,
-            vec![
-                (
-                    "priorities[0].filters[0].dataset_slug",
-                    "/priorities/0/filters/0/dataset_slug",
-                    "logs-a"
-                ),
-                (
-                    "priorities[1].filters[0].dataset_slug",
-                    "/priorities/1/filters/0/dataset_slug",
-                    "logs-b"
-                ),
-            ]
-        );
-        assert!(found.iter().all(|r| r.target == Kind::Dataset));
-    }
-
-    #[test]
-    fn service_collection_reference_is_not_a_collection() {
-        let def = Kind::Monitor.def();
-        let simple = json!({"collection": {"type": "SIMPLE", "slug": "payments"}});
-        let service = json!({"collection": {"type": "SERVICE", "slug": "checkout"}});
-        let found = def.references_in(&simple);
-        assert_eq!(found.len(), 1);
-        assert_eq!(found[0].target, Kind::Collection);
-        assert_eq!(found[0].path, "collection.slug");
-        assert!(def.references_in(&service).is_empty());
-    }
-
-    #[test]
-    fn suggestions_for_misspelt_kinds() {
-        assert_eq!(Kind::suggest("bucket"), Some(Kind::Bucket));
-        assert_eq!(Kind::suggest("buckets"), Some(Kind::Bucket));
-        assert_eq!(
-            Kind::suggest("classic_dashboard"),
-            Some(Kind::ClassicDashboard)
-        );
-        assert_eq!(
-            Kind::suggest("notification-policies"),
-            Some(Kind::NotificationPolicy)
-        );
-        assert_eq!(Kind::suggest("Widget"), None);
-        assert_eq!(Kind::suggest("Dashbord"), Some(Kind::Dashboard));
-    }
-
-    #[test]
-    fn required_one_of_rules() {
-        let rule = RequiredOneOf(&["bucket_slug", "collection_slug", "collection.slug"]);
-        assert!(!rule.satisfied_by(&json!({"bucket_slug": ""})));
-        assert!(rule.satisfied_by(&json!({"collection": {"slug": "c"}})));
-        assert_eq!(
-            rule.describe(),
-            "one of `bucket_slug`, `collection_slug` or `collection.slug`"
-        );
-        assert_eq!(RequiredOneOf(&["description"]).describe(), "`description`");
-    }
-
-    #[test]
-    fn zero_values() {
-        for v in [
-            json!(null),
-            json!(false),
-            json!(0),
-            json!(0.0),
-            json!(""),
-            json!([]),
-            json!({}),
-        ] {
-            assert!(is_zero(&v), "{v}");
-        }
-        for v in [
-            json!(true),
-            json!(1),
-            json!("x"),
-            json!([0]),
-            json!({"a": 0}),
-        ] {
-            assert!(!is_zero(&v), "{v}");
-        }
-    }
-}
+mod tests;

@@ -11,7 +11,7 @@ use std::sync::OnceLock;
 
 use serde_json::{Map, Value};
 
-use crate::registry::{is_zero, FieldNote, Kind, KINDS};
+use crate::registry::{is_zero, FieldNote, Kind};
 use crate::spec::Description;
 
 /// A documented default: the dotted path (`[]` marks every element of an array) and the value
@@ -40,9 +40,12 @@ pub struct Semantics {
 impl Semantics {
     /// Derives every kind's semantics from a description and the registry's notes.
     pub fn derive(desc: &Description) -> Semantics {
+        // By index: every kind registered has one (indices are 0, 1, ...).
+        let mut defs = crate::registry::kinds();
+        defs.sort_by_key(|d| d.kind.index());
         Semantics {
-            kinds: KINDS
-                .iter()
+            kinds: defs
+                .into_iter()
                 .map(|d| derive_kind(desc, d.kind, d.field_notes))
                 .collect(),
         }
@@ -55,8 +58,12 @@ impl Semantics {
     }
 
     pub fn kind(&self, kind: Kind) -> &KindSemantics {
-        // `derive` makes one entry per registry row, in registry (= enum) order.
-        &self.kinds[kind as usize]
+        // `derive` makes one entry per kind registered then, by index; a kind registered
+        // later (a newer target's) has no documented defaults or sets.
+        static NONE: OnceLock<KindSemantics> = OnceLock::new();
+        self.kinds
+            .get(kind.index())
+            .unwrap_or_else(|| NONE.get_or_init(KindSemantics::default))
     }
 }
 
@@ -370,7 +377,7 @@ mod tests {
     #[test]
     fn every_documented_default_of_the_embedded_description() {
         let mut all: Vec<(String, String, Value)> = Vec::new();
-        for def in &KINDS {
+        for def in crate::registry::embedded_kinds() {
             for d in found(def.kind).defaults {
                 all.push((def.name.to_string(), d.path, d.value));
             }
@@ -408,27 +415,38 @@ mod tests {
                     &format!("routes.overrides[].notifiers.warn.{resolves}"),
                     json!(false)
                 ),
+                // Kinds of the whole API.
+                row("RecordingRule", "interval_secs", json!(60)),
+                row("RollupRule", "drop_raw", json!(false)),
             ]
         );
         // Only the non-zero ones are kept: zero is the proto3 absence already.
         let s = Semantics::embedded();
         assert_eq!(
-            s.kind(Kind::Monitor).defaults,
+            s.kind(Kind::named("Monitor")).defaults,
             vec![FieldDefault {
                 path: "interval_secs".into(),
                 value: json!(60)
             }]
         );
         assert_eq!(
-            s.kind(Kind::ConsumptionBudget).defaults,
+            s.kind(Kind::named("ConsumptionBudget")).defaults,
             vec![FieldDefault {
                 path: "default_priority".into(),
                 value: json!(10)
             }]
         );
-        for kind in Kind::all() {
-            if !matches!(kind, Kind::Monitor | Kind::ConsumptionBudget) {
-                assert_eq!(s.kind(kind).defaults, vec![], "{kind}");
+        assert_eq!(
+            s.kind(Kind::named("RecordingRule")).defaults,
+            vec![FieldDefault {
+                path: "interval_secs".into(),
+                value: json!(60)
+            }]
+        );
+        let with_defaults = ["Monitor", "ConsumptionBudget", "RecordingRule"].map(Kind::named);
+        for def in crate::registry::embedded_kinds() {
+            if !with_defaults.contains(&def.kind) {
+                assert_eq!(s.kind(def.kind).defaults, vec![], "{}", def.name);
             }
         }
     }
@@ -436,16 +454,16 @@ mod tests {
     #[test]
     fn sets_of_the_embedded_description() {
         let s = Semantics::embedded();
-        assert_eq!(s.kind(Kind::Team).sets, vec!["user_emails"]);
+        assert_eq!(s.kind(Kind::named("Team")).sets, vec!["user_emails"]);
         assert_eq!(
-            s.kind(Kind::Monitor).sets,
+            s.kind(Kind::named("Monitor")).sets,
             vec![
                 "series_conditions.overrides[].label_matchers",
                 "signal_grouping.label_names"
             ]
         );
         assert_eq!(
-            s.kind(Kind::NotificationPolicy).sets,
+            s.kind(Kind::named("NotificationPolicy")).sets,
             vec![
                 "routes.defaults.critical.group_by.label_names",
                 "routes.defaults.warn.group_by.label_names",
@@ -453,7 +471,7 @@ mod tests {
                 "routes.overrides[].notifiers.warn.group_by.label_names"
             ]
         );
-        assert_eq!(s.kind(Kind::Bucket).sets, Vec::<String>::new());
+        assert_eq!(s.kind(Kind::named("Bucket")).sets, Vec::<String>::new());
     }
 
     #[test]
@@ -503,7 +521,7 @@ mod tests {
             FieldNote::Set("labels"),
             FieldNote::Ordered("signal_grouping.label_names"),
         ];
-        let k = derive_kind(desc, Kind::Monitor, &notes);
+        let k = derive_kind(desc, Kind::named("Monitor"), &notes);
         assert_eq!(
             k.defaults,
             vec![
@@ -562,15 +580,15 @@ mod tests {
                 {"label_matchers": [{"name": "b", "value": "1"}, {"name": "a", "value": "2"}]}
             ]}
         });
-        s.kind(Kind::Monitor).sort_sets(&mut v);
+        s.kind(Kind::named("Monitor")).sort_sets(&mut v);
         assert_eq!(v["signal_grouping"]["label_names"], json!(["app", "zone"]));
         assert_eq!(
             v["series_conditions"]["overrides"][0]["label_matchers"][0]["name"],
             "a"
         );
         assert!(s
-            .kind(Kind::Monitor)
+            .kind(Kind::named("Monitor"))
             .is_set("series_conditions.overrides[3].label_matchers"));
-        assert!(!s.kind(Kind::Monitor).is_set("labels"));
+        assert!(!s.kind(Kind::named("Monitor")).is_set("labels"));
     }
 }

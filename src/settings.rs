@@ -278,7 +278,7 @@ mod tests {
         assert_eq!(
             s.ignore,
             vec![IgnoreRule {
-                kind: Kind::Monitor,
+                kind: Kind::named("Monitor"),
                 path: "labels.generated_by".into()
             }]
         );

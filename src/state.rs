@@ -6,7 +6,7 @@ use futures_util::future::try_join_all;
 
 use crate::client::{Client, ClientError, ListError};
 use crate::plan::{Capabilities, Current, Expected, Object};
-use crate::registry::{Address, Kind, KINDS};
+use crate::registry::{Address, Kind};
 use crate::wire::ListQuery;
 
 /// What was read from the target.
@@ -371,8 +371,8 @@ async fn read_all(client: &Client, expected: Option<&Expected>) -> Result<ReadAl
     // A description that could not be read is answered by the reason (which is shown).
     answers.update(described.warning.as_deref().unwrap_or_default().as_bytes());
     let warnings: Vec<String> = described.warning.iter().cloned().collect();
-    let readable: Vec<Kind> = KINDS
-        .iter()
+    let readable: Vec<Kind> = crate::registry::kinds()
+        .into_iter()
         .map(|d| d.kind)
         .filter(|k| described.caps.can_read_state(*k))
         .collect();
@@ -405,7 +405,10 @@ async fn read_all(client: &Client, expected: Option<&Expected>) -> Result<ReadAl
         answers.update(hash.as_bytes());
         read.push((kind, kind_read));
     }
-    for def in KINDS.iter().filter(|d| !caps.can_read_state(d.kind)) {
+    for def in crate::registry::kinds()
+        .into_iter()
+        .filter(|d| !caps.can_read_state(d.kind))
+    {
         tracing::info!(kind = def.name, "the target cannot list this kind");
     }
     Ok((

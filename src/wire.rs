@@ -86,8 +86,8 @@ pub fn encode_segment(s: &str) -> String {
 
 /// The kind served at a path segment (`buckets` → Bucket).
 pub fn kind_for_path(segment: &str) -> Option<Kind> {
-    crate::registry::KINDS
-        .iter()
+    crate::registry::kinds()
+        .into_iter()
         .find(|d| d.path == segment)
         .map(|d| d.kind)
 }
@@ -95,22 +95,7 @@ pub fn kind_for_path(segment: &str) -> Option<Kind> {
 /// The operation a method names at a kind's collection path (`has_slug` false) or item
 /// path. The singleton lives at its collection path and has no list.
 pub fn route_op(def: &KindDef, method: &str, has_slug: bool) -> Option<Op> {
-    match (
-        def.singleton,
-        has_slug,
-        method.to_ascii_uppercase().as_str(),
-    ) {
-        (true, false, "GET") => Some(Op::Read),
-        (true, false, "POST") => Some(Op::Create),
-        (true, false, "PUT") => Some(Op::Update),
-        (true, false, "DELETE") => Some(Op::Delete),
-        (false, false, "GET") => Some(Op::List),
-        (false, false, "POST") => Some(Op::Create),
-        (false, true, "GET") => Some(Op::Read),
-        (false, true, "PUT") => Some(Op::Update),
-        (false, true, "DELETE") => Some(Op::Delete),
-        _ => None,
-    }
+    crate::registry::route(def.singleton, method, has_slug)
 }
 
 /// The API's name of an operation (`CreateBucket`, `ListBuckets`, `ReadResourcePools`).
@@ -123,6 +108,9 @@ pub fn operation_id(kind: Kind, op: Op) -> String {
         Op::List => "List",
     };
     if op == Op::List {
+        if let Some(id) = kind.def().list_operation {
+            return id.to_string();
+        }
         // The plural of the kind name, as the API spells it.
         let name = kind.name();
         let plural = match name.strip_suffix('y') {
@@ -379,20 +367,20 @@ mod tests {
     #[test]
     fn paths() {
         assert_eq!(
-            collection_path(Kind::ClassicDashboard),
+            collection_path(Kind::named("ClassicDashboard")),
             "/api/v1/config/classic-dashboards"
         );
         assert_eq!(
-            item_path(Kind::Bucket, Some("a b/c")),
+            item_path(Kind::named("Bucket"), Some("a b/c")),
             "/api/v1/config/buckets/a%20b%2Fc"
         );
         assert_eq!(
-            item_path(Kind::ResourcePools, None),
+            item_path(Kind::named("ResourcePools"), None),
             "/api/v1/config/resource-pools"
         );
         assert_eq!(
             kind_for_path("notification-policies"),
-            Some(Kind::NotificationPolicy)
+            Some(Kind::named("NotificationPolicy"))
         );
         assert_eq!(kind_for_path("swagger.json"), None);
     }
@@ -400,25 +388,35 @@ mod tests {
     #[test]
     fn write_bodies_round_trip() {
         let obj = json!({"slug": "a", "name": "A"});
-        let body = update_body(Kind::Bucket, &obj, IfMissing::Create, Commit::Apply);
+        let body = update_body(
+            Kind::named("Bucket"),
+            &obj,
+            IfMissing::Create,
+            Commit::Apply,
+        );
         assert_eq!(
             body,
             json!({"bucket": {"slug": "a", "name": "A"}, "create_if_missing": true})
         );
-        let req = parse_write_body(Kind::Bucket, Write::Update, &body).unwrap();
+        let req = parse_write_body(Kind::named("Bucket"), Write::Update, &body).unwrap();
         assert_eq!(req.object, obj);
         assert!(req.create_if_missing && !req.dry_run);
-        let create = create_body(Kind::DerivedLabel, &obj, Commit::DryRun);
+        let create = create_body(Kind::named("DerivedLabel"), &obj, Commit::DryRun);
         assert_eq!(
             create,
             json!({"derived_label": {"slug": "a", "name": "A"}, "dry_run": true})
         );
         assert_eq!(
-            parse_write_body(Kind::Bucket, Write::Create, &body).unwrap_err(),
+            parse_write_body(Kind::named("Bucket"), Write::Create, &body).unwrap_err(),
             "unknown field \"create_if_missing\" in request body"
         );
         assert_eq!(
-            parse_write_body(Kind::Bucket, Write::Create, &json!({"dry_run": true})).unwrap_err(),
+            parse_write_body(
+                Kind::named("Bucket"),
+                Write::Create,
+                &json!({"dry_run": true})
+            )
+            .unwrap_err(),
             "request body is missing \"bucket\""
         );
     }
@@ -453,39 +451,46 @@ mod tests {
 
     #[test]
     fn list_responses() {
-        let body = list_response(Kind::Monitor.def(), vec![json!({"slug": "m"})], "t".into());
+        let body = list_response(
+            Kind::named("Monitor").def(),
+            vec![json!({"slug": "m"})],
+            "t".into(),
+        );
         assert_eq!(
             body,
             json!({"monitors": [{"slug": "m"}], "page": {"next_token": "t"}})
         );
         assert_eq!(
-            parse_list_response(Kind::Monitor, &body).unwrap(),
+            parse_list_response(Kind::named("Monitor"), &body).unwrap(),
             (vec![json!({"slug": "m"})], "t".to_string())
         );
-        let last = list_response(Kind::Monitor.def(), vec![], String::new());
+        let last = list_response(Kind::named("Monitor").def(), vec![], String::new());
         assert_eq!(last, json!({"monitors": [], "page": {}}));
         assert_eq!(
-            parse_list_response(Kind::Monitor, &json!({})).unwrap(),
+            parse_list_response(Kind::named("Monitor"), &json!({})).unwrap(),
             (vec![], String::new())
         );
     }
 
     #[test]
     fn routes_and_operation_ids() {
-        let bucket = Kind::Bucket.def();
+        let bucket = Kind::named("Bucket").def();
         assert_eq!(route_op(bucket, "get", false), Some(Op::List));
         assert_eq!(route_op(bucket, "GET", true), Some(Op::Read));
         assert_eq!(route_op(bucket, "PUT", false), None);
-        let pools = Kind::ResourcePools.def();
+        let pools = Kind::named("ResourcePools").def();
         assert_eq!(route_op(pools, "PUT", false), Some(Op::Update));
         assert_eq!(route_op(pools, "GET", true), None);
         assert_eq!(
-            operation_id(Kind::NotificationPolicy, Op::List),
+            operation_id(Kind::named("NotificationPolicy"), Op::List),
             "ListNotificationPolicies"
         );
-        assert_eq!(operation_id(Kind::Bucket, Op::Create), "CreateBucket");
         assert_eq!(
-            operation_id(Kind::ResourcePools, Op::Read),
+            operation_id(Kind::named("Bucket"), Op::Create),
+            "CreateBucket"
+        );
+        assert_eq!(
+            operation_id(Kind::named("ResourcePools"), Op::Read),
             "ReadResourcePools"
         );
     }
@@ -499,7 +504,7 @@ mod tests {
                 ids.insert(op["operationId"].as_str().unwrap().to_string());
             }
         }
-        for def in &crate::registry::KINDS {
+        for def in crate::registry::embedded_kinds() {
             for op in Op::ALL {
                 if def.full_ops.has(op) {
                     let id = operation_id(def.kind, op);

@@ -17,7 +17,9 @@ use crate::jsonpath::escape_pointer;
 mod block;
 mod plain;
 mod scalar;
+// Test-only: named `*tests.rs`, so the output-layer scan knows it (it spawns python3).
 #[cfg(test)]
+#[path = "yaml/yaml12_tests.rs"]
 pub(crate) mod yaml12;
 pub use plain::parse_documents_plain;
 

@@ -13,18 +13,18 @@ use serde_json::{json, Value};
 
 /// Share of N per kind, in file (= dependency) order; the rounding remainder goes to
 /// dashboards.
-const MIX: [(Kind, &str, f64); 11] = [
-    (Kind::Team, "teams", 0.02),
-    (Kind::NotificationPolicy, "notification-policies", 0.02),
-    (Kind::Bucket, "buckets", 0.03),
-    (Kind::Collection, "collections", 0.05),
-    (Kind::Dashboard, "dashboards", 0.50),
-    (Kind::ClassicDashboard, "classic-dashboards", 0.10),
-    (Kind::Monitor, "monitors", 0.20),
-    (Kind::DerivedMetric, "derived-metrics", 0.02),
-    (Kind::DerivedLabel, "derived-labels", 0.02),
-    (Kind::Dataset, "datasets", 0.02),
-    (Kind::DropRule, "drop-rules", 0.02),
+const MIX: [(&str, &str, f64); 11] = [
+    ("Team", "teams", 0.02),
+    ("NotificationPolicy", "notification-policies", 0.02),
+    ("Bucket", "buckets", 0.03),
+    ("Collection", "collections", 0.05),
+    ("Dashboard", "dashboards", 0.50),
+    ("ClassicDashboard", "classic-dashboards", 0.10),
+    ("Monitor", "monitors", 0.20),
+    ("DerivedMetric", "derived-metrics", 0.02),
+    ("DerivedLabel", "derived-labels", 0.02),
+    ("Dataset", "datasets", 0.02),
+    ("DropRule", "drop-rules", 0.02),
 ];
 
 const SERVICES: [&str; 20] = [
@@ -212,7 +212,7 @@ pub fn generate(n: usize, seed: u64) -> Vec<Resource> {
         .collect();
     for (i, slug) in teams.iter().enumerate() {
         out.push(plain(
-            Kind::Team,
+            Kind::named("Team"),
             json!({"slug": slug, "name": words(slug),
             "description": format!("Owners of the {} services", svc(i)),
             "user_emails": [format!("{}.oncall{i}@example.com", svc(i))]}),
@@ -221,7 +221,7 @@ pub fn generate(n: usize, seed: u64) -> Vec<Resource> {
     let policies: Vec<String> = (0..c[1]).map(|i| format!("np-{}-{i:04}", svc(i))).collect();
     for (i, slug) in policies.iter().enumerate() {
         let s = svc(i);
-        out.push(plain(Kind::NotificationPolicy, json!({"slug": slug, "name": words(slug),
+        out.push(plain(Kind::named("NotificationPolicy"), json!({"slug": slug, "name": words(slug),
             "team_slug": teams[i % teams.len()],
             "routes": {"defaults": {
                 "warn": {"destinations": [{"email": {"addresses": [format!("{s}-alerts@example.com")]}}],
@@ -235,7 +235,7 @@ pub fn generate(n: usize, seed: u64) -> Vec<Resource> {
         .map(|i| format!("{}-{}-{i:04}", svc(i), ENVS[i % 4]))
         .collect();
     for (i, slug) in buckets.iter().enumerate() {
-        out.push(plain(Kind::Bucket, json!({"slug": slug, "name": words(slug),
+        out.push(plain(Kind::named("Bucket"), json!({"slug": slug, "name": words(slug),
             "description": format!("{} in {}", svc(i), ENVS[i % 4]),
             "labels": {"team": svc(i), "env": ENVS[i % 4], "cost_center": format!("cc-{}", 1000 + i % 97)},
             "team_slug": teams[i % teams.len()], "notification_policy_slug": policies[i % policies.len()]})));
@@ -245,7 +245,7 @@ pub fn generate(n: usize, seed: u64) -> Vec<Resource> {
         .collect();
     for (i, slug) in collections.iter().enumerate() {
         out.push(plain(
-            Kind::Collection,
+            Kind::named("Collection"),
             json!({"slug": slug, "name": words(slug),
             "team_slug": teams[i % teams.len()], "description": format!("views of {}", svc(i)),
             "notification_policy_slug": policies[i % policies.len()]}),
@@ -257,7 +257,7 @@ pub fn generate(n: usize, seed: u64) -> Vec<Resource> {
         let slug = format!("{coll}-dash-{i:05}");
         let doc = perses(&mut rng, &slug, coll, s);
         out.push(Resource {
-            kind: Kind::Dashboard,
+            kind: Kind::named("Dashboard"),
             spec: json!({"slug": slug, "name": words(&slug), "collection_slug": coll,
                 "labels": {"service": s, "tier": (["gold", "silver", "bronze"][rng.usize(0..3)])},
                 "dashboard_json": doc.to_string()}),
@@ -270,7 +270,7 @@ pub fn generate(n: usize, seed: u64) -> Vec<Resource> {
         let slug = format!("{bucket}-grafana-{i:05}");
         let doc = grafana(&mut rng, &slug, svc(i % buckets.len()));
         out.push(Resource {
-            kind: Kind::ClassicDashboard,
+            kind: Kind::named("ClassicDashboard"),
             spec: json!({"slug": slug, "name": words(&slug), "bucket_slug": bucket,
                 "dashboard_json": doc.to_string()}),
             document: Some(doc),
@@ -300,11 +300,11 @@ pub fn generate(n: usize, seed: u64) -> Vec<Resource> {
         if i % 2 == 1 {
             spec["notification_policy_slug"] = json!(policies[b % policies.len()]);
         }
-        out.push(plain(Kind::Monitor, spec));
+        out.push(plain(Kind::named("Monitor"), spec));
     }
     for i in 0..c[7] {
         let slug = format!("dm-{}-error-ratio-{i:04}", svc(i));
-        out.push(plain(Kind::DerivedMetric, json!({"slug": slug, "name": words(&slug),
+        out.push(plain(Kind::named("DerivedMetric"), json!({"slug": slug, "name": words(&slug),
             "metric_name": format!("{}_error_ratio_{i:04}", svc(i)),
             "description": format!("Error ratio of {}", svc(i)),
             "queries": [{"selector": {"labels": [{"type": "EXACT", "name": "env", "value": "prod"}]},
@@ -313,7 +313,7 @@ pub fn generate(n: usize, seed: u64) -> Vec<Resource> {
     }
     for i in 0..c[8] {
         let slug = format!("dl-{}-owner-{i:04}", svc(i));
-        out.push(plain(Kind::DerivedLabel, json!({"slug": slug, "name": words(&slug),
+        out.push(plain(Kind::named("DerivedLabel"), json!({"slug": slug, "name": words(&slug),
             "label_name": format!("owner_{}_{i:04}", svc(i)),
             "description": format!("Owning team of the {} series", svc(i)),
             "existing_label_policy": "OVERRIDE",
@@ -331,14 +331,14 @@ pub fn generate(n: usize, seed: u64) -> Vec<Resource> {
                 "operation": {"match": "IN", "in_values": ["GET /api", "POST /api"]}}]}}})
         };
         out.push(plain(
-            Kind::Dataset,
+            Kind::named("Dataset"),
             json!({"slug": slug, "name": words(&slug),
             "description": format!("Telemetry of {}", svc(i)), "configuration": config}),
         ));
     }
     for i in 0..c[10] {
         let slug = format!("dr-{}-debug-{i:04}", svc(i));
-        out.push(plain(Kind::DropRule, json!({"slug": slug, "name": words(&slug),
+        out.push(plain(Kind::named("DropRule"), json!({"slug": slug, "name": words(&slug),
             "mode": if i % 3 == 0 { "PREVIEW" } else { "ENABLED" },
             "filters": [{"name": "__name__", "value_glob": "debug_*"}, {"name": "service", "value_glob": svc(i)}],
             "conditional_rate_based_drop": {"enabled": true, "rate_limit_threshold": 90,
@@ -432,7 +432,8 @@ pub fn write_repo(resources: &[Resource], tag: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("cfgctl-bench-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     for (k, (kind, folder, _)) in MIX.iter().enumerate() {
-        let of_kind: Vec<&Resource> = resources.iter().filter(|r| r.kind == *kind).collect();
+        let kind = Kind::named(kind);
+        let of_kind: Vec<&Resource> = resources.iter().filter(|r| r.kind == kind).collect();
         let sub = dir.join(format!("{k:02}-{folder}"));
         std::fs::create_dir_all(&sub).expect("bench folder");
         for (f, chunk) in of_kind.chunks(50).enumerate() {

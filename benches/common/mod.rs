@@ -107,12 +107,12 @@ pub async fn create_teams(base_url: &str, n: usize, concurrency: usize) {
     use cfgctl::registry::Kind;
     use cfgctl::wire;
     let client = reqwest::Client::new();
-    let url = format!("{base_url}{}", wire::collection_path(Kind::Team));
+    let url = format!("{base_url}{}", wire::collection_path(Kind::named("Team")));
     concurrently(n, concurrency, move |i| {
         let client = client.clone();
         let url = url.clone();
         async move {
-            let body = wire::create_body(Kind::Team, &team(i), wire::Commit::Apply);
+            let body = wire::create_body(Kind::named("Team"), &team(i), wire::Commit::Apply);
             let r = client
                 .post(&url)
                 .json(&body)

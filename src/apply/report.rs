@@ -246,7 +246,7 @@ mod tests {
 
     fn action(slug: &str) -> Action {
         Action {
-            address: Address::new(Kind::Team, Some(slug.into())),
+            address: Address::new(Kind::named("Team"), Some(slug.into())),
             action: ActionKind::Create,
             source: None,
             fields: Vec::new(),

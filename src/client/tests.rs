@@ -41,14 +41,19 @@ fn urls_are_exact() {
     assert_eq!(
         request_url(
             &base,
-            &wire::collection_path(Kind::Dashboard),
+            &wire::collection_path(Kind::named("Dashboard")),
             &q.to_query_string()
         )
         .as_str(),
         "https://t.example.com/api/v1/config/dashboards?page.token=abc&include_dashboard_json=true"
     );
     assert_eq!(
-        request_url(&base, &wire::item_path(Kind::Bucket, Some("a/b")), "").as_str(),
+        request_url(
+            &base,
+            &wire::item_path(Kind::named("Bucket"), Some("a/b")),
+            ""
+        )
+        .as_str(),
         "https://t.example.com/api/v1/config/buckets/a%2Fb"
     );
 }
@@ -71,10 +76,10 @@ fn a_request_url_is_the_same_parsed_or_built() {
     ] {
         let base = parse_base_url(base, false).unwrap();
         for path in [
-            wire::collection_path(Kind::Dashboard),
-            wire::item_path(Kind::Bucket, Some("a/b")),
-            wire::item_path(Kind::Bucket, Some("x%y é")),
-            wire::item_path(Kind::ResourcePools, None),
+            wire::collection_path(Kind::named("Dashboard")),
+            wire::item_path(Kind::named("Bucket"), Some("a/b")),
+            wire::item_path(Kind::named("Bucket"), Some("x%y é")),
+            wire::item_path(Kind::named("ResourcePools"), None),
             "/api/v1/config/swagger.json".to_string(),
         ] {
             for query in [String::new(), q.to_query_string(), "a=1&a=2".into()] {
@@ -125,7 +130,7 @@ async fn dot_slugs_never_become_a_path() {
     let client = Client::new(&ClientConfig::new("http://127.0.0.1:9")).unwrap();
     for slug in [".", "..", ""] {
         let err = client
-            .delete(Kind::Team, Some(slug), wire::Cascade::No)
+            .delete(Kind::named("Team"), Some(slug), wire::Cascade::No)
             .await
             .unwrap_err();
         assert!(matches!(err, ClientError::UnusableSlug { .. }), "{err}");
@@ -133,11 +138,14 @@ async fn dot_slugs_never_become_a_path() {
             err.to_string(),
             format!("DELETE Team: the slug \"{slug}\" cannot be used as a URL path segment (a slug must not be empty, `.` or `..`); no request was sent")
         );
-        let err = client.read(Kind::Bucket, Some(slug)).await.unwrap_err();
+        let err = client
+            .read(Kind::named("Bucket"), Some(slug))
+            .await
+            .unwrap_err();
         assert!(matches!(err, ClientError::UnusableSlug { .. }), "{err}");
         let err = client
             .update(
-                Kind::Bucket,
+                Kind::named("Bucket"),
                 Some(slug),
                 &serde_json::json!({}),
                 wire::IfMissing::Create,
@@ -161,7 +169,7 @@ fn errors_name_the_resource_and_status() {
     let e = ClientError::Status {
         method: Method::POST,
         path: "/api/v1/config/buckets".into(),
-        resource: Some(Address::new(Kind::Bucket, Some("b".into()))),
+        resource: Some(Address::new(Kind::named("Bucket"), Some("b".into()))),
         status: 409,
         reply: Box::new(ServerReply {
             message: "Bucket \"b\" already exists".into(),
@@ -212,13 +220,12 @@ fn request_ids_from_either_header() {
 
 #[test]
 fn write_bodies_are_the_bytes_of_the_wire_builders() {
-    use crate::registry::KINDS;
     use wire::{Commit, IfMissing};
     let object = serde_json::json!({
         "slug": "d-1", "name": "Ünïcode \"quoted\"", "labels": {"z": "1", "a": "2"},
         "dashboard_json": "{\"panels\":[1,2]}", "n": 1.5, "list": [true, null]
     });
-    for def in KINDS.iter() {
+    for def in crate::registry::kinds().into_iter() {
         for commit in [Commit::Apply, Commit::DryRun] {
             assert_eq!(
                 serde_json::to_vec(&WriteBody::create(def.kind, &object, commit)).unwrap(),

@@ -37,8 +37,8 @@ pub fn export(opts: ExportCommand) -> anyhow::Result<ExitCode> {
         for w in &fetched.warnings {
             let _ = writeln!(err, "warning: {}", crate::output::Inert(w));
         }
-        for def in crate::registry::KINDS
-            .iter()
+        for def in crate::registry::kinds()
+            .into_iter()
             .filter(|d| !fetched.caps.can_read_state(d.kind))
         {
             let _ = writeln!(

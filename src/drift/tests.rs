@@ -31,7 +31,10 @@ pub(crate) fn action(
 }
 
 pub(crate) fn known() -> BTreeSet<Kind> {
-    crate::registry::KINDS.iter().map(|d| d.kind).collect()
+    crate::registry::kinds()
+        .into_iter()
+        .map(|d| d.kind)
+        .collect()
 }
 
 pub(crate) fn plan(actions: Vec<Action>, unmanaged: Vec<(&str, bool)>) -> Plan {

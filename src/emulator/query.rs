@@ -109,22 +109,30 @@ mod tests {
     #[test]
     fn valid_queries_pass() {
         for (kind, op, q) in [
-            (Kind::Bucket, Op::List, ""),
+            (Kind::named("Bucket"), Op::List, ""),
             (
-                Kind::Bucket,
+                Kind::named("Bucket"),
                 Op::List,
                 "page.max_size=5&page.token=abc&slugs=a&slugs=b",
             ),
-            (Kind::Dataset, Op::List, "type=LOGS&names=x"),
-            (Kind::Dashboard, Op::List, "include_dashboard_json=true"),
-            (Kind::Bucket, Op::Delete, "force_delete=false"),
+            (Kind::named("Dataset"), Op::List, "type=LOGS&names=x"),
             (
-                Kind::ConsumptionBudget,
+                Kind::named("Dashboard"),
+                Op::List,
+                "include_dashboard_json=true",
+            ),
+            (Kind::named("Bucket"), Op::Delete, "force_delete=false"),
+            (
+                Kind::named("ConsumptionBudget"),
                 Op::List,
                 "resources=LOG_ALL&resources=ALL",
             ),
-            (Kind::ResourcePools, Op::Delete, "dry_run=true"),
-            (Kind::Bucket, Op::List, "page.max_size=9223372036854775807"),
+            (Kind::named("ResourcePools"), Op::Delete, "dry_run=true"),
+            (
+                Kind::named("Bucket"),
+                Op::List,
+                "page.max_size=9223372036854775807",
+            ),
         ] {
             assert_eq!(check_embedded(kind, op, q), Ok(()), "{kind} {q}");
         }
@@ -134,43 +142,43 @@ mod tests {
     fn invalid_queries_name_the_parameter() {
         for (kind, op, q, expected) in [
             (
-                Kind::Bucket,
+                Kind::named("Bucket"),
                 Op::List,
                 "page.max_size=9223372036854775808",
                 "query parameter page.max_size: \"9223372036854775808\" is not a valid int64",
             ),
             (
-                Kind::Dataset,
+                Kind::named("Dataset"),
                 Op::List,
                 "type=null",
                 "query parameter type: \"null\" is not one of TRACES, LOGS",
             ),
             (
-                Kind::Dashboard,
+                Kind::named("Dashboard"),
                 Op::List,
                 "include_dashboard_json=yes",
                 "query parameter include_dashboard_json: \"yes\" is not a valid boolean",
             ),
             (
-                Kind::ConsumptionBudget,
+                Kind::named("ConsumptionBudget"),
                 Op::List,
                 "resources=ALL&resources=nope",
                 "query parameter resources: \"nope\" is not one of",
             ),
             (
-                Kind::Team,
+                Kind::named("Team"),
                 Op::List,
                 "page.max_size=1&page.max_size=2",
                 "query parameter page.max_size is given more than once",
             ),
             (
-                Kind::Team,
+                Kind::named("Team"),
                 Op::Read,
                 "x=1",
                 "unknown query parameter \"x\" for ReadTeam",
             ),
             (
-                Kind::Team,
+                Kind::named("Team"),
                 Op::Delete,
                 "force_delete=true",
                 "unknown query parameter \"force_delete\" for DeleteTeam",

@@ -294,48 +294,55 @@ mod tests {
     fn insert_get_replace_delete() {
         let mut s = Store::open(None).unwrap();
         let id = s
-            .insert(Kind::Bucket, Some("b"), &json!({"slug": "b"}), &[])
+            .insert(Kind::named("Bucket"), Some("b"), &json!({"slug": "b"}), &[])
             .unwrap();
         assert_eq!(
-            s.get(Kind::Bucket, Some("b")).unwrap(),
+            s.get(Kind::named("Bucket"), Some("b")).unwrap(),
             Some(Stored {
                 id,
                 object: json!({"slug": "b"})
             })
         );
-        assert!(s.insert(Kind::Bucket, Some("b"), &json!({}), &[]).is_err());
+        assert!(s
+            .insert(Kind::named("Bucket"), Some("b"), &json!({}), &[])
+            .is_err());
         s.replace(
-            Kind::Bucket,
+            Kind::named("Bucket"),
             Some("b"),
             &json!({"slug": "b", "name": "B"}),
             &[],
         )
         .unwrap();
         assert_eq!(
-            s.get(Kind::Bucket, Some("b")).unwrap().unwrap().object["name"],
+            s.get(Kind::named("Bucket"), Some("b"))
+                .unwrap()
+                .unwrap()
+                .object["name"],
             "B"
         );
-        s.delete_all(&[addr(Kind::Bucket, "b")]).unwrap();
-        assert_eq!(s.get(Kind::Bucket, Some("b")).unwrap(), None);
+        s.delete_all(&[addr(Kind::named("Bucket"), "b")]).unwrap();
+        assert_eq!(s.get(Kind::named("Bucket"), Some("b")).unwrap(), None);
     }
 
     #[test]
     fn references_follow_writes() {
         let mut s = Store::open(None).unwrap();
-        s.insert(Kind::Team, Some("t"), &json!({}), &[]).unwrap();
+        s.insert(Kind::named("Team"), Some("t"), &json!({}), &[])
+            .unwrap();
         s.insert(
-            Kind::Bucket,
+            Kind::named("Bucket"),
             Some("b"),
             &json!({}),
-            &[addr(Kind::Team, "t")],
+            &[addr(Kind::named("Team"), "t")],
         )
         .unwrap();
         assert_eq!(
-            s.referrers(Kind::Team, "t").unwrap(),
-            vec![addr(Kind::Bucket, "b")]
+            s.referrers(Kind::named("Team"), "t").unwrap(),
+            vec![addr(Kind::named("Bucket"), "b")]
         );
-        s.replace(Kind::Bucket, Some("b"), &json!({}), &[]).unwrap();
-        assert_eq!(s.referrers(Kind::Team, "t").unwrap(), vec![]);
+        s.replace(Kind::named("Bucket"), Some("b"), &json!({}), &[])
+            .unwrap();
+        assert_eq!(s.referrers(Kind::named("Team"), "t").unwrap(), vec![]);
     }
 
     #[test]
@@ -343,7 +350,7 @@ mod tests {
         let mut s = Store::open(None).unwrap();
         for slug in ["c", "a", "b"] {
             s.insert(
-                Kind::DerivedLabel,
+                Kind::named("DerivedLabel"),
                 Some(slug),
                 &json!({"slug": slug, "label_name": format!("l-{slug}")}),
                 &[],
@@ -351,22 +358,22 @@ mod tests {
             .unwrap();
         }
         assert_eq!(
-            s.find_by_field(Kind::DerivedLabel, "label_name", "l-b", None)
+            s.find_by_field(Kind::named("DerivedLabel"), "label_name", "l-b", None)
                 .unwrap(),
             Some("b".into())
         );
         assert_eq!(
-            s.find_by_field(Kind::DerivedLabel, "label_name", "l-b", Some("b"))
+            s.find_by_field(Kind::named("DerivedLabel"), "label_name", "l-b", Some("b"))
                 .unwrap(),
             None
         );
         let mut seen = Vec::new();
-        s.scan(Kind::DerivedLabel, "a", |slug, _| {
+        s.scan(Kind::named("DerivedLabel"), "a", |slug, _| {
             seen.push(slug.to_string());
             Ok(true)
         })
         .unwrap();
         assert_eq!(seen, vec!["b", "c"]);
-        assert_eq!(s.count(Kind::DerivedLabel).unwrap(), 3);
+        assert_eq!(s.count(Kind::named("DerivedLabel")).unwrap(), 3);
     }
 }

@@ -140,11 +140,14 @@ mod tests {
     #[test]
     fn paths_per_kind() {
         assert_eq!(
-            path_for(&Address::new(Kind::ClassicDashboard, Some("nodes".into()))),
+            path_for(&Address::new(
+                Kind::named("ClassicDashboard"),
+                Some("nodes".into())
+            )),
             PathBuf::from("classic-dashboards/nodes.yaml")
         );
         assert_eq!(
-            path_for(&Address::new(Kind::ResourcePools, None)),
+            path_for(&Address::new(Kind::named("ResourcePools"), None)),
             PathBuf::from("resource-pools.yaml")
         );
         assert_eq!(file_name("a/b c"), "a%2Fb%20c");
@@ -166,7 +169,7 @@ mod tests {
         let mut current = Current::default();
         for slug in ["alpha", "apple", "beta"] {
             let obj = json!({"slug": slug, "name": slug});
-            current.insert(Address::new(Kind::Team, Some(slug.into())), &obj);
+            current.insert(Address::new(Kind::named("Team"), Some(slug.into())), &obj);
         }
         fn first_letter(slug: &str) -> String {
             slug[..1].to_string()
@@ -186,7 +189,7 @@ mod tests {
             "dashboard_json": "{\"id\":7,\"title\":\"T\",\"version\":3}",
             "bucket_slug": "b"
         });
-        let spec = manifest_spec(Kind::ClassicDashboard, &served);
+        let spec = manifest_spec(Kind::named("ClassicDashboard"), &served);
         assert_eq!(
             spec,
             json!({"slug": "d", "name": "D", "bucket_slug": "b", "dashboard_json": {"title": "T"}})
@@ -197,7 +200,7 @@ mod tests {
     fn yaml_round_trips_tricky_scalars() {
         let mut current = Current::default();
         let obj = json!({"slug": "b", "name": "yes", "description": "1.0\nnull: ~", "labels": {"on": "off", "n": "123"}});
-        current.insert(Address::new(Kind::Bucket, Some("b".into())), &obj);
+        current.insert(Address::new(Kind::named("Bucket"), Some("b".into())), &obj);
         let files = export_files(&current, &[]).unwrap();
         let docs = crate::yaml::parse_documents(&files[0].text).unwrap();
         assert_eq!(docs[0].value["spec"], obj);

@@ -16,11 +16,11 @@ fn plan() -> Plan {
         unchanged: 42,
         unmanaged: vec![
             Unmanaged {
-                address: Address::new(Kind::Bucket, Some("stray".into())),
+                address: Address::new(Kind::named("Bucket"), Some("stray".into())),
                 in_prune_scope: true,
             },
             Unmanaged {
-                address: Address::new(Kind::ResourcePools, None),
+                address: Address::new(Kind::named("ResourcePools"), None),
                 in_prune_scope: false,
             },
         ],
@@ -30,16 +30,22 @@ fn plan() -> Plan {
             max_deletes: 7,
             prune: vec![Pattern::parse("Bucket/*").unwrap()],
             exclude: vec![Pattern::parse("Bucket/keep-*").unwrap()],
-            declared: [Kind::Team, Kind::Bucket].into_iter().collect(),
+            declared: [Kind::named("Team"), Kind::named("Bucket")]
+                .into_iter()
+                .collect(),
             seal: None,
         },
     }
 }
 
 fn known() -> BTreeSet<Kind> {
-    [Kind::Team, Kind::Bucket, Kind::ResourcePools]
-        .into_iter()
-        .collect()
+    [
+        Kind::named("Team"),
+        Kind::named("Bucket"),
+        Kind::named("ResourcePools"),
+    ]
+    .into_iter()
+    .collect()
 }
 
 fn inputs(s: &Sources) -> Inputs<'_> {
@@ -87,7 +93,7 @@ fn a_plan_with_something_to_do_is_not_remembered() {
     let id = memo.entry_id(&inputs(&s));
     let mut p = plan();
     p.guard_violations.push(crate::plan::Guard::EmptyPrune {
-        kind: Kind::Bucket,
+        kind: Kind::named("Bucket"),
         count: 3,
     });
     assert!(!memo.remember(&id, Answers([9; 32]), &p, &known()).unwrap());

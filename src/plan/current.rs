@@ -170,33 +170,36 @@ mod tests {
         let page = bytes::Bytes::from_static(
             br#"{"buckets": [{"slug": "a", "name": "A", "team_slug": "t"}, {"slug": "b", "name": "B"}], "page": {}}"#,
         );
-        let (_, items) = crate::wire::split_list_page(Kind::Bucket, &page).unwrap();
+        let (_, items) = crate::wire::split_list_page(Kind::named("Bucket"), &page).unwrap();
         assert_eq!(items.len(), 2);
-        let (first, value) = Object::listed(Kind::Bucket, &items[0]).unwrap();
+        let (first, value) = Object::listed(Kind::named("Bucket"), &items[0]).unwrap();
         assert_eq!(value, json!({"slug": "a", "name": "A", "team_slug": "t"}));
         assert_eq!(first.value(), value);
         // The text is the page's own bytes, not a copy.
         assert!(page
             .as_ptr_range()
             .contains(&first.raw.as_ref().unwrap().as_ptr()));
-        assert_eq!(first.digest(), Object::new(Kind::Bucket, &value).digest());
+        assert_eq!(
+            first.digest(),
+            Object::new(Kind::named("Bucket"), &value).digest()
+        );
         assert_eq!(first.references().len(), 1);
-        assert_eq!(first.references()[0].target, Kind::Team);
+        assert_eq!(first.references()[0].target, Kind::named("Team"));
 
         let mut current = Current::default();
         current
             .resources
-            .insert(Address::new(Kind::Bucket, Some("a".into())), first);
+            .insert(Address::new(Kind::named("Bucket"), Some("a".into())), first);
         current.insert(
-            Address::new(Kind::Team, Some("t".into())),
+            Address::new(Kind::named("Team"), Some("t".into())),
             &json!({"slug": "t", "name": "T"}),
         );
         assert_eq!(
-            current.referrers(&Address::new(Kind::Team, Some("t".into()))),
-            vec![Address::new(Kind::Bucket, Some("a".into()))]
+            current.referrers(&Address::new(Kind::named("Team"), Some("t".into()))),
+            vec![Address::new(Kind::named("Bucket"), Some("a".into()))]
         );
         assert_eq!(
-            current.value(&Address::new(Kind::Team, Some("t".into()))),
+            current.value(&Address::new(Kind::named("Team"), Some("t".into()))),
             Some(json!({"slug": "t", "name": "T"}))
         );
     }
@@ -205,7 +208,7 @@ mod tests {
     fn an_object_as_expected_lets_go_of_its_text() {
         let spec = json!({"slug": "a", "name": "A"});
         let m = crate::manifest::Manifest {
-            kind: Kind::Bucket,
+            kind: Kind::named("Bucket"),
             slug: Some("a".into()),
             spec: spec.clone().into(),
             file: "b.yaml".into(),
@@ -213,8 +216,8 @@ mod tests {
             spans: Default::default(),
             digest: Default::default(),
         };
-        let a = Address::new(Kind::Bucket, Some("a".into()));
-        let b = Address::new(Kind::Bucket, Some("b".into()));
+        let a = Address::new(Kind::named("Bucket"), Some("a".into()));
+        let b = Address::new(Kind::named("Bucket"), Some("b".into()));
         let mut current = Current::default();
         // The server fills in what the manifest leaves out: still the same comparable form.
         current.insert(
@@ -232,7 +235,7 @@ mod tests {
         // A kind with `ignore` rules is compared in full, so nothing of it is let go.
         let settings = crate::settings::Settings {
             ignore: vec![crate::settings::IgnoreRule {
-                kind: Kind::Bucket,
+                kind: Kind::named("Bucket"),
                 path: "description".into(),
             }],
             ..Default::default()

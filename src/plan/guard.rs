@@ -214,8 +214,8 @@ fn set_cascades(
 /// The kinds that may reference a resource of `kind` (a reference field of the registry
 /// names it) and are not among the kinds `readable`, sorted.
 pub fn unread_referrer_kinds(kind: Kind, readable: &BTreeSet<Kind>) -> Vec<Kind> {
-    crate::registry::KINDS
-        .iter()
+    crate::registry::kinds()
+        .into_iter()
         .filter(|d| d.references.iter().any(|r| r.target == kind))
         .map(|d| d.kind)
         .filter(|k| !readable.contains(k))

@@ -20,7 +20,7 @@ use serde_json::Value;
 use crate::diagnostic::Diagnostic;
 use crate::manifest::Manifest;
 use crate::pattern::Pattern;
-use crate::registry::{Address, Kind, Op, Ops, KINDS};
+use crate::registry::{Address, Kind, Op, Ops};
 use crate::settings::Settings;
 use normalize::FieldChange;
 
@@ -45,7 +45,10 @@ impl Capabilities {
     /// The full API of the registry (no description read).
     pub fn assumed_full() -> Capabilities {
         Capabilities {
-            ops: KINDS.iter().map(|d| (d.kind, d.full_ops)).collect(),
+            ops: crate::registry::embedded_kinds()
+                .into_iter()
+                .map(|d| (d.kind, d.full_ops))
+                .collect(),
             described: false,
             newer_fields: BTreeSet::new(),
         }

@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 
 use serde_json::{Map, Value};
 
-use crate::registry::{Kind, KINDS};
+use crate::registry::Kind;
 use crate::spec::Description;
 
 fn join(prefix: &str, name: &str) -> String {
@@ -216,7 +216,7 @@ pub fn described_newer(target: &Value) -> BTreeSet<String> {
         return BTreeSet::new();
     };
     let mut out = BTreeSet::new();
-    for def in &KINDS {
+    for def in crate::registry::kinds() {
         let (Some(mine), Some(their)) = (embedded.definition(def.kind), defs.get(def.definition))
         else {
             continue;
@@ -305,7 +305,9 @@ mod tests {
             "series_conditions": {"overrides": [{"label_matchers": [], "weight": 2}]},
             "labels": {"anything": "goes"}
         });
-        let got: Vec<String> = undescribed(Kind::Monitor, &object).into_iter().collect();
+        let got: Vec<String> = undescribed(Kind::named("Monitor"), &object)
+            .into_iter()
+            .collect();
         assert_eq!(
             got,
             vec![
@@ -315,7 +317,7 @@ mod tests {
             ]
         );
         let mut stripped = object.clone();
-        strip_undescribed(Kind::Monitor, &mut stripped);
+        strip_undescribed(Kind::named("Monitor"), &mut stripped);
         assert_eq!(
             stripped,
             json!({
@@ -334,17 +336,17 @@ mod tests {
             "labels": {"a": "1"}
         });
         let mut body = json!({"slug": "b", "name": "New"});
-        carry_over(Kind::Bucket, &current, &mut body);
+        carry_over(Kind::named("Bucket"), &current, &mut body);
         assert_eq!(
             body,
             json!({"slug": "b", "name": "New", "retention_tier": "COLD"})
         );
         let current = json!({"slug": "m", "name": "M", "signal_grouping": {"mode": "new"}});
         let mut without_parent = json!({"slug": "m", "name": "M"});
-        carry_over(Kind::Monitor, &current, &mut without_parent);
+        carry_over(Kind::named("Monitor"), &current, &mut without_parent);
         assert_eq!(without_parent, json!({"slug": "m", "name": "M"}));
         let mut with_parent = json!({"slug": "m", "name": "M", "signal_grouping": {}});
-        carry_over(Kind::Monitor, &current, &mut with_parent);
+        carry_over(Kind::named("Monitor"), &current, &mut with_parent);
         assert_eq!(with_parent["signal_grouping"], json!({"mode": "new"}));
     }
 
@@ -358,7 +360,11 @@ mod tests {
         let got: Vec<String> = described_newer(&doc).into_iter().collect();
         assert_eq!(
             got,
-            vec!["Bucket.retention_tier", "Monitor.signal_grouping.mode"]
+            vec![
+                "Bucket.retention_tier",
+                "Monitor.signal_grouping.mode",
+                "SLO.signal_grouping.mode"
+            ]
         );
         assert!(described_newer(crate::spec::swagger()).is_empty());
     }

@@ -358,14 +358,17 @@ mod tests {
     fn digests_ignore_key_order_and_integral_floats() {
         let a = json!({"slug": "b", "name": "B", "labels": {"x": "1", "a": "2"}});
         let b = json!({"labels": {"a": "2", "x": "1"}, "name": "B", "slug": "b"});
-        assert_eq!(digest(Kind::Bucket, &a), digest(Kind::Bucket, &b));
+        assert_eq!(
+            digest(Kind::named("Bucket"), &a),
+            digest(Kind::named("Bucket"), &b)
+        );
         assert!(same(
-            Kind::Dashboard,
+            Kind::named("Dashboard"),
             json!({"slug": "d", "name": "D", "dashboard_json": "{\"w\": 50.0, \"k\": [1]}"}),
             json!({"slug": "d", "name": "D", "dashboard_json": "{\"k\": [1], \"w\": 50}"})
         ));
         assert!(!same(
-            Kind::Bucket,
+            Kind::named("Bucket"),
             json!({"slug": "b", "name": "B"}),
             json!({"slug": "b", "name": "C"})
         ));
@@ -384,7 +387,7 @@ mod tests {
     #[test]
     fn server_owned_fields_are_ignored() {
         assert!(same(
-            Kind::Team,
+            Kind::named("Team"),
             json!({"slug": "t", "name": "T"}),
             json!({"slug": "t", "name": "T", "created_at": "2026-01-01T00:00:00Z", "updated_at": "x"})
         ));
@@ -393,17 +396,17 @@ mod tests {
     #[test]
     fn zero_values_are_absent() {
         assert!(same(
-            Kind::Bucket,
+            Kind::named("Bucket"),
             json!({"slug": "b", "name": "B", "description": "", "labels": {}}),
             json!({"slug": "b", "name": "B"})
         ));
         assert!(same(
-            Kind::DropRule,
+            Kind::named("DropRule"),
             json!({"slug": "d", "name": "D", "mode": "ENABLED", "drop_nan_value": false, "filters": []}),
             json!({"slug": "d", "name": "D"})
         ));
         assert!(!same(
-            Kind::DropRule,
+            Kind::named("DropRule"),
             json!({"slug": "d", "name": "D", "mode": "PREVIEW"}),
             json!({"slug": "d", "name": "D"})
         ));
@@ -412,12 +415,12 @@ mod tests {
     #[test]
     fn numbers_by_value_and_int64_strings() {
         assert!(same(
-            Kind::DropRule,
+            Kind::named("DropRule"),
             json!({"slug": "d", "name": "D", "conditional_rate_based_drop": {"enabled": true, "rate_limit_threshold": 50}}),
             json!({"slug": "d", "name": "D", "conditional_rate_based_drop": {"enabled": true, "rate_limit_threshold": 50.0}})
         ));
         assert!(same(
-            Kind::ConsumptionBudget,
+            Kind::named("ConsumptionBudget"),
             json!({"slug": "c", "name": "C", "thresholds": [{"volume": {"fixed_value": 1000}}]}),
             json!({"slug": "c", "name": "C", "thresholds": [{"volume": {"fixed_value": "1000"}}]})
         ));
@@ -426,12 +429,12 @@ mod tests {
     #[test]
     fn map_key_order_does_not_matter() {
         let a = normalize(
-            Kind::Bucket,
+            Kind::named("Bucket"),
             &json!({"slug": "b", "name": "B", "labels": {"x": "1", "a": "2"}}),
             &[],
         );
         let b = normalize(
-            Kind::Bucket,
+            Kind::named("Bucket"),
             &json!({"labels": {"a": "2", "x": "1"}, "name": "B", "slug": "b"}),
             &[],
         );
@@ -442,14 +445,14 @@ mod tests {
     fn embedded_json_compared_as_json_without_volatile_members() {
         let mine = json!({"slug": "c", "name": "C", "dashboard_json": "{\"title\": \"T\", \"panels\": [], \"tags\": [\"a\"]}"});
         let server = json!({"slug": "c", "name": "C", "dashboard_json": "{\"id\":42,\"tags\":[\"a\"],\"title\":\"T\",\"version\":3}"});
-        assert!(same(Kind::ClassicDashboard, mine, server));
+        assert!(same(Kind::named("ClassicDashboard"), mine, server));
         let dash = json!({"slug": "d", "name": "D", "dashboard_json": "{\"kind\":\"Dashboard\",\"metadata\":{\"name\":\"d\"}}"});
         let served = json!({"slug": "d", "name": "D", "dashboard_json": "{\"kind\":\"Dashboard\",\"metadata\":{\"created_at\":\"x\",\"name\":\"d\",\"updated_at\":\"y\",\"version\":2}}"});
-        assert!(same(Kind::Dashboard, dash, served));
+        assert!(same(Kind::named("Dashboard"), dash, served));
         // A real change inside is still a change.
         let changed = json!({"slug": "c", "name": "C", "dashboard_json": "{\"title\": \"Other\"}"});
         assert!(!same(
-            Kind::ClassicDashboard,
+            Kind::named("ClassicDashboard"),
             changed,
             json!({"slug": "c", "name": "C", "dashboard_json": "{\"title\": \"T\"}"})
         ));
@@ -458,16 +461,16 @@ mod tests {
     #[test]
     fn ignore_rules_skip_fields() {
         let rules = vec![IgnoreRule {
-            kind: Kind::Monitor,
+            kind: Kind::named("Monitor"),
             path: "labels.generated_by".into(),
         }];
         let a = normalize(
-            Kind::Monitor,
+            Kind::named("Monitor"),
             &json!({"slug": "m", "name": "M", "labels": {"generated_by": "x", "team": "a"}}),
             &rules,
         );
         let b = normalize(
-            Kind::Monitor,
+            Kind::named("Monitor"),
             &json!({"slug": "m", "name": "M", "labels": {"team": "a"}}),
             &rules,
         );
@@ -477,16 +480,16 @@ mod tests {
     #[test]
     fn diffs_are_field_level() {
         let before = normalize(
-            Kind::Bucket,
+            Kind::named("Bucket"),
             &json!({"slug": "b", "name": "B", "description": "old", "labels": {"team": "a", "gone": "x"}}),
             &[],
         );
         let after = normalize(
-            Kind::Bucket,
+            Kind::named("Bucket"),
             &json!({"slug": "b", "name": "B", "description": "new", "labels": {"team": "a", "tier": "1"}}),
             &[],
         );
-        let changes = diff(Kind::Bucket, &before, &after);
+        let changes = diff(Kind::named("Bucket"), &before, &after);
         let got: Vec<(String, Option<Value>, Option<Value>)> = changes
             .into_iter()
             .map(|c| (c.path, c.before, c.after))
@@ -503,7 +506,7 @@ mod tests {
 
     #[test]
     fn diffs_index_into_lists_and_stop_at_embedded_documents() {
-        let k = Kind::ConsumptionBudget;
+        let k = Kind::named("ConsumptionBudget");
         let a = normalize(
             k,
             &json!({"slug": "c", "name": "C", "thresholds": [{"volume": {"fixed_value": "1"}}]}),
@@ -515,7 +518,7 @@ mod tests {
             &[],
         );
         assert_eq!(diff(k, &a, &b)[0].path, "thresholds[0].volume.fixed_value");
-        let k = Kind::Dashboard;
+        let k = Kind::named("Dashboard");
         let a = normalize(
             k,
             &json!({"slug": "d", "name": "D", "dashboard_json": "{\"a\": {\"b\": 1}}"}),
@@ -535,14 +538,14 @@ mod tests {
     #[test]
     fn fingerprints_follow_content_not_format() {
         let a = fingerprint(
-            Kind::Team,
+            Kind::named("Team"),
             &json!({"slug": "t", "name": "T", "updated_at": "1"}),
         );
         let b = fingerprint(
-            Kind::Team,
+            Kind::named("Team"),
             &json!({"name": "T", "slug": "t", "updated_at": "2"}),
         );
-        let c = fingerprint(Kind::Team, &json!({"slug": "t", "name": "U"}));
+        let c = fingerprint(Kind::named("Team"), &json!({"slug": "t", "name": "U"}));
         assert_eq!(a, b);
         assert_ne!(a, c);
         assert_eq!(a.len(), 16);

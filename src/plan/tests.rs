@@ -20,7 +20,10 @@ pub(super) fn manifest(kind: Kind, spec: Value) -> Manifest {
 
 pub(super) fn current(items: &[(Kind, Value)]) -> Current {
     let mut c = Current {
-        known: KINDS.iter().map(|d| d.kind).collect(),
+        known: crate::registry::kinds()
+            .into_iter()
+            .map(|d| d.kind)
+            .collect(),
         ..Current::default()
     };
     for (kind, v) in items {
@@ -56,18 +59,18 @@ pub(super) fn steps(p: &Plan) -> Vec<String> {
 fn creates_run_after_what_they_reference() {
     let desired = vec![
         manifest(
-            Kind::Monitor,
+            Kind::named("Monitor"),
             json!({"slug": "m", "name": "M", "bucket_slug": "b", "notification_policy_slug": "n"}),
         ),
         manifest(
-            Kind::Bucket,
+            Kind::named("Bucket"),
             json!({"slug": "b", "name": "B", "team_slug": "t"}),
         ),
         manifest(
-            Kind::NotificationPolicy,
+            Kind::named("NotificationPolicy"),
             json!({"slug": "n", "name": "N", "team_slug": "t"}),
         ),
-        manifest(Kind::Team, json!({"slug": "t", "name": "T"})),
+        manifest(Kind::named("Team"), json!({"slug": "t", "name": "T"})),
     ];
     let p = run(&desired, &current(&[]), &Settings::default(), false);
     assert_eq!(
@@ -86,13 +89,13 @@ fn creates_run_after_what_they_reference() {
 #[test]
 fn deletes_run_before_what_they_referenced() {
     let cur = current(&[
-        (Kind::Team, json!({"slug": "t", "name": "T"})),
+        (Kind::named("Team"), json!({"slug": "t", "name": "T"})),
         (
-            Kind::Bucket,
+            Kind::named("Bucket"),
             json!({"slug": "b", "name": "B", "team_slug": "t"}),
         ),
         (
-            Kind::Monitor,
+            Kind::named("Monitor"),
             json!({"slug": "m", "name": "M", "bucket_slug": "b"}),
         ),
     ]);
@@ -100,7 +103,10 @@ fn deletes_run_before_what_they_referenced() {
         prune: vec![crate::pattern::Pattern::parse("*/*").unwrap()],
         ..Settings::default()
     };
-    let keep = vec![manifest(Kind::DropRule, json!({"slug": "d", "name": "D"}))];
+    let keep = vec![manifest(
+        Kind::named("DropRule"),
+        json!({"slug": "d", "name": "D"}),
+    )];
     let p = run(&keep, &cur, &settings, true);
     assert_eq!(
         steps(&p),
@@ -120,15 +126,21 @@ fn deletes_run_before_what_they_referenced() {
 fn unchanged_updates_and_unmanaged() {
     let cur = current(&[
         (
-            Kind::Team,
+            Kind::named("Team"),
             json!({"slug": "t", "name": "T", "created_at": "x", "updated_at": "y"}),
         ),
         (
-            Kind::Bucket,
+            Kind::named("Bucket"),
             json!({"slug": "b", "name": "B", "description": "old"}),
         ),
-        (Kind::Bucket, json!({"slug": "legacy-1", "name": "L"})),
-        (Kind::Dashboard, json!({"slug": "scratch", "name": "S"})),
+        (
+            Kind::named("Bucket"),
+            json!({"slug": "legacy-1", "name": "L"}),
+        ),
+        (
+            Kind::named("Dashboard"),
+            json!({"slug": "scratch", "name": "S"}),
+        ),
     ]);
     let settings = Settings {
         prune: vec![crate::pattern::Pattern::parse("Dashboard/*").unwrap()],
@@ -136,8 +148,8 @@ fn unchanged_updates_and_unmanaged() {
         ..Settings::default()
     };
     let desired = vec![
-        manifest(Kind::Team, json!({"slug": "t", "name": "T"})),
-        manifest(Kind::Bucket, json!({"slug": "b", "name": "B"})),
+        manifest(Kind::named("Team"), json!({"slug": "t", "name": "T"})),
+        manifest(Kind::named("Bucket"), json!({"slug": "b", "name": "B"})),
     ];
     let p = run(&desired, &cur, &settings, false);
     assert_eq!(steps(&p), vec!["update Bucket/b"]);
@@ -150,7 +162,7 @@ fn unchanged_updates_and_unmanaged() {
     assert_eq!(
         p.unmanaged,
         vec![Unmanaged {
-            address: Address::new(Kind::Dashboard, Some("scratch".into())),
+            address: Address::new(Kind::named("Dashboard"), Some("scratch".into())),
             in_prune_scope: true
         }]
     );
@@ -166,7 +178,7 @@ fn unchanged_updates_and_unmanaged() {
 #[test]
 fn dangling_reference_is_an_error_at_the_field() {
     let desired = vec![manifest(
-        Kind::Bucket,
+        Kind::named("Bucket"),
         json!({"slug": "b", "name": "B", "team_slug": "ghost"}),
     )];
     let err = plan(
@@ -187,11 +199,11 @@ fn dangling_reference_is_an_error_at_the_field() {
 fn create_cycle_is_broken_with_a_follow_up_update() {
     let desired = vec![
         manifest(
-            Kind::Bucket,
+            Kind::named("Bucket"),
             json!({"slug": "b", "name": "B", "notification_policy_slug": "n"}),
         ),
         manifest(
-            Kind::NotificationPolicy,
+            Kind::named("NotificationPolicy"),
             json!({"slug": "n", "name": "N", "bucket_slug": "b"}),
         ),
     ];
@@ -225,11 +237,11 @@ fn create_cycle_is_broken_with_a_follow_up_update() {
 fn delete_cycle_is_broken_by_dropping_a_reference() {
     let cur = current(&[
         (
-            Kind::Bucket,
+            Kind::named("Bucket"),
             json!({"slug": "b", "name": "B", "notification_policy_slug": "n"}),
         ),
         (
-            Kind::NotificationPolicy,
+            Kind::named("NotificationPolicy"),
             json!({"slug": "n", "name": "N", "bucket_slug": "b"}),
         ),
     ]);
@@ -237,7 +249,10 @@ fn delete_cycle_is_broken_by_dropping_a_reference() {
         prune: vec![crate::pattern::Pattern::parse("*/*").unwrap()],
         ..Settings::default()
     };
-    let keep = vec![manifest(Kind::Team, json!({"slug": "t", "name": "T"}))];
+    let keep = vec![manifest(
+        Kind::named("Team"),
+        json!({"slug": "t", "name": "T"}),
+    )];
     let p = run(&keep, &cur, &settings, true);
     assert_eq!(
         steps(&p),
@@ -260,21 +275,21 @@ fn delete_cycle_is_broken_by_dropping_a_reference() {
 fn updates_of_existing_resources_need_no_order() {
     // Both exist; adding references both ways needs no ordering, so it is no cycle.
     let cur = current(&[
-        (Kind::Bucket, json!({"slug": "b", "name": "B"})),
+        (Kind::named("Bucket"), json!({"slug": "b", "name": "B"})),
         (
-            Kind::NotificationPolicy,
+            Kind::named("NotificationPolicy"),
             json!({"slug": "n", "name": "N", "team_slug": "t"}),
         ),
-        (Kind::Team, json!({"slug": "t", "name": "T"})),
+        (Kind::named("Team"), json!({"slug": "t", "name": "T"})),
     ]);
     let desired = vec![
-        manifest(Kind::Team, json!({"slug": "t", "name": "T"})),
+        manifest(Kind::named("Team"), json!({"slug": "t", "name": "T"})),
         manifest(
-            Kind::Bucket,
+            Kind::named("Bucket"),
             json!({"slug": "b", "name": "B", "notification_policy_slug": "n"}),
         ),
         manifest(
-            Kind::NotificationPolicy,
+            Kind::named("NotificationPolicy"),
             json!({"slug": "n", "name": "N", "bucket_slug": "b"}),
         ),
     ];
@@ -290,7 +305,7 @@ fn updates_of_existing_resources_need_no_order() {
 /// no way out.
 pub(super) fn unbreakable() -> PlanError {
     let mut caps = Capabilities::assumed_full();
-    for kind in [Kind::Bucket, Kind::NotificationPolicy] {
+    for kind in [Kind::named("Bucket"), Kind::named("NotificationPolicy")] {
         caps.ops.insert(
             kind,
             crate::registry::Ops {
@@ -301,11 +316,11 @@ pub(super) fn unbreakable() -> PlanError {
     }
     let desired = vec![
         manifest(
-            Kind::Bucket,
+            Kind::named("Bucket"),
             json!({"slug": "b", "name": "B", "notification_policy_slug": "n"}),
         ),
         manifest(
-            Kind::NotificationPolicy,
+            Kind::named("NotificationPolicy"),
             json!({"slug": "n", "name": "N", "bucket_slug": "b"}),
         ),
     ];
@@ -334,14 +349,17 @@ fn unsupported_and_upsert_follow_capabilities() {
     let caps =
         Capabilities::from_swagger(&crate::spec::swagger_for(crate::registry::Profile::Seed));
     let mut cur = current(&[]);
-    cur.known = KINDS
-        .iter()
+    cur.known = crate::registry::kinds()
+        .into_iter()
         .filter(|d| caps.can_read_state(d.kind))
         .map(|d| d.kind)
         .collect();
     let desired = vec![
-        manifest(Kind::Team, json!({"slug": "t", "name": "T"})),
-        manifest(Kind::ConsumptionBudget, json!({"slug": "c", "name": "C"})),
+        manifest(Kind::named("Team"), json!({"slug": "t", "name": "T"})),
+        manifest(
+            Kind::named("ConsumptionBudget"),
+            json!({"slug": "c", "name": "C"}),
+        ),
     ];
     let p = plan(
         &desired,
@@ -377,8 +395,8 @@ fn unsupported_and_upsert_follow_capabilities() {
 #[test]
 fn only_filters_actions() {
     let desired = vec![
-        manifest(Kind::Team, json!({"slug": "a", "name": "A"})),
-        manifest(Kind::Team, json!({"slug": "b", "name": "B"})),
+        manifest(Kind::named("Team"), json!({"slug": "a", "name": "A"})),
+        manifest(Kind::named("Team"), json!({"slug": "b", "name": "B"})),
     ];
     let p = plan(
         &desired,
@@ -398,7 +416,12 @@ fn only_filters_actions() {
 fn planning_is_deterministic() {
     let desired: Vec<Manifest> = (0..30)
         .rev()
-        .map(|i| manifest(Kind::Team, json!({"slug": format!("t{i:02}"), "name": "T"})))
+        .map(|i| {
+            manifest(
+                Kind::named("Team"),
+                json!({"slug": format!("t{i:02}"), "name": "T"}),
+            )
+        })
         .collect();
     let a = run(&desired, &current(&[]), &Settings::default(), false);
     let mut shuffled = desired.clone();
@@ -409,14 +432,14 @@ fn planning_is_deterministic() {
 
 #[test]
 fn documented_defaults_left_out_are_no_change_and_a_different_value_is() {
-    let m = |spec: Value| vec![manifest(Kind::Monitor, spec)];
+    let m = |spec: Value| vec![manifest(Kind::named("Monitor"), spec)];
     let base = json!({"slug": "m", "name": "M", "bucket_slug": "b"});
-    let bucket = (Kind::Bucket, json!({"slug": "b", "name": "B"}));
+    let bucket = (Kind::named("Bucket"), json!({"slug": "b", "name": "B"}));
     // The server filled the default in; the manifest leaves it out.
     let filled = json!({"slug": "m", "name": "M", "bucket_slug": "b", "interval_secs": 60});
     let p = run(
         &m(base.clone()),
-        &current(&[bucket.clone(), (Kind::Monitor, filled.clone())]),
+        &current(&[bucket.clone(), (Kind::named("Monitor"), filled.clone())]),
         &Settings::default(),
         false,
     );
@@ -426,7 +449,7 @@ fn documented_defaults_left_out_are_no_change_and_a_different_value_is() {
     explicit["interval_secs"] = json!(60);
     let p = run(
         &m(explicit),
-        &current(&[bucket.clone(), (Kind::Monitor, base.clone())]),
+        &current(&[bucket.clone(), (Kind::named("Monitor"), base.clone())]),
         &Settings::default(),
         false,
     );
@@ -436,7 +459,7 @@ fn documented_defaults_left_out_are_no_change_and_a_different_value_is() {
     other["interval_secs"] = json!(120);
     let p = run(
         &m(other),
-        &current(&[bucket.clone(), (Kind::Monitor, filled)]),
+        &current(&[bucket.clone(), (Kind::named("Monitor"), filled)]),
         &Settings::default(),
         false,
     );
@@ -455,15 +478,15 @@ fn documented_defaults_left_out_are_no_change_and_a_different_value_is() {
 fn sets_compare_without_order_and_show_members() {
     let team = |emails: Value| json!({"slug": "t", "name": "T", "user_emails": emails});
     let p = run(
-        &[manifest(Kind::Team, team(json!(["b@x", "a@x"])))],
-        &current(&[(Kind::Team, team(json!(["a@x", "b@x"])))]),
+        &[manifest(Kind::named("Team"), team(json!(["b@x", "a@x"])))],
+        &current(&[(Kind::named("Team"), team(json!(["a@x", "b@x"])))]),
         &Settings::default(),
         false,
     );
     assert!(p.actions.is_empty(), "{:?}", p.actions);
     let p = run(
-        &[manifest(Kind::Team, team(json!(["c@x", "a@x"])))],
-        &current(&[(Kind::Team, team(json!(["a@x", "b@x"])))]),
+        &[manifest(Kind::named("Team"), team(json!(["c@x", "a@x"])))],
+        &current(&[(Kind::named("Team"), team(json!(["a@x", "b@x"])))]),
         &Settings::default(),
         false,
     );
@@ -488,8 +511,11 @@ fn sets_compare_without_order_and_show_members() {
 fn fields_of_a_newer_api_are_no_change_and_carried_into_updates() {
     let on_server = json!({"slug": "b", "name": "B", "retention_tier": "COLD"});
     let same = run(
-        &[manifest(Kind::Bucket, json!({"slug": "b", "name": "B"}))],
-        &current(&[(Kind::Bucket, on_server.clone())]),
+        &[manifest(
+            Kind::named("Bucket"),
+            json!({"slug": "b", "name": "B"}),
+        )],
+        &current(&[(Kind::named("Bucket"), on_server.clone())]),
         &Settings::default(),
         false,
     );
@@ -499,8 +525,11 @@ fn fields_of_a_newer_api_are_no_change_and_carried_into_updates() {
         vec!["Bucket.retention_tier: kept as the target has it; this cfgctl does not manage it"]
     );
     let renamed = run(
-        &[manifest(Kind::Bucket, json!({"slug": "b", "name": "New"}))],
-        &current(&[(Kind::Bucket, on_server)]),
+        &[manifest(
+            Kind::named("Bucket"),
+            json!({"slug": "b", "name": "New"}),
+        )],
+        &current(&[(Kind::named("Bucket"), on_server)]),
         &Settings::default(),
         false,
     );
@@ -516,11 +545,11 @@ fn fields_of_a_newer_api_are_no_change_and_carried_into_updates() {
 fn an_unknown_enum_value_is_shown_and_replaced() {
     let p = run(
         &[manifest(
-            Kind::DropRule,
+            Kind::named("DropRule"),
             json!({"slug": "d", "name": "D", "mode": "PREVIEW"}),
         )],
         &current(&[(
-            Kind::DropRule,
+            Kind::named("DropRule"),
             json!({"slug": "d", "name": "D", "mode": "SHADOW"}),
         )]),
         &Settings::default(),

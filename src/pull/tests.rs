@@ -16,10 +16,15 @@ fn merge_keeps_what_compares_equal_as_written() {
         "default_priority": 3
     });
     let ignore = vec![IgnoreRule {
-        kind: Kind::ConsumptionBudget,
+        kind: Kind::named("ConsumptionBudget"),
         path: "notification_policy_slug".into(),
     }];
-    let merged = merged_spec(Kind::ConsumptionBudget, &written, &current, &ignore);
+    let merged = merged_spec(
+        Kind::named("ConsumptionBudget"),
+        &written,
+        &current,
+        &ignore,
+    );
     // Order: the manifest's, then the new field; the zero description and the int64 written
     // as a number stay; the ignored field keeps the manifest's value; no server-owned field.
     // (`description` is not in the budget's API description: kept as written.)
@@ -31,7 +36,7 @@ fn merge_keeps_what_compares_equal_as_written() {
 
 #[test]
 fn embedded_documents_keep_their_form() {
-    let kind = Kind::ClassicDashboard;
+    let kind = Kind::named("ClassicDashboard");
     let current = json!({
         "slug": "d", "name": "D",
         "dashboard_json": "{\"id\":9,\"version\":4,\"title\":\"New\",\"panels\":[1]}"
@@ -114,7 +119,10 @@ fn pull_files(files: &[(&str, &str)], current: &[(Kind, &str, Value)]) -> Pulled
     for (kind, slug, object) in current {
         state.insert(Address::new(*kind, Some(slug.to_string())), object);
     }
-    state.known = crate::registry::KINDS.iter().map(|d| d.kind).collect();
+    state.known = crate::registry::kinds()
+        .into_iter()
+        .map(|d| d.kind)
+        .collect();
     let plan = crate::plan::plan(
         &loaded.manifests,
         &state,
@@ -146,7 +154,7 @@ fn crlf_files_keep_their_line_breaks() {
     let pulled = pull_files(
         &[("teams.yaml", text)],
         &[(
-            Kind::Team,
+            Kind::named("Team"),
             "a",
             json!({"slug": "a", "name": "B", "user_emails": ["x@y"]}),
         )],
@@ -163,7 +171,7 @@ fn gone_and_unchanged_resources_are_not_rewritten() {
     let pulled = pull_files(
         &[("teams.yaml", text)],
         &[(
-            Kind::Team,
+            Kind::named("Team"),
             "a",
             json!({"slug": "a", "name": "A", "created_at": "x"}),
         )],
@@ -185,7 +193,7 @@ fn tricky_yaml_layouts_take_minimal_edits() {
     let pulled = pull_files(
         &[("t.yaml", text)],
         &[(
-            Kind::Team,
+            Kind::named("Team"),
             "t",
             json!({"slug": "t", "name": "T", "description": "line one\n# not a comment\nline two\n", "user_emails": ["a@x", "b@x"]}),
         )],
@@ -200,7 +208,7 @@ fn tricky_yaml_layouts_take_minimal_edits() {
     let pulled = pull_files(
         &[("t.yaml", text)],
         &[(
-            Kind::Team,
+            Kind::named("Team"),
             "t",
             json!({"slug": "t", "name": "U", "user_emails": ["a@x", "b@x"]}),
         )],
@@ -218,11 +226,11 @@ fn two_documents_of_one_file_and_a_field_added_after_a_block_scalar() {
         &[("t.yaml", text)],
         &[
             (
-                Kind::Team,
+                Kind::named("Team"),
                 "a",
                 json!({"slug": "a", "name": "A", "description": "about a\n", "user_emails": ["x@y"]}),
             ),
-            (Kind::Team, "b", json!({"slug": "b", "name": "B2"})),
+            (Kind::named("Team"), "b", json!({"slug": "b", "name": "B2"})),
         ],
     );
     assert_eq!(
@@ -318,9 +326,9 @@ mod property {
                 .filter_map(|(i, (t, _, edit))| {
                     let slug = format!("t{i}");
                     match edit {
-                        None => Some((Kind::Team, slug.clone(), object(&slug, t))),
+                        None => Some((Kind::named("Team"), slug.clone(), object(&slug, t))),
                         Some(None) => None,
-                        Some(Some(e)) => Some((Kind::Team, slug.clone(), object(&slug, e))),
+                        Some(Some(e)) => Some((Kind::named("Team"), slug.clone(), object(&slug, e))),
                     }
                 })
                 .collect();
@@ -341,7 +349,7 @@ mod property {
             for (kind, slug, object) in &current {
                 state.insert(Address::new(*kind, Some(slug.clone())), object);
             }
-            state.known = crate::registry::KINDS.iter().map(|d| d.kind).collect();
+            state.known = crate::registry::kinds().into_iter().map(|d| d.kind).collect();
             let plan = crate::plan::plan(
                 &loaded.manifests,
                 &state,
@@ -375,7 +383,7 @@ fn fields_of_a_newer_api_are_not_written() {
     let pulled = pull_files(
         &[("t.yaml", text)],
         &[(
-            Kind::Team,
+            Kind::named("Team"),
             "a",
             json!({"slug": "a", "name": "B", "retention_tier": "gold"}),
         )],

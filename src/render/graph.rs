@@ -213,8 +213,8 @@ mod tests {
 
     fn hostile_plan() -> Plan {
         plan(vec![
-            action(Kind::Team, HOSTILE, ActionKind::Create, &[]),
-            action(Kind::Bucket, "b", ActionKind::Update, &[0]),
+            action(Kind::named("Team"), HOSTILE, ActionKind::Create, &[]),
+            action(Kind::named("Bucket"), "b", ActionKind::Update, &[0]),
         ])
     }
 
@@ -268,9 +268,9 @@ mod tests {
     #[test]
     fn edges_follow_the_order_of_execution() {
         let p = plan(vec![
-            action(Kind::Team, "t", ActionKind::Create, &[]),
-            action(Kind::Collection, "c", ActionKind::Create, &[0]),
-            action(Kind::Dashboard, "d", ActionKind::Create, &[1, 0]),
+            action(Kind::named("Team"), "t", ActionKind::Create, &[]),
+            action(Kind::named("Collection"), "c", ActionKind::Create, &[0]),
+            action(Kind::named("Dashboard"), "d", ActionKind::Create, &[1, 0]),
         ]);
         assert_eq!(edges(&p), vec![(0, 1), (0, 2), (1, 2)]);
         let m = mermaid(&p);
@@ -296,7 +296,14 @@ mod tests {
         assert!(markdown_section(&plan(vec![]), 10_000).is_none());
         let big = plan(
             (0..=MARKDOWN_MAX_CHANGES)
-                .map(|i| action(Kind::Team, &format!("t{i}"), ActionKind::Create, &[]))
+                .map(|i| {
+                    action(
+                        Kind::named("Team"),
+                        &format!("t{i}"),
+                        ActionKind::Create,
+                        &[],
+                    )
+                })
                 .collect(),
         );
         assert!(markdown_section(&big, 60_000).is_none());
@@ -304,7 +311,7 @@ mod tests {
             (0..3)
                 .map(|i| {
                     action(
-                        Kind::Team,
+                        Kind::named("Team"),
                         &format!("{i}{}", "x".repeat(5000)),
                         ActionKind::Create,
                         &[],

@@ -6,7 +6,7 @@ use serde_json::json;
 
 fn action(i: usize, desc_len: usize) -> Action {
     Action {
-        address: Address::new(Kind::Team, Some(format!("team-{i:04}"))),
+        address: Address::new(Kind::named("Team"), Some(format!("team-{i:04}"))),
         action: ActionKind::Create,
         source: Some(Source {
             file: "teams.yaml".into(),
@@ -32,7 +32,7 @@ fn plan_of(n: usize, desc_len: usize) -> Plan {
         actions: (0..n).map(|i| action(i, desc_len)).collect(),
         unchanged: 3,
         unmanaged: vec![Unmanaged {
-            address: Address::new(Kind::Dashboard, Some("scratch".into())),
+            address: Address::new(Kind::named("Dashboard"), Some("scratch".into())),
             in_prune_scope: false,
         }],
         warnings: vec![],
@@ -60,7 +60,7 @@ fn markdown_stays_within_budget_and_says_what_it_left_out() {
 fn documents_kept_as_text_show_as_documents() {
     let doc = json!({"kind": "Dashboard", "spec": {"panels": {"a": 1}}});
     let mut a = action(0, 1);
-    a.address = Address::new(Kind::Dashboard, Some("d".into()));
+    a.address = Address::new(Kind::named("Dashboard"), Some("d".into()));
     a.fields = vec![FieldChange {
         path: "dashboard_json".into(),
         before: None,
@@ -98,14 +98,14 @@ fn hostile_plan() -> Plan {
     let slug =
         "a\n::warning file=x::pwn\r\u{1b}]0;t\u{7}</b></summary>\n# [x](https://e.example) | `";
     p.target = "local:dir`\n::error::t".into();
-    p.actions[0].address = Address::new(Kind::Team, Some(slug.into()));
+    p.actions[0].address = Address::new(Kind::named("Team"), Some(slug.into()));
     p.actions[0].reason = Some("server said:\n::error::x".into());
     p.actions[0].fields[0].path = "descr\n::warning::iption".into();
     p.actions[0].source = Some(Source {
         file: "t\n::x.yaml".into(),
         line: 1,
     });
-    p.unmanaged[0].address = Address::new(Kind::Dashboard, Some("u\n::error::u".into()));
+    p.unmanaged[0].address = Address::new(Kind::named("Dashboard"), Some("u\n::error::u".into()));
     p.warnings = vec!["the target said <script>\n::warning::w".into()];
     p
 }
@@ -191,7 +191,7 @@ fn json_plan_shape() {
 fn the_streamed_json_plan_is_the_json_plan() {
     let mut p = plan_of(300, 700);
     p.warnings = vec!["a warning".into()];
-    p.actions[3].address = Address::new(Kind::Dashboard, Some("d".into()));
+    p.actions[3].address = Address::new(Kind::named("Dashboard"), Some("d".into()));
     p.actions[3].fields.push(FieldChange {
         path: "dashboard_json".into(),
         before: None,
@@ -210,7 +210,7 @@ fn the_streamed_json_plan_is_the_json_plan() {
 #[test]
 fn the_streamed_text_plan_is_the_text_plan() {
     let mut p = plan_of(30, 150);
-    p.actions[3].address = Address::new(Kind::Dashboard, Some("d".into()));
+    p.actions[3].address = Address::new(Kind::named("Dashboard"), Some("d".into()));
     p.actions[3].fields.push(FieldChange {
         path: "dashboard_json".into(),
         before: None,

@@ -11,7 +11,7 @@ use super::*;
 /// not know are kept as they are. The emulator answers with this form; the planner compares
 /// in it, so the two agree by construction.
 pub fn canonical(kind: Kind, object: &Value) -> Value {
-    Description::embedded().canonical(kind, object)
+    Description::for_kind(kind).canonical(kind, object)
 }
 
 pub(super) fn canonical_value(desc: &Description, schema: &Value, value: &Value) -> Option<Value> {

@@ -16,10 +16,10 @@ pub struct SchemaProblem {
     pub message: String,
 }
 
-/// Checks a spec against its kind's definition in the embedded description; every problem
-/// with its JSON pointer, sorted by pointer.
+/// Checks a spec against its kind's definition (in the embedded description, or the target's
+/// that added the kind); every problem with its JSON pointer, sorted by pointer.
 pub fn check_spec(kind: Kind, spec: &Value) -> Vec<SchemaProblem> {
-    Description::embedded().check_spec(kind, spec)
+    Description::for_kind(kind).check_spec(kind, spec)
 }
 
 pub(super) fn field_name(pointer: &str) -> String {

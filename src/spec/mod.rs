@@ -11,22 +11,25 @@ use std::sync::OnceLock;
 
 use serde_json::{json, Map, Value};
 
-use crate::registry::{Kind, Ops, Profile, KINDS};
+use crate::registry::{Kind, Ops, Profile};
 
 /// The API description as shipped (a copy of `shared/spec/config-api-v1.swagger.json`).
-pub const SWAGGER_JSON: &str = include_str!("../../spec/config-api-v1.swagger.json");
+pub const SWAGGER_JSON: &str = crate::registry::EMBEDDED_DESCRIPTION;
 
 /// The manifest envelope's `api_version`.
 pub const API_VERSION: &str = "v1/config";
 
 const DRAFT7: &str = "http://json-schema.org/draft-07/schema#";
 
+/// Targets' descriptions that added kinds (see [`Description::adopt`]).
+static ADOPTED: std::sync::RwLock<Vec<&'static Description>> = std::sync::RwLock::new(Vec::new());
+
 /// An API description: the embedded one (the default everywhere), or one read at run time
 /// (`cfgctl serve --swagger FILE` serves another, say newer, API). Its checkers compile on
 /// first use, per kind.
 pub struct Description {
     doc: Value,
-    checkers: [OnceLock<Option<jsonschema::Validator>>; KINDS.len()],
+    checkers: [OnceLock<Option<jsonschema::Validator>>; crate::registry::MAX_KINDS],
     check_definitions: OnceLock<Map<String, Value>>,
 }
 
@@ -50,16 +53,18 @@ impl Description {
     fn new(doc: Value) -> Description {
         Description {
             doc,
-            checkers: [const { OnceLock::new() }; KINDS.len()],
+            checkers: [const { OnceLock::new() }; crate::registry::MAX_KINDS],
             check_definitions: OnceLock::new(),
         }
     }
 
-    /// Reads a swagger 2.0 document that describes every kind of the registry, and compiles
-    /// every kind's checker (a schema that cannot check is refused here, not on a write).
+    /// Reads a swagger 2.0 document, registers the kinds it describes (a newer API's new
+    /// ones included), and compiles each one's checker (a schema that cannot check is
+    /// refused here, not on a write).
     pub fn from_json(text: &str) -> Result<Description, DescriptionError> {
         let desc = Description::from_value(serde_json::from_str(text)?)?;
-        for def in &KINDS {
+        for kind in crate::registry::register(desc.doc()) {
+            let def = kind.def();
             if !desc.definitions().contains_key(def.definition) {
                 return Err(DescriptionError::MissingKind {
                     kind: def.kind,
@@ -86,15 +91,47 @@ impl Description {
         Description::shared_embedded()
     }
 
+    /// The description that defines `kind`: the embedded one, else the target's description
+    /// that added the kind at run time ([`Description::adopt`]).
+    pub fn for_kind(kind: Kind) -> &'static Description {
+        let embedded = Description::embedded();
+        if embedded.definition(kind).is_some() {
+            return embedded;
+        }
+        let adopted = ADOPTED.read().unwrap_or_else(|e| e.into_inner());
+        adopted
+            .iter()
+            .copied()
+            .find(|d| d.definition(kind).is_some())
+            .unwrap_or(embedded)
+    }
+
+    /// Keeps a target's description for the kinds it adds to the embedded ones (their specs
+    /// are checked and compared under it). Kept for the process: a run reads few.
+    pub fn adopt(doc: &Value) {
+        let embedded = Description::embedded();
+        let adds = crate::registry::register(doc)
+            .into_iter()
+            .any(|k| embedded.definition(k).is_none());
+        if !adds {
+            return;
+        }
+        let mut adopted = ADOPTED.write().unwrap_or_else(|e| e.into_inner());
+        if adopted.iter().any(|d| d.doc() == doc) {
+            return;
+        }
+        if let Ok(desc) = Description::from_value(doc.clone()) {
+            adopted.push(Box::leak(Box::new(desc)));
+        }
+    }
+
     /// The embedded description, shared (its checkers compile once per process).
     pub fn shared_embedded() -> &'static std::sync::Arc<Description> {
         static EMBEDDED: OnceLock<std::sync::Arc<Description>> = OnceLock::new();
         EMBEDDED.get_or_init(|| {
             // The file is part of the binary and checked by a unit test; a parse failure here
             // is a build defect, not an input error.
-            std::sync::Arc::new(Description::new(
-                serde_json::from_str(SWAGGER_JSON).unwrap_or(Value::Null),
-            ))
+            std::sync::Arc::new(Description::new(crate::registry::embedded_doc().clone()))
         })
     }
 
@@ -136,7 +173,7 @@ impl Description {
     /// The compiled checker of a kind, built on first use (a run that loads only some kinds
     /// compiles only theirs).
     fn checker(&self, kind: Kind) -> Option<&jsonschema::Validator> {
-        self.checkers[kind as usize]
+        self.checkers[kind.index()]
             .get_or_init(|| {
                 let defs = self
                     .check_definitions
@@ -209,31 +246,31 @@ fn definitions() -> &'static Map<String, Value> {
     Description::embedded().definitions()
 }
 
-/// The swagger definition of a kind's object.
+/// The swagger definition of a kind's object (in the description that defines it).
 pub fn definition(kind: Kind) -> Option<&'static Value> {
-    Description::embedded().definition(kind)
-}
-
-fn resolve(node: &'static Value) -> &'static Value {
-    Description::embedded().resolve(node)
+    Description::for_kind(kind).definition(kind)
 }
 
 /// The dotted field path's proto3 default, as the API omits it: an enum's first value, or
 /// nothing.
 pub fn enum_default(kind: Kind, dotted: &str) -> Option<&'static str> {
-    let mut node = definition(kind)?;
+    let desc = Description::for_kind(kind);
+    let mut node = desc.definition(kind)?;
     for segment in dotted.split('.') {
-        node = resolve(node).get("properties")?.get(segment)?;
+        node = desc.resolve(node).get("properties")?.get(segment)?;
     }
-    resolve(node)
+    desc.resolve(node)
         .get("enum")
         .and_then(Value::as_array)
         .and_then(|e| e.first())
         .and_then(Value::as_str)
 }
 
-/// The operations a swagger document describes, per kind (from its paths and methods).
+/// The operations a swagger document describes, per kind (from its paths and methods); the
+/// kinds it adds to this cfgctl's are registered first, so a newer target's kinds are
+/// managed like any other.
 pub fn described_operations(doc: &Value) -> BTreeMap<Kind, Ops> {
+    Description::adopt(doc);
     let mut out: BTreeMap<Kind, Ops> = BTreeMap::new();
     let Some(paths) = doc.get("paths").and_then(Value::as_object) else {
         return out;
@@ -242,12 +279,14 @@ pub fn described_operations(doc: &Value) -> BTreeMap<Kind, Ops> {
         let Some(rest) = path.strip_prefix(crate::wire::API_PREFIX) else {
             continue;
         };
-        let mut segments = rest.trim_start_matches('/').split('/');
-        let Some(kind) = segments.next().and_then(crate::wire::kind_for_path) else {
-            continue;
+        let segments: Vec<&str> = rest.trim_start_matches('/').split('/').collect();
+        // A nested path (`services/{service_slug}/attributes`) is not a kind's.
+        let (kind, has_slug) = match segments.as_slice() {
+            [segment] => (crate::wire::kind_for_path(segment), false),
+            [segment, slug] if slug.starts_with('{') => (crate::wire::kind_for_path(segment), true),
+            _ => (None, false),
         };
-        let has_slug = segments.next().is_some();
-        let Some(methods) = methods.as_object() else {
+        let (Some(kind), Some(methods)) = (kind, methods.as_object()) else {
             continue;
         };
         for method in methods.keys() {

@@ -149,7 +149,7 @@ pub(super) fn convert_definitions(
         .map(|(k, v)| (k.clone(), convert(v)))
         .collect();
     if mode == Mode::Editor {
-        for def in &KINDS {
+        for def in crate::registry::embedded_kinds() {
             for embedded in def.embedded_json {
                 if let Some(prop) = defs
                     .get_mut(def.definition)
@@ -191,9 +191,12 @@ pub(super) fn spec_schema(kind: Kind, definitions: Map<String, Value>) -> Value 
 
 /// The JSON Schema of a manifest file's documents, for editors (yaml-language-server).
 pub fn manifest_schema() -> Value {
-    let kinds: Vec<&str> = KINDS.iter().map(|d| d.name).collect();
-    let branches: Vec<Value> = KINDS
-        .iter()
+    let kinds: Vec<&str> = crate::registry::embedded_kinds()
+        .into_iter()
+        .map(|d| d.name)
+        .collect();
+    let branches: Vec<Value> = crate::registry::embedded_kinds()
+        .into_iter()
         .map(|d| {
             let mut spec = json!({"$ref": format!("#/definitions/{}", d.definition)});
             let required = required_fields(d.kind, Mode::Editor);

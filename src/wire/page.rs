@@ -155,7 +155,7 @@ mod tests {
     #[test]
     fn the_compact_page_shape_is_read_without_a_json_pass() {
         let shape = |b: &str| {
-            page_shape(Kind::Team, b.as_bytes()).map(|(r, next)| (b[r].to_string(), next))
+            page_shape(Kind::named("Team"), b.as_bytes()).map(|(r, next)| (b[r].to_string(), next))
         };
         assert_eq!(
             shape(r#"{"teams":[{"slug":"a"},{"slug":"b"}],"page":{"next_token":"7465"}}"#),
@@ -225,7 +225,7 @@ mod tests {
     #[test]
     fn list_pages_read_without_their_items() {
         let split = |body: &'static [u8]| {
-            split_list_page(Kind::Dashboard, &bytes::Bytes::from_static(body))
+            split_list_page(Kind::named("Dashboard"), &bytes::Bytes::from_static(body))
         };
         let (next, items) =
             split(br#"{"dashboards": [{"slug": "a"}, {"slug": "b", "x": [1]}], "page": {"next_token": "t1"}, "other": {"a": 1}}"#)
@@ -279,8 +279,8 @@ mod tests {
             token in "[ -~]{0,8}",
         ) {
             let body = bytes::Bytes::from(compact_page(&slugs, &token));
-            let (range, next) = page_shape(Kind::Team, &body).expect("the compact shape");
-            let (split_next, items) = split_list_page(Kind::Team, &body).unwrap();
+            let (range, next) = page_shape(Kind::named("Team"), &body).expect("the compact shape");
+            let (split_next, items) = split_list_page(Kind::named("Team"), &body).unwrap();
             prop_assert_eq!(&next, &split_next);
             let joined: Vec<u8> = items.join(&b","[..]);
             prop_assert_eq!(&body[range], &joined[..]);
@@ -303,9 +303,9 @@ mod tests {
             let i = at.index(body.len());
             body[i] = byte;
             let body = bytes::Bytes::from(body);
-            let shape = page_shape(Kind::Team, &body);
+            let shape = page_shape(Kind::named("Team"), &body);
             let _ = trailing_next_token(&body);
-            if let (Some((_, next)), Ok((split_next, _))) = (shape, split_list_page(Kind::Team, &body)) {
+            if let (Some((_, next)), Ok((split_next, _))) = (shape, split_list_page(Kind::named("Team"), &body)) {
                 prop_assert_eq!(next, split_next);
             }
         }

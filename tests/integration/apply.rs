@@ -6,7 +6,7 @@ use std::sync::Arc;
 use cfgctl::client::Client;
 use cfgctl::emulator::faults::Faults;
 use cfgctl::emulator::Config;
-use cfgctl::registry::{Address, Kind, KINDS};
+use cfgctl::registry::{kinds, Address, Kind};
 use cfgctl::wire;
 use serde_json::{json, Value};
 
@@ -25,7 +25,7 @@ fn address_of(path: &str) -> Option<Address> {
 /// Every resource of the tenant, by address, read through the lists.
 async fn everything(t: &Tenant) -> BTreeMap<Address, Value> {
     let mut out = BTreeMap::new();
-    for def in KINDS.iter().filter(|d| d.full_ops.list) {
+    for def in kinds().into_iter().filter(|d| d.full_ops.list) {
         let (items, _) = t.list_all(def.kind, &wire::ListQuery::default()).await;
         for item in items {
             let slug = item["slug"].as_str().unwrap().to_string();
@@ -49,7 +49,7 @@ async fn full_fixture_applied_in_order_then_plans_no_change() {
         .await;
     assert_eq!(r.code, 0, "{}", r.transcript());
     assert!(
-        r.stdout.contains("Apply: 19 done (0 resolved conflicts), 0 failed, 0 skipped, 0 unsupported, 0 unchanged."),
+        r.stdout.contains("Apply: 24 done (0 resolved conflicts), 0 failed, 0 skipped, 0 unsupported, 0 unchanged."),
         "{}",
         r.stdout
     );
@@ -59,7 +59,7 @@ async fn full_fixture_applied_in_order_then_plans_no_change() {
             .lines()
             .filter(|l| l.starts_with("created "))
             .count(),
-        19,
+        24,
         "{}",
         r.stderr
     );
@@ -86,7 +86,7 @@ async fn full_fixture_applied_in_order_then_plans_no_change() {
             .iter()
             .filter(|l| l.method == "POST")
             .count()
-            == 19
+            == 24
     );
     let again = Cfgctl::new(&t)
         .args(&["plan", "fixtures/valid", "--detailed-exitcode"])
@@ -153,7 +153,7 @@ async fn deletes_run_referrers_first() {
         .filter(|l| l.method == "DELETE")
         .filter_map(|l| address_of(&l.path))
         .collect();
-    assert_eq!(deleted.len(), 18, "{deleted:?}");
+    assert_eq!(deleted.len(), 23, "{deleted:?}");
     let position: BTreeMap<&Address, usize> =
         deleted.iter().enumerate().map(|(i, a)| (a, i)).collect();
     for (kind, slug, object) in fixture_objects() {
@@ -174,7 +174,7 @@ async fn deletes_run_referrers_first() {
     let left: Vec<Address> = everything(&t).await.into_keys().collect();
     assert_eq!(
         left,
-        vec![Address::new(Kind::Team, Some("payments".into()))]
+        vec![Address::new(Kind::named("Team"), Some("payments".into()))]
     );
 }
 
@@ -183,7 +183,7 @@ async fn max_deletes_is_enforced() {
     let t = seeded(Config::default()).await;
     for i in 0..4 {
         t.create(
-            Kind::Dashboard,
+            Kind::named("Dashboard"),
             json!({"slug": format!("scratch-{i}"), "name": "S"}),
         )
         .await;
@@ -207,7 +207,7 @@ async fn max_deletes_is_enforced() {
         r.stderr
     );
     assert_eq!(
-        t.list(Kind::Dashboard, "").await.body["dashboards"]
+        t.list(Kind::named("Dashboard"), "").await.body["dashboards"]
             .as_array()
             .unwrap()
             .len(),
@@ -309,36 +309,48 @@ async fn conflict_rules_of_section_3() {
         "cfgctl.yaml",
         "prune: [\"Bucket/*\"]\nexclude: [\"Monitor/*\", \"DerivedLabel/theirs\"]\n",
     );
-    t.create(Kind::Team, json!({"slug": "vanishes", "name": "Vanishes"}))
-        .await;
     t.create(
-        Kind::DerivedLabel,
+        Kind::named("Team"),
+        json!({"slug": "vanishes", "name": "Vanishes"}),
+    )
+    .await;
+    t.create(
+        Kind::named("DerivedLabel"),
         json!({"slug": "mine", "name": "Mine", "label_name": "old"}),
     )
     .await;
-    t.create(Kind::Bucket, json!({"slug": "in-use", "name": "In use"}))
-        .await;
-    t.create(Kind::Bucket, json!({"slug": "gone", "name": "Gone"}))
-        .await;
     t.create(
-        Kind::Monitor,
+        Kind::named("Bucket"),
+        json!({"slug": "in-use", "name": "In use"}),
+    )
+    .await;
+    t.create(
+        Kind::named("Bucket"),
+        json!({"slug": "gone", "name": "Gone"}),
+    )
+    .await;
+    t.create(
+        Kind::named("Monitor"),
         json!({"slug": "watcher", "name": "W", "bucket_slug": "in-use"}),
     )
     .await;
     let (client, plan, current) = plan_now(&t, dir.path()).await;
 
     // Between plan and apply, someone else acts.
-    t.create(Kind::Team, json!({"slug": "same", "name": "Same"}))
+    t.create(Kind::named("Team"), json!({"slug": "same", "name": "Same"}))
         .await;
-    t.create(Kind::Team, json!({"slug": "differs", "name": "Theirs"}))
-        .await;
-    t.delete(Kind::Team, Some("vanishes"), "").await;
     t.create(
-        Kind::DerivedLabel,
+        Kind::named("Team"),
+        json!({"slug": "differs", "name": "Theirs"}),
+    )
+    .await;
+    t.delete(Kind::named("Team"), Some("vanishes"), "").await;
+    t.create(
+        Kind::named("DerivedLabel"),
         json!({"slug": "theirs", "name": "Theirs", "label_name": "env"}),
     )
     .await;
-    t.delete(Kind::Bucket, Some("gone"), "").await;
+    t.delete(Kind::named("Bucket"), Some("gone"), "").await;
 
     let outcomes = execute(client, &plan, &current).await;
     let got: BTreeMap<String, String> = outcomes
@@ -358,14 +370,17 @@ async fn conflict_rules_of_section_3() {
     cfgctl_snapshot!(format!("{got:#?}"));
     // The state after: matches the manifests where it could.
     assert_eq!(
-        t.read(Kind::Team, Some("differs")).await.body["team"]["name"],
+        t.read(Kind::named("Team"), Some("differs")).await.body["team"]["name"],
         "Mine"
     );
     assert_eq!(
-        t.read(Kind::Team, Some("vanishes")).await.body["team"]["name"],
+        t.read(Kind::named("Team"), Some("vanishes")).await.body["team"]["name"],
         "Renamed"
     );
-    assert_eq!(t.read(Kind::Bucket, Some("in-use")).await.status, 200);
+    assert_eq!(
+        t.read(Kind::named("Bucket"), Some("in-use")).await.status,
+        200
+    );
 }
 
 #[tokio::test]
@@ -375,7 +390,7 @@ async fn failures_skip_dependents_and_set_the_exit_code() {
     // The label name is taken by an excluded resource: that create fails with 409 and the
     // team beside it, which does not depend on it, is still created.
     t.create(
-        Kind::DerivedLabel,
+        Kind::named("DerivedLabel"),
         json!({"slug": "theirs", "name": "Theirs", "label_name": "env"}),
     )
     .await;
@@ -407,11 +422,11 @@ async fn failures_skip_dependents_and_set_the_exit_code() {
     let summary = &r.stdout[r.stdout.find("\nApply:").unwrap()..];
     cfgctl_snapshot!(summary);
     assert_eq!(
-        t.read(Kind::Team, Some("t")).await.status,
+        t.read(Kind::named("Team"), Some("t")).await.status,
         200,
         "independent actions still run"
     );
-    assert_eq!(t.read(Kind::Monitor, Some("m")).await.status, 404);
+    assert_eq!(t.read(Kind::named("Monitor"), Some("m")).await.status, 404);
     assert!(
         r.stderr
             .contains("skipped create Monitor/m: Bucket/big failed"),
@@ -433,10 +448,10 @@ fn requests(t: &Tenant, method: &str) -> usize {
 #[tokio::test]
 async fn force_delete_only_with_the_flag() {
     let t = Tenant::full().await;
-    t.create(Kind::Bucket, json!({"slug": "old", "name": "Old"}))
+    t.create(Kind::named("Bucket"), json!({"slug": "old", "name": "Old"}))
         .await;
     t.create(
-        Kind::Monitor,
+        Kind::named("Monitor"),
         json!({"slug": "m", "name": "M", "bucket_slug": "old"}),
     )
     .await;
@@ -527,7 +542,7 @@ async fn force_delete_only_with_the_flag() {
         .unwrap();
     assert_eq!(last.query, "force_delete=true");
     assert_eq!(
-        t.read(Kind::Monitor, Some("m")).await.status,
+        t.read(Kind::named("Monitor"), Some("m")).await.status,
         404,
         "cascaded"
     );
@@ -536,8 +551,11 @@ async fn force_delete_only_with_the_flag() {
 #[tokio::test]
 async fn saved_plans_apply_exactly_or_refuse_when_stale() {
     let t = Tenant::full().await;
-    t.create(Kind::Team, json!({"slug": "platform", "name": "Old name"}))
-        .await;
+    t.create(
+        Kind::named("Team"),
+        json!({"slug": "platform", "name": "Old name"}),
+    )
+    .await;
     let dir = tempfile::tempdir().unwrap();
     let planfile = dir.path().join("plan.json");
     let pf = planfile.to_str().unwrap();
@@ -549,7 +567,7 @@ async fn saved_plans_apply_exactly_or_refuse_when_stale() {
 
     // Stale: the team changed after the plan.
     t.update(
-        Kind::Team,
+        Kind::named("Team"),
         Some("platform"),
         json!({"name": "Changed by hand"}),
     )
@@ -599,7 +617,7 @@ async fn saved_plans_apply_exactly_or_refuse_when_stale() {
         .await;
     assert_eq!(applied.code, 0, "{}", applied.transcript());
     assert!(
-        applied.stdout.contains("Apply: 19 done"),
+        applied.stdout.contains("Apply: 24 done"),
         "{}",
         applied.stdout
     );
@@ -670,7 +688,7 @@ async fn a_flaky_target_converges_without_duplicates() {
     let everything = everything(&clean).await;
     assert_eq!(
         everything.len(),
-        18,
+        23,
         "{:?}",
         everything.keys().collect::<Vec<_>>()
     );
@@ -738,12 +756,12 @@ async fn a_saved_plan_cannot_skip_the_delete_guards() {
     let t = Tenant::full().await;
     for i in 0..30 {
         t.create(
-            Kind::Team,
+            Kind::named("Team"),
             json!({"slug": format!("team-{i:02}"), "name": format!("Team {i}")}),
         )
         .await;
     }
-    t.create(Kind::Bucket, json!({"slug": "b", "name": "B"}))
+    t.create(Kind::named("Bucket"), json!({"slug": "b", "name": "B"}))
         .await;
     let dir = tempfile::tempdir().unwrap();
     write(
@@ -835,8 +853,11 @@ async fn a_saved_plan_cannot_skip_the_delete_guards() {
         r.stderr
     );
     assert_eq!(requests(&t, "DELETE"), 0);
-    assert_eq!(t.read(Kind::Bucket, Some("b")).await.status, 200);
-    assert_eq!(t.read(Kind::Team, Some("team-29")).await.status, 200);
+    assert_eq!(t.read(Kind::named("Bucket"), Some("b")).await.status, 200);
+    assert_eq!(
+        t.read(Kind::named("Team"), Some("team-29")).await.status,
+        200
+    );
 }
 
 /// Issue 9.6: a saved-plan delete of something outside the plan's prune scope, or with a
@@ -844,10 +865,13 @@ async fn a_saved_plan_cannot_skip_the_delete_guards() {
 #[tokio::test]
 async fn a_hand_made_delete_in_a_saved_plan_is_refused() {
     let t = Tenant::full().await;
-    t.create(Kind::Team, json!({"slug": "t", "name": "T"}))
+    t.create(Kind::named("Team"), json!({"slug": "t", "name": "T"}))
         .await;
-    t.create(Kind::Bucket, json!({"slug": "unmanaged", "name": "U"}))
-        .await;
+    t.create(
+        Kind::named("Bucket"),
+        json!({"slug": "unmanaged", "name": "U"}),
+    )
+    .await;
     let dir = tempfile::tempdir().unwrap();
     write(
         dir.path(),
@@ -911,7 +935,12 @@ async fn a_hand_made_delete_in_a_saved_plan_is_refused() {
     assert_eq!(r.code, 1, "{}", r.transcript());
     assert!(r.stderr.contains("unknown field `force`"), "{}", r.stderr);
     assert_eq!(requests(&t, "DELETE") + requests(&t, "PUT"), 0);
-    assert_eq!(t.read(Kind::Bucket, Some("unmanaged")).await.status, 200);
+    assert_eq!(
+        t.read(Kind::named("Bucket"), Some("unmanaged"))
+            .await
+            .status,
+        200
+    );
 }
 
 /// With `--auto-approve` the plan's text is written while the first creates run; in a log

@@ -41,9 +41,9 @@ async fn a_large_saved_plan_is_checked_in_batches_and_names_what_changed() {
     // Created by someone else since the plan: the last team of one batch, one in the middle
     // of another, and a bucket.
     for (kind, slug) in [
-        (Kind::Team, long_slug("team", 7)),
-        (Kind::Team, long_slug("team", 250)),
-        (Kind::Bucket, long_slug("bucket", 59)),
+        (Kind::named("Team"), long_slug("team", 7)),
+        (Kind::named("Team"), long_slug("team", 250)),
+        (Kind::named("Bucket"), long_slug("bucket", 59)),
     ] {
         let reply = t
             .create(kind, json!({"slug": slug, "name": "By hand"}))

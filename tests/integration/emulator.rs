@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use cfgctl::emulator::faults::Faults;
 use cfgctl::emulator::{Config, STATS_PATH};
-use cfgctl::registry::{Kind, Profile, KINDS};
+use cfgctl::registry::{kinds, Kind, Profile};
 use cfgctl::wire::{self, ListQuery};
 use reqwest::Method;
 use serde_json::{json, Value};
@@ -26,7 +26,7 @@ async fn every_kind_and_operation_of_the_full_profile() {
     let objects = fixture_objects();
     assert_eq!(
         objects.iter().map(|o| o.0).collect::<BTreeSet<_>>().len(),
-        13
+        14
     );
     // Create.
     for (kind, slug, object) in &objects {
@@ -46,7 +46,7 @@ async fn every_kind_and_operation_of_the_full_profile() {
             assert_eq!(&got["name"], name);
         }
     }
-    for def in KINDS.iter().filter(|d| d.full_ops.list) {
+    for def in kinds().into_iter().filter(|d| d.full_ops.list) {
         let r = t.list(def.kind, "").await;
         assert_eq!(r.status, 200);
         let (items, _) = wire::parse_list_response(def.kind, &r.body).unwrap();
@@ -101,23 +101,23 @@ async fn seed_profile_serves_exactly_the_seed_column() {
     let swagger = t.request(Method::GET, wire::SWAGGER_PATH, None).await;
     assert_eq!(swagger.status, 200);
     let described = cfgctl::spec::described_operations(&swagger.body);
-    for def in &KINDS {
+    for def in kinds() {
         let ops = described.get(&def.kind).copied().unwrap_or_default();
         assert_eq!(ops, def.seed_ops, "{}", def.name);
     }
     // Operations outside the profile: 404 with a message.
     let r = t
-        .create(Kind::Team, json!({"slug": "t", "name": "T"}))
+        .create(Kind::named("Team"), json!({"slug": "t", "name": "T"}))
         .await;
     assert_eq!(r.status, 404);
     assert_eq!(r.message(), "CreateTeam is not available on this tenant");
-    let r = t.list(Kind::NotificationPolicy, "").await;
+    let r = t.list(Kind::named("NotificationPolicy"), "").await;
     assert_eq!(
         r.message(),
         "ListNotificationPolicies is not available on this tenant"
     );
     let r = t
-        .update(Kind::DropRule, Some("d"), json!({"name": "D"}))
+        .update(Kind::named("DropRule"), Some("d"), json!({"name": "D"}))
         .await;
     assert_eq!(r.status, 404);
     assert_eq!(
@@ -126,16 +126,16 @@ async fn seed_profile_serves_exactly_the_seed_column() {
     );
     // Inside the profile: drop rules can be created and read, budgets upserted.
     let r = t
-        .create(Kind::DropRule, json!({"slug": "d", "name": "D"}))
+        .create(Kind::named("DropRule"), json!({"slug": "d", "name": "D"}))
         .await;
     assert_eq!(r.status, 200, "{r:?}");
-    assert_eq!(t.read(Kind::DropRule, Some("d")).await.status, 200);
+    assert_eq!(t.read(Kind::named("DropRule"), Some("d")).await.status, 200);
     let r = t
         .send(
             Method::PUT,
-            &wire::item_path(Kind::ConsumptionBudget, Some("b")),
+            &wire::item_path(Kind::named("ConsumptionBudget"), Some("b")),
             &wire::update_body(
-                Kind::ConsumptionBudget,
+                Kind::named("ConsumptionBudget"),
                 &json!({"name": "B", "resource": "LOG_PERSISTED_BYTES"}),
                 wire::IfMissing::Create,
                 wire::Commit::Apply,
@@ -144,20 +144,25 @@ async fn seed_profile_serves_exactly_the_seed_column() {
         .await;
     assert_eq!(r.status, 200, "{r:?}");
     assert_eq!(r.body["consumption_budget"]["slug"], "b");
-    assert_eq!(t.read(Kind::ConsumptionBudget, Some("b")).await.status, 404);
-    assert_eq!(t.list(Kind::Monitor, "").await.status, 200);
+    assert_eq!(
+        t.read(Kind::named("ConsumptionBudget"), Some("b"))
+            .await
+            .status,
+        404
+    );
+    assert_eq!(t.list(Kind::named("Monitor"), "").await.status, 200);
 }
 
 #[tokio::test]
 async fn invalid_requests_are_400_with_a_message() {
     let t = Tenant::full().await;
     assert_eq!(
-        t.create(Kind::Team, json!({"slug": "t", "name": "T"}))
+        t.create(Kind::named("Team"), json!({"slug": "t", "name": "T"}))
             .await
             .status,
         200
     );
-    let bucket_path = wire::collection_path(Kind::Bucket);
+    let bucket_path = wire::collection_path(Kind::named("Bucket"));
     let malformed = t
         .request(Method::POST, &bucket_path, Some(b"{\"bucket\": {".to_vec()))
         .await;
@@ -174,81 +179,94 @@ async fn invalid_requests_are_400_with_a_message() {
         ),
         (
             "unknown field",
-            t.create(Kind::Bucket, json!({"name": "B", "colour": "red"}))
+            t.create(Kind::named("Bucket"), json!({"name": "B", "colour": "red"}))
                 .await,
         ),
         (
             "wrong type",
-            t.create(Kind::Bucket, json!({"name": "B", "labels": {"a": 1}}))
-                .await,
+            t.create(
+                Kind::named("Bucket"),
+                json!({"name": "B", "labels": {"a": 1}}),
+            )
+            .await,
         ),
         (
             "wrong enum value",
-            t.create(Kind::DropRule, json!({"name": "D", "mode": "SOMETIMES"}))
-                .await,
+            t.create(
+                Kind::named("DropRule"),
+                json!({"name": "D", "mode": "SOMETIMES"}),
+            )
+            .await,
         ),
         (
             "read-only field",
             t.create(
-                Kind::Team,
+                Kind::named("Team"),
                 json!({"name": "X", "updated_at": "2020-01-01T00:00:00Z"}),
             )
             .await,
         ),
         (
             "missing reference",
-            t.create(Kind::Bucket, json!({"name": "B", "team_slug": "ghost"}))
-                .await,
+            t.create(
+                Kind::named("Bucket"),
+                json!({"name": "B", "team_slug": "ghost"}),
+            )
+            .await,
         ),
         (
             "missing name",
-            t.create(Kind::Bucket, json!({"slug": "b"})).await,
+            t.create(Kind::named("Bucket"), json!({"slug": "b"})).await,
         ),
         (
             "classic dashboard without bucket or collection",
             t.create(
-                Kind::ClassicDashboard,
+                Kind::named("ClassicDashboard"),
                 json!({"name": "C", "dashboard_json": "{}"}),
             )
             .await,
         ),
         (
             "monitor without bucket or collection",
-            t.create(Kind::Monitor, json!({"name": "M"})).await,
+            t.create(Kind::named("Monitor"), json!({"name": "M"})).await,
         ),
         (
             "notification policy without bucket or team",
-            t.create(Kind::NotificationPolicy, json!({"name": "N"}))
+            t.create(Kind::named("NotificationPolicy"), json!({"name": "N"}))
                 .await,
         ),
         (
             "dataset without description",
-            t.create(Kind::Dataset, json!({"name": "D"})).await,
+            t.create(Kind::named("Dataset"), json!({"name": "D"})).await,
         ),
         (
             "dashboard_json that is not an object",
             t.create(
-                Kind::Dashboard,
+                Kind::named("Dashboard"),
                 json!({"name": "D", "dashboard_json": "[1]"}),
             )
             .await,
         ),
         (
             "slug changed by an update",
-            t.update(Kind::Team, Some("t"), json!({"slug": "u", "name": "T"}))
-                .await,
+            t.update(
+                Kind::named("Team"),
+                Some("t"),
+                json!({"slug": "u", "name": "T"}),
+            )
+            .await,
         ),
         (
             "unknown list parameter",
-            t.list(Kind::Bucket, "colour=red").await,
+            t.list(Kind::named("Bucket"), "colour=red").await,
         ),
         (
             "bad page size",
-            t.list(Kind::Bucket, "page.max_size=many").await,
+            t.list(Kind::named("Bucket"), "page.max_size=many").await,
         ),
         (
             "invalid page token",
-            t.list(Kind::Bucket, "page.token=zz").await,
+            t.list(Kind::named("Bucket"), "page.token=zz").await,
         ),
     ];
     let mut transcript = String::new();
@@ -268,77 +286,84 @@ async fn not_found_conflict_in_use_and_other_statuses() {
     let mut note = |what: &str, r: &Reply| {
         transcript.push_str(&format!("{what}: {} {}\n", r.status, r.body));
     };
-    note("read unknown", &t.read(Kind::Bucket, Some("nope")).await);
+    note(
+        "read unknown",
+        &t.read(Kind::named("Bucket"), Some("nope")).await,
+    );
     note(
         "update unknown",
-        &t.update(Kind::Bucket, Some("nope"), json!({"name": "N"}))
+        &t.update(Kind::named("Bucket"), Some("nope"), json!({"name": "N"}))
             .await,
     );
     note(
         "delete unknown",
-        &t.delete(Kind::Bucket, Some("nope"), "").await,
+        &t.delete(Kind::named("Bucket"), Some("nope"), "").await,
     );
     note(
         "read absent singleton",
-        &t.read(Kind::ResourcePools, None).await,
+        &t.read(Kind::named("ResourcePools"), None).await,
     );
-    t.create(Kind::Team, json!({"slug": "t", "name": "T"}))
+    t.create(Kind::named("Team"), json!({"slug": "t", "name": "T"}))
         .await;
     note(
         "slug taken",
-        &t.create(Kind::Team, json!({"slug": "t", "name": "Other"}))
+        &t.create(Kind::named("Team"), json!({"slug": "t", "name": "Other"}))
             .await,
     );
     t.create(
-        Kind::DerivedLabel,
+        Kind::named("DerivedLabel"),
         json!({"slug": "a", "name": "A", "label_name": "env"}),
     )
     .await;
     note(
         "label_name taken",
         &t.create(
-            Kind::DerivedLabel,
+            Kind::named("DerivedLabel"),
             json!({"slug": "b", "name": "B", "label_name": "env"}),
         )
         .await,
     );
     t.create(
-        Kind::DerivedMetric,
+        Kind::named("DerivedMetric"),
         json!({"slug": "a", "name": "A", "metric_name": "m"}),
     )
     .await;
     t.create(
-        Kind::DerivedMetric,
+        Kind::named("DerivedMetric"),
         json!({"slug": "b", "name": "B", "metric_name": "n"}),
     )
     .await;
     note(
         "metric_name taken by an update",
         &t.update(
-            Kind::DerivedMetric,
+            Kind::named("DerivedMetric"),
             Some("b"),
             json!({"name": "B", "metric_name": "m"}),
         )
         .await,
     );
     t.create(
-        Kind::Bucket,
+        Kind::named("Bucket"),
         json!({"slug": "b", "name": "B", "team_slug": "t"}),
     )
     .await;
     t.create(
-        Kind::Collection,
+        Kind::named("Collection"),
         json!({"slug": "c", "name": "C", "team_slug": "t"}),
     )
     .await;
     note(
         "delete referenced",
-        &t.delete(Kind::Team, Some("t"), "").await,
+        &t.delete(Kind::named("Team"), Some("t"), "").await,
     );
     note(
         "method not allowed",
-        &t.request(Method::PATCH, &wire::item_path(Kind::Team, Some("t")), None)
-            .await,
+        &t.request(
+            Method::PATCH,
+            &wire::item_path(Kind::named("Team"), Some("t")),
+            None,
+        )
+        .await,
     );
     note(
         "unknown collection",
@@ -351,8 +376,12 @@ async fn not_found_conflict_in_use_and_other_statuses() {
     let big = vec![b' '; 5 * 1024 * 1024];
     note(
         "body over 4 MiB",
-        &t.request(Method::POST, &wire::collection_path(Kind::Team), Some(big))
-            .await,
+        &t.request(
+            Method::POST,
+            &wire::collection_path(Kind::named("Team")),
+            Some(big),
+        )
+        .await,
     );
     cfgctl_snapshot!(transcript);
 }
@@ -365,13 +394,13 @@ async fn token_is_checked_and_never_echoed() {
         ..Config::default()
     })
     .await;
-    assert_eq!(t.list(Kind::Team, "").await.status, 200);
+    assert_eq!(t.list(Kind::named("Team"), "").await.status, 200);
     let anonymous = reqwest::Client::new();
     for token in [None, Some("wrong"), Some("s3cr3t-token-valu")] {
         let mut req = anonymous.get(format!(
             "{}{}",
             t.emulator.url(),
-            wire::collection_path(Kind::Team)
+            wire::collection_path(Kind::named("Team"))
         ));
         if let Some(tok) = token {
             req = req.header(wire::TOKEN_HEADER, tok);
@@ -405,14 +434,14 @@ async fn pagination_walks_every_item_once() {
     for i in 0..23 {
         let r = t
             .create(
-                Kind::Team,
+                Kind::named("Team"),
                 json!({"slug": format!("team-{i:02}"), "name": format!("Team {i}")}),
             )
             .await;
         assert_eq!(r.status, 200);
     }
     // The server's default page size.
-    let (items, pages) = t.list_all(Kind::Team, &ListQuery::default()).await;
+    let (items, pages) = t.list_all(Kind::named("Team"), &ListQuery::default()).await;
     assert_eq!(pages, 5);
     let expected: Vec<String> = (0..23).map(|i| format!("team-{i:02}")).collect();
     assert_eq!(slugs(&items), expected);
@@ -421,22 +450,22 @@ async fn pagination_walks_every_item_once() {
         max_size: Some(10),
         ..ListQuery::default()
     };
-    let (items, pages) = t.list_all(Kind::Team, &q).await;
+    let (items, pages) = t.list_all(Kind::named("Team"), &q).await;
     assert_eq!((slugs(&items), pages), (expected.clone(), 3));
     let q = ListQuery {
         max_size: Some(100_000),
         ..ListQuery::default()
     };
-    assert_eq!(t.list_all(Kind::Team, &q).await.1, 1);
+    assert_eq!(t.list_all(Kind::named("Team"), &q).await.1, 1);
     // A page token reused with other filters.
-    let first = t.list(Kind::Team, "").await;
+    let first = t.list(Kind::named("Team"), "").await;
     let token = first.body["page"]["next_token"]
         .as_str()
         .unwrap()
         .to_string();
     assert!(!token.is_empty());
     let q = format!("page.token={token}&names=Team%201");
-    let r = t.list(Kind::Team, &q).await;
+    let r = t.list(Kind::named("Team"), &q).await;
     assert_eq!(r.status, 400);
     assert!(
         r.message().contains("filters must be identical"),
@@ -447,12 +476,15 @@ async fn pagination_walks_every_item_once() {
     let mut q = ListQuery::default();
     let mut seen = Vec::new();
     loop {
-        let r = t.list(Kind::Team, &q.to_query_string()).await;
-        let (page, next) = wire::parse_list_response(Kind::Team, &r.body).unwrap();
+        let r = t.list(Kind::named("Team"), &q.to_query_string()).await;
+        let (page, next) = wire::parse_list_response(Kind::named("Team"), &r.body).unwrap();
         seen.extend(slugs(&page));
         if seen.len() == 5 {
-            t.create(Kind::Team, json!({"slug": "team-00a", "name": "Inserted"}))
-                .await;
+            t.create(
+                Kind::named("Team"),
+                json!({"slug": "team-00a", "name": "Inserted"}),
+            )
+            .await;
         }
         if next.is_empty() {
             break;
@@ -470,63 +502,78 @@ async fn list_filters_and_and_or() {
         let r = t.create(kind, object).await;
         assert_eq!(r.status, 200, "{kind}/{slug:?}");
     }
-    t.create(Kind::Team, json!({"slug": "infra", "name": "Infra"}))
-        .await;
     t.create(
-        Kind::Collection,
+        Kind::named("Team"),
+        json!({"slug": "infra", "name": "Infra"}),
+    )
+    .await;
+    t.create(
+        Kind::named("Collection"),
         json!({"slug": "infra", "name": "Infra", "team_slug": "infra"}),
     )
     .await;
     let cases: Vec<(Kind, &str, Vec<&str>)> = vec![
         (
-            Kind::Team,
+            Kind::named("Team"),
             "slugs=platform&slugs=infra&slugs=nope",
             vec!["infra", "platform"],
         ),
-        (Kind::Team, "names=Payments", vec!["payments"]),
-        (Kind::Team, "slugs=platform&names=Payments", vec![]),
+        (Kind::named("Team"), "names=Payments", vec!["payments"]),
+        (Kind::named("Team"), "slugs=platform&names=Payments", vec![]),
         (
-            Kind::ClassicDashboard,
+            Kind::named("ClassicDashboard"),
             "bucket_slugs=platform",
             vec!["platform-nodes"],
         ),
-        (Kind::ClassicDashboard, "collection_slugs=payments", vec![]),
         (
-            Kind::Dashboard,
+            Kind::named("ClassicDashboard"),
+            "collection_slugs=payments",
+            vec![],
+        ),
+        (
+            Kind::named("Dashboard"),
             "collection_slugs=payments&collection_slugs=infra",
             vec!["payments-overview"],
         ),
-        (Kind::Collection, "team_slugs=infra", vec!["infra"]),
+        (Kind::named("Collection"), "team_slugs=infra", vec!["infra"]),
         (
-            Kind::Collection,
+            Kind::named("Collection"),
             "notification_policy_slugs=payments-oncall",
             vec!["payments"],
         ),
         (
-            Kind::NotificationPolicy,
+            Kind::named("NotificationPolicy"),
             "team_slugs=platform",
             vec!["platform-oncall"],
         ),
-        (Kind::NotificationPolicy, "bucket_slugs=platform", vec![]),
         (
-            Kind::Monitor,
+            Kind::named("NotificationPolicy"),
+            "bucket_slugs=platform",
+            vec![],
+        ),
+        (
+            Kind::named("Monitor"),
             "bucket_slugs=platform",
             vec!["platform-node-memory"],
         ),
         (
-            Kind::Monitor,
+            Kind::named("Monitor"),
             "collection_slugs=payments",
             vec!["payments-checkout-errors"],
         ),
         (
-            Kind::Monitor,
+            Kind::named("Monitor"),
             "team_slugs=payments",
             vec!["payments-checkout-errors"],
         ),
-        (Kind::Dataset, "type=LOGS", vec!["payments-logs"]),
-        (Kind::Dataset, "type=TRACES", vec!["checkout-traces"]),
+        (Kind::named("Dataset"), "type=LOGS", vec!["payments-logs"]),
         (
-            Kind::ConsumptionBudget,
+            Kind::named("Dataset"),
+            "type=TRACES",
+            vec!["checkout-traces"],
+        ),
+        (
+            Kind::named("ConsumptionBudget"),
             "resources=LOG_PERSISTED_BYTES",
             vec!["payments-logs"],
         ),
@@ -542,13 +589,13 @@ async fn list_filters_and_and_or() {
 #[tokio::test]
 async fn dashboard_rewrites_and_list_omission() {
     let t = Tenant::full().await;
-    t.create(Kind::Bucket, json!({"slug": "b", "name": "B"}))
+    t.create(Kind::named("Bucket"), json!({"slug": "b", "name": "B"}))
         .await;
     let classic_json =
         json!({"title": "Nodes", "panels": [{"title": "CPU", "type": "timeseries"}], "uid": "abc"});
     let r = t
         .create(
-            Kind::ClassicDashboard,
+            Kind::named("ClassicDashboard"),
             json!({"slug": "c", "name": "C", "bucket_slug": "b", "dashboard_json": classic_json.to_string()}),
         )
         .await;
@@ -567,7 +614,7 @@ async fn dashboard_rewrites_and_list_omission() {
     assert!(text.starts_with("{\"id\":"), "{text}");
     let r = t
         .update(
-            Kind::ClassicDashboard,
+            Kind::named("ClassicDashboard"),
             Some("c"),
             json!({"name": "C", "bucket_slug": "b", "dashboard_json": classic_json.to_string()}),
         )
@@ -584,7 +631,7 @@ async fn dashboard_rewrites_and_list_omission() {
     let dash_json = json!({"kind": "Dashboard", "metadata": {"name": "d"}, "spec": {"panels": {}}});
     let r = t
         .create(
-            Kind::Dashboard,
+            Kind::named("Dashboard"),
             json!({"slug": "d", "name": "D", "dashboard_json": dash_json.to_string()}),
         )
         .await;
@@ -596,7 +643,7 @@ async fn dashboard_rewrites_and_list_omission() {
     assert_eq!(doc["metadata"]["name"], "d");
     let r = t
         .update(
-            Kind::Dashboard,
+            Kind::named("Dashboard"),
             Some("d"),
             json!({"name": "D", "dashboard_json": dash_json.to_string()}),
         )
@@ -609,7 +656,7 @@ async fn dashboard_rewrites_and_list_omission() {
         doc["metadata"]["created_at"]
     );
 
-    for kind in [Kind::Dashboard, Kind::ClassicDashboard] {
+    for kind in [Kind::named("Dashboard"), Kind::named("ClassicDashboard")] {
         let plain = t.list(kind, "").await;
         let (items, _) = wire::parse_list_response(kind, &plain.body).unwrap();
         assert!(
@@ -631,7 +678,7 @@ async fn zero_values_slugs_and_timestamps() {
     let t = Tenant::full().await;
     let r = t
         .create(
-            Kind::DropRule,
+            Kind::named("DropRule"),
             json!({"name": "Drop Debug Series!", "mode": "ENABLED", "drop_nan_value": false,
                    "filters": [], "value_based_drop": {"enabled": false, "target_drop_value": 0}}),
         )
@@ -646,7 +693,7 @@ async fn zero_values_slugs_and_timestamps() {
     // int64 comes back as a string, whatever was sent.
     let r = t
         .create(
-            Kind::ConsumptionBudget,
+            Kind::named("ConsumptionBudget"),
             json!({"slug": "b", "name": "B", "thresholds": [{"volume": {"fixed_value": 1000}}]}),
         )
         .await;
@@ -657,7 +704,7 @@ async fn zero_values_slugs_and_timestamps() {
     // An update keeps created_at and moves updated_at.
     let r2 = t
         .update(
-            Kind::DropRule,
+            Kind::named("DropRule"),
             Some("drop-debug-series"),
             json!({"name": "Renamed"}),
         )
@@ -669,37 +716,41 @@ async fn zero_values_slugs_and_timestamps() {
 #[tokio::test]
 async fn dry_run_and_create_if_missing() {
     let t = Tenant::full().await;
-    let path = wire::collection_path(Kind::Team);
+    let path = wire::collection_path(Kind::named("Team"));
     let r = t
         .send(
             Method::POST,
             &path,
             &wire::create_body(
-                Kind::Team,
+                Kind::named("Team"),
                 &json!({"slug": "t", "name": "T"}),
                 wire::Commit::DryRun,
             ),
         )
         .await;
     assert_eq!((r.status, r.body.clone()), (200, json!({})));
-    assert_eq!(t.read(Kind::Team, Some("t")).await.status, 404);
+    assert_eq!(t.read(Kind::named("Team"), Some("t")).await.status, 404);
     // A dry run still validates.
     let r = t
         .send(
             Method::POST,
             &path,
-            &wire::create_body(Kind::Team, &json!({"slug": "t"}), wire::Commit::DryRun),
+            &wire::create_body(
+                Kind::named("Team"),
+                &json!({"slug": "t"}),
+                wire::Commit::DryRun,
+            ),
         )
         .await;
     assert_eq!(r.status, 400);
     // create_if_missing: false → 404; true → created.
-    let item = wire::item_path(Kind::Team, Some("t"));
+    let item = wire::item_path(Kind::named("Team"), Some("t"));
     let r = t
         .send(
             Method::PUT,
             &item,
             &wire::update_body(
-                Kind::Team,
+                Kind::named("Team"),
                 &json!({"name": "T"}),
                 wire::IfMissing::Fail,
                 wire::Commit::Apply,
@@ -712,7 +763,7 @@ async fn dry_run_and_create_if_missing() {
             Method::PUT,
             &item,
             &wire::update_body(
-                Kind::Team,
+                Kind::named("Team"),
                 &json!({"name": "T"}),
                 wire::IfMissing::Create,
                 wire::Commit::DryRun,
@@ -724,13 +775,13 @@ async fn dry_run_and_create_if_missing() {
         (200, json!({})),
         "dry run upsert"
     );
-    assert_eq!(t.read(Kind::Team, Some("t")).await.status, 404);
+    assert_eq!(t.read(Kind::named("Team"), Some("t")).await.status, 404);
     let r = t
         .send(
             Method::PUT,
             &item,
             &wire::update_body(
-                Kind::Team,
+                Kind::named("Team"),
                 &json!({"name": "T"}),
                 wire::IfMissing::Create,
                 wire::Commit::Apply,
@@ -745,7 +796,7 @@ async fn dry_run_and_create_if_missing() {
             Method::PUT,
             &item,
             &wire::update_body(
-                Kind::Team,
+                Kind::named("Team"),
                 &json!({"name": "New"}),
                 wire::IfMissing::Fail,
                 wire::Commit::DryRun,
@@ -754,7 +805,7 @@ async fn dry_run_and_create_if_missing() {
         .await;
     assert_eq!(r.status, 200);
     assert_eq!(
-        t.read(Kind::Team, Some("t")).await.body["team"]["name"],
+        t.read(Kind::named("Team"), Some("t")).await.body["team"]["name"],
         "T"
     );
 }
@@ -762,39 +813,44 @@ async fn dry_run_and_create_if_missing() {
 #[tokio::test]
 async fn force_delete_cascades_from_buckets() {
     let t = Tenant::full().await;
-    t.create(Kind::Team, json!({"slug": "t", "name": "T"}))
+    t.create(Kind::named("Team"), json!({"slug": "t", "name": "T"}))
         .await;
-    t.create(Kind::Bucket, json!({"slug": "b", "name": "B"}))
-        .await;
-    t.create(Kind::Bucket, json!({"slug": "keep", "name": "Keep"}))
+    t.create(Kind::named("Bucket"), json!({"slug": "b", "name": "B"}))
         .await;
     t.create(
-        Kind::Monitor,
+        Kind::named("Bucket"),
+        json!({"slug": "keep", "name": "Keep"}),
+    )
+    .await;
+    t.create(
+        Kind::named("Monitor"),
         json!({"slug": "m", "name": "M", "bucket_slug": "b"}),
     )
     .await;
     t.create(
-        Kind::ClassicDashboard,
+        Kind::named("ClassicDashboard"),
         json!({"slug": "c", "name": "C", "bucket_slug": "b", "dashboard_json": "{}"}),
     )
     .await;
     t.create(
-        Kind::NotificationPolicy,
+        Kind::named("NotificationPolicy"),
         json!({"slug": "n", "name": "N", "bucket_slug": "b"}),
     )
     .await;
     t.create(
-        Kind::Monitor,
+        Kind::named("Monitor"),
         json!({"slug": "other", "name": "O", "bucket_slug": "keep"}),
     )
     .await;
-    let r = t.delete(Kind::Bucket, Some("b"), "").await;
+    let r = t.delete(Kind::named("Bucket"), Some("b"), "").await;
     assert_eq!(r.status, 400);
     assert_eq!(
         r.message(),
         "Bucket \"b\" is in use: referenced by ClassicDashboard/c, Monitor/m, NotificationPolicy/n"
     );
-    let r = t.delete(Kind::Bucket, Some("b"), "force_delete=true").await;
+    let r = t
+        .delete(Kind::named("Bucket"), Some("b"), "force_delete=true")
+        .await;
     assert_eq!(r.status, 200, "{r:?}");
     assert_eq!(
         r.body,
@@ -806,27 +862,29 @@ async fn force_delete_cascades_from_buckets() {
         ]})
     );
     for (kind, slug) in [
-        (Kind::Bucket, "b"),
-        (Kind::Monitor, "m"),
-        (Kind::ClassicDashboard, "c"),
-        (Kind::NotificationPolicy, "n"),
+        (Kind::named("Bucket"), "b"),
+        (Kind::named("Monitor"), "m"),
+        (Kind::named("ClassicDashboard"), "c"),
+        (Kind::named("NotificationPolicy"), "n"),
     ] {
         assert_eq!(t.read(kind, Some(slug)).await.status, 404, "{kind}/{slug}");
     }
     for (kind, slug) in [
-        (Kind::Bucket, "keep"),
-        (Kind::Monitor, "other"),
-        (Kind::Team, "t"),
+        (Kind::named("Bucket"), "keep"),
+        (Kind::named("Monitor"), "other"),
+        (Kind::named("Team"), "t"),
     ] {
         assert_eq!(t.read(kind, Some(slug)).await.status, 200, "{kind}/{slug}");
     }
     // force_delete means nothing to other kinds.
     t.create(
-        Kind::Collection,
+        Kind::named("Collection"),
         json!({"slug": "col", "name": "Col", "team_slug": "t"}),
     )
     .await;
-    let r = t.delete(Kind::Team, Some("t"), "force_delete=true").await;
+    let r = t
+        .delete(Kind::named("Team"), Some("t"), "force_delete=true")
+        .await;
     assert_eq!(r.status, 400);
 }
 
@@ -839,20 +897,20 @@ async fn a_restart_keeps_everything() {
     };
     let t = Tenant::start(config.clone()).await;
     let created = t
-        .create(Kind::Team, json!({"slug": "t", "name": "T"}))
+        .create(Kind::named("Team"), json!({"slug": "t", "name": "T"}))
         .await
         .body;
     t.create(
-        Kind::Bucket,
+        Kind::named("Bucket"),
         json!({"slug": "b", "name": "B", "team_slug": "t"}),
     )
     .await;
     t.emulator.stop().await;
 
     let again = Tenant::start(config).await;
-    let read = again.read(Kind::Team, Some("t")).await;
+    let read = again.read(Kind::named("Team"), Some("t")).await;
     assert_eq!(read.body, created, "same object, same timestamps");
-    let r = again.delete(Kind::Team, Some("t"), "").await;
+    let r = again.delete(Kind::named("Team"), Some("t"), "").await;
     assert_eq!(r.status, 400, "references survive the restart too");
 }
 
@@ -868,7 +926,7 @@ async fn racing_creates_succeed_exactly_once_per_slug() {
                 let slug = format!("race-{i}");
                 let r = t
                     .create(
-                        Kind::Team,
+                        Kind::named("Team"),
                         json!({"slug": slug, "name": format!("Worker {worker}")}),
                     )
                     .await;
@@ -896,7 +954,7 @@ async fn racing_creates_succeed_exactly_once_per_slug() {
             "{slug}: {statuses:?}"
         );
     }
-    let (items, _) = t.list_all(Kind::Team, &ListQuery::default()).await;
+    let (items, _) = t.list_all(Kind::named("Team"), &ListQuery::default()).await;
     assert_eq!(items.len(), 10);
 }
 
@@ -907,7 +965,7 @@ async fn injected_faults() {
         ..Config::default()
     })
     .await;
-    let r = t.list(Kind::Team, "").await;
+    let r = t.list(Kind::named("Team"), "").await;
     assert_eq!(r.status, 429);
     assert_eq!(r.headers.get("retry-after").unwrap(), "1");
     assert_eq!(r.message(), "rate limit exceeded (injected)");
@@ -921,7 +979,7 @@ async fn injected_faults() {
     })
     .await;
     let r = t
-        .create(Kind::Team, json!({"slug": "t", "name": "T"}))
+        .create(Kind::named("Team"), json!({"slug": "t", "name": "T"}))
         .await;
     assert_eq!(r.status, 503);
     assert_eq!(r.message(), "injected failure 503");
@@ -935,7 +993,7 @@ async fn injected_faults() {
         ..Config::default()
     })
     .await;
-    let list = clean.list(Kind::Team, "").await;
+    let list = clean.list(Kind::named("Team"), "").await;
     assert_eq!(list.status, 200, "{:?}", list.body);
     assert_eq!(list.body["teams"], json!([]), "{:?}", list.body);
 
@@ -948,7 +1006,7 @@ async fn injected_faults() {
         .get(format!(
             "{}{}",
             t.emulator.url(),
-            wire::collection_path(Kind::Team)
+            wire::collection_path(Kind::named("Team"))
         ))
         .send()
         .await;
@@ -985,7 +1043,11 @@ async fn seeded_faults_are_reproducible() {
         })
         .await;
         let http = reqwest::Client::new();
-        let url = format!("{}{}", t.emulator.url(), wire::collection_path(Kind::Team));
+        let url = format!(
+            "{}{}",
+            t.emulator.url(),
+            wire::collection_path(Kind::named("Team"))
+        );
         // One request at a time: the draws follow the requests' order.
         for _ in 0..expected.len() {
             if let Ok(r) = http.get(&url).send().await {
@@ -1000,11 +1062,11 @@ async fn seeded_faults_are_reproducible() {
 #[tokio::test]
 async fn request_counters_by_route() {
     let t = Tenant::full().await;
-    t.create(Kind::Team, json!({"slug": "t", "name": "T"}))
+    t.create(Kind::named("Team"), json!({"slug": "t", "name": "T"}))
         .await;
-    t.read(Kind::Team, Some("t")).await;
-    t.read(Kind::Team, Some("u")).await;
-    t.list(Kind::Team, "slugs=t").await;
+    t.read(Kind::named("Team"), Some("t")).await;
+    t.read(Kind::named("Team"), Some("u")).await;
+    t.list(Kind::named("Team"), "slugs=t").await;
     let stats = t.emulator.stats();
     assert_eq!(stats.count("POST", "/api/v1/config/teams"), 1);
     assert_eq!(stats.count("GET", "/api/v1/config/teams/{slug}"), 2);
@@ -1055,11 +1117,11 @@ fn serve_help_documents_every_flag() {
 #[tokio::test]
 async fn numbers_outside_their_format_are_refused() {
     let t = Tenant::full().await;
-    t.create(Kind::Bucket, json!({"slug": "b", "name": "B"}))
+    t.create(Kind::named("Bucket"), json!({"slug": "b", "name": "B"}))
         .await;
     let monitor = |interval: Value| json!({"name": "M", "bucket_slug": "b", "prometheus_query": "up", "interval_secs": interval});
     let over = t
-        .create(Kind::Monitor, monitor(json!(2_147_483_648_u64)))
+        .create(Kind::named("Monitor"), monitor(json!(2_147_483_648_u64)))
         .await;
     assert_eq!(over.status, 400, "{}", over.message());
     assert!(
@@ -1069,8 +1131,10 @@ async fn numbers_outside_their_format_are_refused() {
         "{}",
         over.message()
     );
-    let float = t.create(Kind::Monitor, monitor(json!(1e38))).await;
+    let float = t.create(Kind::named("Monitor"), monitor(json!(1e38))).await;
     assert_eq!(float.status, 400, "{}", float.message());
-    let max = t.create(Kind::Monitor, monitor(json!(2_147_483_647))).await;
+    let max = t
+        .create(Kind::named("Monitor"), monitor(json!(2_147_483_647)))
+        .await;
     assert_eq!(max.status, 200, "{}", max.message());
 }

@@ -15,13 +15,13 @@ async fn a_page_token_of_one_kind_is_refused_by_another() {
     let t = Tenant::full().await;
     for slug in ["a", "b", "c"] {
         assert_eq!(
-            t.create(Kind::Team, json!({"slug": slug, "name": slug}))
+            t.create(Kind::named("Team"), json!({"slug": slug, "name": slug}))
                 .await
                 .status,
             200
         );
     }
-    let first = t.list(Kind::Team, "page.max_size=1").await;
+    let first = t.list(Kind::named("Team"), "page.max_size=1").await;
     let token = first.body["page"]["next_token"]
         .as_str()
         .unwrap()
@@ -30,7 +30,7 @@ async fn a_page_token_of_one_kind_is_refused_by_another() {
     // The same filters, the same page size: only the kind differs.
     let other = t
         .list(
-            Kind::Dataset,
+            Kind::named("Dataset"),
             &format!("page.max_size=1&page.token={token}"),
         )
         .await;
@@ -41,7 +41,10 @@ async fn a_page_token_of_one_kind_is_refused_by_another() {
         other.message()
     );
     let same = t
-        .list(Kind::Team, &format!("page.max_size=1&page.token={token}"))
+        .list(
+            Kind::named("Team"),
+            &format!("page.max_size=1&page.token={token}"),
+        )
         .await;
     assert_eq!(same.status, 200);
     assert_eq!(same.body["teams"][0]["slug"], "b");
@@ -52,7 +55,7 @@ async fn dot_slugs_are_refused() {
     let t = Tenant::full().await;
     for slug in [".", ".."] {
         let r = t
-            .create(Kind::Team, json!({"slug": slug, "name": "Dots"}))
+            .create(Kind::named("Team"), json!({"slug": slug, "name": "Dots"}))
             .await;
         assert_eq!(r.status, 400, "{slug}: {:?}", r.body);
         assert!(
@@ -64,7 +67,7 @@ async fn dot_slugs_are_refused() {
         );
     }
     // Nothing was stored.
-    let list = t.list(Kind::Team, "").await;
+    let list = t.list(Kind::named("Team"), "").await;
     assert_eq!(list.body["teams"], json!([]), "{:?}", list.body);
 }
 
@@ -116,7 +119,7 @@ async fn the_rate_limit_is_a_burst_then_n_a_second() {
     };
     let mut burst = Vec::new();
     for _ in 0..5 {
-        burst.push(t.list(Kind::Team, "").await);
+        burst.push(t.list(Kind::named("Team"), "").await);
     }
     assert_eq!(statuses(&burst), [200, 200, 200, 200, 429]);
     let refused = &burst[4];
@@ -129,7 +132,7 @@ async fn the_rate_limit_is_a_burst_then_n_a_second() {
     tokio::time::advance(Duration::from_millis(250)).await;
     let mut later = Vec::new();
     for _ in 0..2 {
-        later.push(t.list(Kind::Team, "").await);
+        later.push(t.list(Kind::named("Team"), "").await);
     }
     assert_eq!(statuses(&later), [200, 429]);
     // A long silence refills the bucket to its burst, no more (ten seconds: shorter than the
@@ -137,7 +140,7 @@ async fn the_rate_limit_is_a_burst_then_n_a_second() {
     tokio::time::advance(Duration::from_secs(10)).await;
     let mut refilled = Vec::new();
     for _ in 0..5 {
-        refilled.push(t.list(Kind::Team, "").await);
+        refilled.push(t.list(Kind::named("Team"), "").await);
     }
     assert_eq!(statuses(&refilled), [200, 200, 200, 200, 429]);
     // Throttled requests are logged and counted.

@@ -60,12 +60,12 @@ async fn export_then_plan_shows_no_change_and_twice_is_identical() {
     assert_eq!(
         r.stdout,
         format!(
-            "exported 19 resources (13 kinds) from [TARGET] to {}\n",
+            "exported 24 resources (14 kinds) from [TARGET] to {}\n",
             first.display()
         )
     );
     let files = tree(&first);
-    assert_eq!(files.len(), 19);
+    assert_eq!(files.len(), 24);
     assert!(files.contains_key("resource-pools.yaml"));
     assert!(files.contains_key("classic-dashboards/platform-nodes.yaml"));
     let dash = String::from_utf8(files["dashboards/payments-overview.yaml"].clone()).unwrap();
@@ -86,7 +86,7 @@ async fn export_then_plan_shows_no_change_and_twice_is_identical() {
     assert_eq!(plan.code, 0, "{}", plan.transcript());
     assert!(plan
         .stdout
-        .contains("No changes: the target matches the manifests (19 resources)."));
+        .contains("No changes: the target matches the manifests (24 resources)."));
 
     let r = Cfgctl::new(&t)
         .args(&["export", "--out", second.to_str().unwrap()])
@@ -123,7 +123,7 @@ async fn export_refuses_a_non_empty_folder_and_force_replaces_only_its_own_files
         .await;
     assert_eq!(r.code, 0, "{}", r.transcript());
     // A team deleted on the target disappears from the next export; README stays.
-    t.delete(Kind::Monitor, Some("payments-gateway-latency"), "")
+    t.delete(Kind::named("Monitor"), Some("payments-gateway-latency"), "")
         .await;
     let r = Cfgctl::new(&t)
         .args(&["export", "--out", o, "--force", "--only", "Monitor/*"])
@@ -172,7 +172,7 @@ async fn export_force_keeps_other_files_and_refuses_symlinks() {
     let extra = "api_version: v1/config\nkind: Team\nspec: {slug: extra, name: Extra}\n";
     std::fs::write(out.path().join("teams/extra.yaml"), extra).unwrap();
     // A resource deleted on the target: its exported file goes, the others stay.
-    t.delete(Kind::Monitor, Some("payments-gateway-latency"), "")
+    t.delete(Kind::named("Monitor"), Some("payments-gateway-latency"), "")
         .await;
     let r = Cfgctl::new(&t)
         .args(&["export", "--out", o, "--force"])
@@ -186,7 +186,7 @@ async fn export_force_keeps_other_files_and_refuses_symlinks() {
 
     // A hand-written file where the export wants to write: refused, nothing changed.
     t.create(
-        Kind::Team,
+        Kind::named("Team"),
         serde_json::json!({"slug": "notes", "name": "Notes"}),
     )
     .await;
@@ -203,7 +203,7 @@ async fn export_force_keeps_other_files_and_refuses_symlinks() {
         r.stderr
     );
     assert_eq!(tree(out.path()), before, "nothing changed");
-    t.delete(Kind::Team, Some("notes"), "").await;
+    t.delete(Kind::named("Team"), Some("notes"), "").await;
 
     // A folder symlink inside the output folder is never written through.
     #[cfg(unix)]
@@ -232,7 +232,7 @@ async fn export_force_keeps_other_files_and_refuses_symlinks() {
     // A slug longer than any file name: exported under a shortened name, read back equal.
     let long_slug = "s".repeat(400);
     t.create(
-        Kind::Team,
+        Kind::named("Team"),
         serde_json::json!({"slug": long_slug, "name": "Long"}),
     )
     .await;
@@ -423,14 +423,17 @@ async fn pull_failing_on_its_second_new_file_writes_nothing() {
         .await;
     assert_eq!(r.code, 0, "{}", r.transcript());
     t.update(
-        Kind::Team,
+        Kind::named("Team"),
         Some("platform"),
         serde_json::json!({"slug": "platform", "name": "Platform (renamed)"}),
     )
     .await;
     for slug in ["alpha", "beta"] {
-        t.create(Kind::Team, serde_json::json!({"slug": slug, "name": slug}))
-            .await;
+        t.create(
+            Kind::named("Team"),
+            serde_json::json!({"slug": slug, "name": slug}),
+        )
+        .await;
     }
     let before = listing(d);
     let r = Cfgctl::new(&t)

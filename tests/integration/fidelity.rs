@@ -64,9 +64,12 @@ async fn defaults_left_out_converge_and_an_explicit_value_is_an_update() {
     write(dir.path(), "c.yaml", &budget(""));
     apply(&t, dir.path()).await;
     // The tenant filled the documented defaults in: the manifests leave them out.
-    assert_eq!(object(&t, Kind::Monitor, "m").await["interval_secs"], 60);
     assert_eq!(
-        object(&t, Kind::ConsumptionBudget, "c").await["default_priority"],
+        object(&t, Kind::named("Monitor"), "m").await["interval_secs"],
+        60
+    );
+    assert_eq!(
+        object(&t, Kind::named("ConsumptionBudget"), "c").await["default_priority"],
         10
     );
     assert_clean(&t, dir.path()).await;
@@ -92,7 +95,10 @@ async fn defaults_left_out_converge_and_an_explicit_value_is_an_update() {
         r.stdout
     );
     apply(&t, dir.path()).await;
-    assert_eq!(object(&t, Kind::Monitor, "m").await["interval_secs"], 120);
+    assert_eq!(
+        object(&t, Kind::named("Monitor"), "m").await["interval_secs"],
+        120
+    );
     assert_clean(&t, dir.path()).await;
 
     // Removing it again goes back to the default, and converges.
@@ -111,9 +117,12 @@ async fn defaults_left_out_converge_and_an_explicit_value_is_an_update() {
         r.stdout
     );
     apply(&t, dir.path()).await;
-    assert_eq!(object(&t, Kind::Monitor, "m").await["interval_secs"], 60);
     assert_eq!(
-        object(&t, Kind::ConsumptionBudget, "c").await["default_priority"],
+        object(&t, Kind::named("Monitor"), "m").await["interval_secs"],
+        60
+    );
+    assert_eq!(
+        object(&t, Kind::named("ConsumptionBudget"), "c").await["default_priority"],
         10
     );
     assert_clean(&t, dir.path()).await;
@@ -131,7 +140,7 @@ async fn a_server_without_defaults_is_no_diff_either() {
     write(dir.path(), "m.yaml", &monitor(""));
     apply(&t, dir.path()).await;
     // This tenant answers without the default...
-    assert!(object(&t, Kind::Monitor, "m")
+    assert!(object(&t, Kind::named("Monitor"), "m")
         .await
         .get("interval_secs")
         .is_none());
@@ -159,11 +168,11 @@ async fn sets_in_the_servers_order_converge_and_show_members() {
     apply(&t, dir.path()).await;
     // The tenant answers the sets in its own (sorted) order.
     assert_eq!(
-        object(&t, Kind::Team, "t").await["user_emails"],
+        object(&t, Kind::named("Team"), "t").await["user_emails"],
         json!(["adam@x.io", "mia@x.io", "zoe@x.io"])
     );
     assert_eq!(
-        object(&t, Kind::Monitor, "m").await["signal_grouping"]["label_names"],
+        object(&t, Kind::named("Monitor"), "m").await["signal_grouping"]["label_names"],
         json!(["app", "zone"])
     );
     assert_clean(&t, dir.path()).await;
@@ -226,14 +235,14 @@ async fn a_newer_api_keeps_its_fields_and_shows_unknown_enum_values() {
     // Someone using the newer API set the new field and the new enum value.
     let r = t
         .create(
-            Kind::Bucket,
+            Kind::named("Bucket"),
             json!({"slug": "b", "name": "B", "retention_tier": "COLD"}),
         )
         .await;
     assert_eq!(r.status, 200, "{r:?}");
     let r = t
         .create(
-            Kind::DropRule,
+            Kind::named("DropRule"),
             json!({"slug": "d", "name": "D", "mode": "SHADOW"}),
         )
         .await;
@@ -241,7 +250,7 @@ async fn a_newer_api_keeps_its_fields_and_shows_unknown_enum_values() {
     // Objects are validated against the served description.
     let r = t
         .create(
-            Kind::Bucket,
+            Kind::named("Bucket"),
             json!({"slug": "x", "name": "X", "retention_tier": "WARM"}),
         )
         .await;
@@ -275,10 +284,13 @@ async fn a_newer_api_keeps_its_fields_and_shows_unknown_enum_values() {
         &format!("{BUCKET}  description: now described\n"),
     );
     apply(&t, dir.path()).await;
-    let b = object(&t, Kind::Bucket, "b").await;
+    let b = object(&t, Kind::named("Bucket"), "b").await;
     assert_eq!(b["description"], "now described");
     assert_eq!(b["retention_tier"], "COLD");
-    assert_eq!(object(&t, Kind::DropRule, "d").await["mode"], "PREVIEW");
+    assert_eq!(
+        object(&t, Kind::named("DropRule"), "d").await["mode"],
+        "PREVIEW"
+    );
     let r = plan(&t, dir.path()).await;
     assert_eq!(r.code, 0, "{}", r.transcript());
     assert_eq!(

@@ -103,14 +103,16 @@ async fn a_change_on_the_target_is_never_answered_from_the_memo() {
     assert!(recalled(&run(&t, dir.path(), cache.path(), &args).await));
 
     // Changed by hand.
-    let team = t.read(Kind::Team, Some("platform")).await;
+    let team = t.read(Kind::named("Team"), Some("platform")).await;
     let mut object = team.body["team"].clone();
     object["name"] = json!("Platform (renamed by hand)");
     for read_only in ["created_at", "updated_at"] {
         object.as_object_mut().unwrap().remove(read_only);
     }
     assert_eq!(
-        t.update(Kind::Team, Some("platform"), object).await.status,
+        t.update(Kind::named("Team"), Some("platform"), object)
+            .await
+            .status,
         200
     );
     let changed = run(&t, dir.path(), cache.path(), &args).await;
@@ -123,7 +125,7 @@ async fn a_change_on_the_target_is_never_answered_from_the_memo() {
     );
 
     // Deleted by hand.
-    let dashboard = Kind::Dashboard;
+    let dashboard = Kind::named("Dashboard");
     let listed = t
         .client()
         .list_all(dashboard, &Default::default())

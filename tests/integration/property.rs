@@ -89,7 +89,7 @@ fn manifests(u: &Universe) -> Vec<Manifest> {
     let mut out = Vec::new();
     for i in 0..u.teams {
         out.push(manifest(
-            Kind::Team,
+            Kind::named("Team"),
             json!({"slug": format!("t{i}"), "name": format!("Team {i}"), "description": desc(i)}),
         ));
     }
@@ -105,7 +105,7 @@ fn manifests(u: &Universe) -> Vec<Manifest> {
         spec.as_object_mut()
             .unwrap()
             .extend(owner.as_object().unwrap().clone());
-        out.push(manifest(Kind::NotificationPolicy, spec));
+        out.push(manifest(Kind::named("NotificationPolicy"), spec));
     }
     for (i, (team, policy)) in u.buckets.iter().enumerate() {
         let mut spec = json!({"slug": format!("b{i}"), "name": format!("Bucket {i}"), "description": desc(i + 1)});
@@ -115,7 +115,7 @@ fn manifests(u: &Universe) -> Vec<Manifest> {
         if let (Some(p), true) = (policy, np > 0) {
             spec["notification_policy_slug"] = json!(format!("n{}", p % np));
         }
-        out.push(manifest(Kind::Bucket, spec));
+        out.push(manifest(Kind::named("Bucket"), spec));
     }
     for (i, (team, policy)) in u.collections.iter().enumerate() {
         let mut spec = json!({"slug": format!("c{i}"), "name": format!("Collection {i}")});
@@ -125,12 +125,12 @@ fn manifests(u: &Universe) -> Vec<Manifest> {
         if let (Some(p), true) = (policy, np > 0) {
             spec["notification_policy_slug"] = json!(format!("n{}", p % np));
         }
-        out.push(manifest(Kind::Collection, spec));
+        out.push(manifest(Kind::named("Collection"), spec));
     }
     if nb > 0 {
         for (i, b) in u.monitors.iter().enumerate() {
             out.push(manifest(
-                Kind::Monitor,
+                Kind::named("Monitor"),
                 json!({"slug": format!("m{i}"), "name": format!("Monitor {i}"), "bucket_slug": format!("b{}", b % nb), "interval_secs": 60}),
             ));
         }
@@ -144,7 +144,7 @@ fn stale_version(m: &Manifest) -> Value {
     let mut v = json!({"slug": m.slug, "name": "stale"});
     for field in ["team_slug", "bucket_slug"] {
         if let Some(x) = m.spec.get(field) {
-            if matches!(m.kind, Kind::NotificationPolicy | Kind::Monitor) {
+            if [Kind::named("NotificationPolicy"), Kind::named("Monitor")].contains(&m.kind) {
                 v[field] = x.clone();
             }
         }
@@ -166,7 +166,7 @@ async fn run_case(u: Universe) -> Result<(), TestCaseError> {
     }
     for i in 0..u.strangers {
         t.create(
-            Kind::Team,
+            Kind::named("Team"),
             json!({"slug": format!("stranger-{i}"), "name": "S"}),
         )
         .await;

@@ -62,24 +62,29 @@ async fn pull_rewrites_only_what_changed_and_plan_is_clean_after() {
     .map(|f| (f, read(d, f)))
     .collect();
 
-    edit(&t, Kind::Team, "payments", |o| {
+    edit(&t, Kind::named("Team"), "payments", |o| {
         o["description"] = json!("Edited in the UI");
         o["name"] = json!("Payments (UI)");
     })
     .await;
     // A dashboard written as a YAML mapping, and one written as a JSON string.
-    edit(&t, Kind::Dashboard, "payments-overview", |o| {
+    edit(&t, Kind::named("Dashboard"), "payments-overview", |o| {
         edit_document(o, |doc| doc["spec"]["duration"] = json!("24h"))
     })
     .await;
-    edit(&t, Kind::ClassicDashboard, "platform-nodes", |o| {
+    edit(&t, Kind::named("ClassicDashboard"), "platform-nodes", |o| {
         edit_document(o, |doc| doc["title"] = json!("Platform nodes (UI)"))
     })
     .await;
     // The second object of a JSON array file.
-    edit(&t, Kind::Monitor, "payments-gateway-latency", |o| {
-        o["name"] = json!("Gateway p99 (UI)");
-    })
+    edit(
+        &t,
+        Kind::named("Monitor"),
+        "payments-gateway-latency",
+        |o| {
+            o["name"] = json!("Gateway p99 (UI)");
+        },
+    )
     .await;
 
     t.emulator.reset_stats();
@@ -96,7 +101,7 @@ async fn pull_rewrites_only_what_changed_and_plan_is_clean_after() {
          ~ dashboards/payments-overview.yaml: Dashboard/payments-overview\n  \
          ~ monitors/payments.json: Monitor/payments-gateway-latency\n  \
          ~ teams/teams.yaml: Team/payments\n\n\
-         Pull: 4 resources pulled into 4 files, 0 files new, 0 gone from the target, 16 unchanged.\n"
+         Pull: 4 resources pulled into 4 files, 0 files new, 0 gone from the target, 21 unchanged.\n"
     );
 
     // Each file is what it was with the one value changed: header, comments, the other
@@ -169,11 +174,11 @@ async fn pull_keeps_the_form_of_flow_documents_and_one_line_json() {
         "teams/payments.json",
         "{\"api_version\": \"v1/config\", \"kind\": \"Team\", \"spec\": {\"slug\": \"payments\", \"name\": \"Payments\", \"description\": \"Checkout, billing and the payment gateway.\", \"user_emails\": [\"carol@example.com\", \"dan@example.com\"]}}\n",
     );
-    edit(&t, Kind::Team, "sre", |o| {
+    edit(&t, Kind::named("Team"), "sre", |o| {
         o["name"] = json!("Site reliability")
     })
     .await;
-    edit(&t, Kind::Team, "payments", |o| {
+    edit(&t, Kind::named("Team"), "payments", |o| {
         o["user_emails"] = json!(["carol@example.com"])
     })
     .await;
@@ -209,20 +214,23 @@ async fn gone_resources_are_reported_and_unmanaged_ones_become_files() {
     let d = dir.path();
     let monitors = read(d, "monitors/payments.json");
     let r = t
-        .delete(Kind::Monitor, Some("payments-checkout-errors"), "")
+        .delete(Kind::named("Monitor"), Some("payments-checkout-errors"), "")
         .await;
     assert_eq!(r.status, 200, "{r:?}");
     // Inside the prune scope (Dashboard/*), and outside it (Team/*).
     let r = t
         .create(
-            Kind::Dashboard,
+            Kind::named("Dashboard"),
             json!({"slug": "scratch", "name": "Scratch", "collection_slug": "payments",
                    "dashboard_json": "{\"kind\":\"Dashboard\",\"metadata\":{\"name\":\"scratch\"},\"spec\":{\"duration\":\"1h\"}}"}),
         )
         .await;
     assert_eq!(r.status, 200, "{r:?}");
     let r = t
-        .create(Kind::Team, json!({"slug": "interns", "name": "Interns"}))
+        .create(
+            Kind::named("Team"),
+            json!({"slug": "interns", "name": "Interns"}),
+        )
         .await;
     assert_eq!(r.status, 200, "{r:?}");
 
@@ -256,7 +264,7 @@ async fn gone_resources_are_reported_and_unmanaged_ones_become_files() {
          + dashboards/scratch.yaml: Dashboard/scratch (new file)\n\n\
          Gone from the target (manifests kept; remove them to accept the deletion, or `cfgctl apply` to create them again):\n  \
          - Monitor/payments-checkout-errors (monitors/payments.json:2)\n\n\
-         Pull: 0 resources pulled into 0 files, 1 file new, 1 gone from the target, 19 unchanged.\n"
+         Pull: 0 resources pulled into 0 files, 1 file new, 1 gone from the target, 24 unchanged.\n"
     );
     assert_eq!(read(d, "monitors/payments.json"), monitors, "not removed");
     assert!(
@@ -329,7 +337,7 @@ async fn drift_report(t: &Tenant, d: &Path) -> String {
 #[tokio::test]
 async fn drift_names_a_changed_resource_with_its_fields() {
     let (t, dir) = small().await;
-    edit(&t, Kind::Team, "platform", |o| {
+    edit(&t, Kind::named("Team"), "platform", |o| {
         o["name"] = json!("Platform (UI)");
         o["user_emails"] = json!(["alice@example.com", "eve@example.com"]);
     })
@@ -342,7 +350,7 @@ async fn drift_names_a_changed_resource_with_its_fields() {
 #[tokio::test]
 async fn drift_names_a_resource_deleted_on_the_target() {
     let (t, dir) = small().await;
-    let r = t.delete(Kind::Team, Some("payments"), "").await;
+    let r = t.delete(Kind::named("Team"), Some("payments"), "").await;
     assert_eq!(r.status, 200, "{r:?}");
     let report = drift_report(&t, dir.path()).await;
     assert!(report.contains("Team/payments"), "{report}");
@@ -353,7 +361,10 @@ async fn drift_names_a_resource_deleted_on_the_target() {
 async fn drift_names_an_unmanaged_resource_inside_the_prune_scope() {
     let (t, dir) = small().await;
     let r = t
-        .create(Kind::Team, json!({"slug": "interns", "name": "Interns"}))
+        .create(
+            Kind::named("Team"),
+            json!({"slug": "interns", "name": "Interns"}),
+        )
         .await;
     assert_eq!(r.status, 200, "{r:?}");
     let report = drift_report(&t, dir.path()).await;

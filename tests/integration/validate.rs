@@ -72,7 +72,7 @@ fn valid_fixture_has_no_problem() {
     assert_eq!(run.code, 0, "{}", run.transcript());
     assert_eq!(
         run.stdout,
-        "valid: 19 manifests in 15 files, 0 errors, 0 warnings\n"
+        "valid: 24 manifests in 16 files, 0 errors, 0 warnings\n"
     );
     assert_eq!(run.stderr, "");
 }
@@ -81,7 +81,7 @@ fn valid_fixture_has_no_problem() {
 fn valid_fixture_uses_all_thirteen_kinds() {
     let loaded = cfgctl::manifest::load_dir(&root().join("fixtures/valid")).unwrap();
     let kinds: std::collections::BTreeSet<_> = loaded.manifests.iter().map(|m| m.kind).collect();
-    assert_eq!(kinds.len(), 13, "{kinds:?}");
+    assert_eq!(kinds.len(), 14, "{kinds:?}");
     assert_eq!(loaded.settings.max_deletes, 10);
     // Real-size embedded dashboards.
     for m in &loaded.manifests {

@@ -80,19 +80,19 @@ fn write_corpus(dir: &std::path::Path) {
     }
     put(format!(
         "GET {}?page.max_size=1&slugs=a&slugs=b\n",
-        wire::collection_path(Kind::Team)
+        wire::collection_path(Kind::named("Team"))
     ));
     put(format!(
         "GET {}?include_dashboard_json=true&page.token=00\n",
-        wire::collection_path(Kind::Dashboard)
+        wire::collection_path(Kind::named("Dashboard"))
     ));
     put(format!(
         "DELETE {}?force_delete=true\n",
-        wire::item_path(Kind::Bucket, Some("b"))
+        wire::item_path(Kind::named("Bucket"), Some("b"))
     ));
     put(format!(
         "GET {}\n",
-        wire::item_path(Kind::ResourcePools, None)
+        wire::item_path(Kind::named("ResourcePools"), None)
     ));
 }
 

@@ -22,8 +22,8 @@ fn slugs_from_names() {
     assert_eq!(slugify("Payments on-call (EU)"), "payments-on-call-eu");
     assert_eq!(slugify("!!!"), "resource");
     let mut api = api();
-    let a = create(&mut api, Kind::Team, json!({"name": "Core Team"})).unwrap();
-    let b = create(&mut api, Kind::Team, json!({"name": "Core Team"})).unwrap();
+    let a = create(&mut api, Kind::named("Team"), json!({"name": "Core Team"})).unwrap();
+    let b = create(&mut api, Kind::named("Team"), json!({"name": "Core Team"})).unwrap();
     assert_eq!(a["team"]["slug"], "core-team");
     assert_eq!(b["team"]["slug"], "core-team-2");
 }
@@ -31,10 +31,15 @@ fn slugs_from_names() {
 #[test]
 fn documented_defaults_filled_and_sets_sorted_like_a_tenant() {
     let mut api = api();
-    create(&mut api, Kind::Bucket, json!({"slug": "b", "name": "B"})).unwrap();
+    create(
+        &mut api,
+        Kind::named("Bucket"),
+        json!({"slug": "b", "name": "B"}),
+    )
+    .unwrap();
     let m = create(
         &mut api,
-        Kind::Monitor,
+        Kind::named("Monitor"),
         json!({"slug": "m", "name": "M", "bucket_slug": "b",
             "signal_grouping": {"label_names": ["zone", "app"]}}),
     )
@@ -46,14 +51,14 @@ fn documented_defaults_filled_and_sets_sorted_like_a_tenant() {
     );
     let explicit = create(
         &mut api,
-        Kind::Monitor,
+        Kind::named("Monitor"),
         json!({"slug": "n", "name": "N", "bucket_slug": "b", "interval_secs": 15}),
     )
     .unwrap();
     assert_eq!(explicit["monitor"]["interval_secs"], 15);
     let t = create(
         &mut api,
-        Kind::Team,
+        Kind::named("Team"),
         json!({"slug": "t", "name": "T", "user_emails": ["b@x", "a@x"]}),
     )
     .unwrap();
@@ -61,10 +66,15 @@ fn documented_defaults_filled_and_sets_sorted_like_a_tenant() {
     // Off: answered without the defaults.
     let mut bare = self::api();
     bare.server_defaults = false;
-    create(&mut bare, Kind::Bucket, json!({"slug": "b", "name": "B"})).unwrap();
+    create(
+        &mut bare,
+        Kind::named("Bucket"),
+        json!({"slug": "b", "name": "B"}),
+    )
+    .unwrap();
     let m = create(
         &mut bare,
-        Kind::Monitor,
+        Kind::named("Monitor"),
         json!({"slug": "m", "name": "M", "bucket_slug": "b"}),
     )
     .unwrap();
@@ -82,10 +92,15 @@ fn tokens_round_trip() {
 #[test]
 fn classic_dashboard_rewrites() {
     let mut api = api();
-    create(&mut api, Kind::Bucket, json!({"slug": "b", "name": "B"})).unwrap();
+    create(
+        &mut api,
+        Kind::named("Bucket"),
+        json!({"slug": "b", "name": "B"}),
+    )
+    .unwrap();
     let created = create(
         &mut api,
-        Kind::ClassicDashboard,
+        Kind::named("ClassicDashboard"),
         json!({"slug": "d", "name": "D", "bucket_slug": "b", "dashboard_json": "{\"title\":\"T\",\"a\":1}"}),
     )
     .unwrap();
@@ -98,14 +113,14 @@ fn classic_dashboard_rewrites() {
     assert_eq!(doc["version"], 1);
     assert!(doc["id"].as_i64().unwrap() > 0);
     let body = wire::update_body(
-        Kind::ClassicDashboard,
+        Kind::named("ClassicDashboard"),
         &json!({"name": "D", "bucket_slug": "b", "dashboard_json": "{\"title\":\"T2\"}"}),
         wire::IfMissing::Fail,
         wire::Commit::Apply,
     );
     let updated = api
         .update(
-            Kind::ClassicDashboard,
+            Kind::named("ClassicDashboard"),
             Some("d"),
             &body,
             "2026-01-02T00:00:00Z",

@@ -24,11 +24,11 @@ fn change(address: &str, action: &str, step: Value) -> Value {
 fn addresses_round_trip() {
     assert_eq!(
         parse_address("Bucket/platform"),
-        Some(Address::new(Kind::Bucket, Some("platform".into())))
+        Some(Address::new(Kind::named("Bucket"), Some("platform".into())))
     );
     assert_eq!(
         parse_address("ResourcePools"),
-        Some(Address::new(Kind::ResourcePools, None))
+        Some(Address::new(Kind::named("ResourcePools"), None))
     );
     assert_eq!(parse_address("ResourcePools/x"), None);
     assert_eq!(parse_address("Bucket"), None);

@@ -147,19 +147,20 @@ impl Tenant {
 pub fn fixture_objects() -> Vec<(Kind, Option<String>, Value)> {
     let loaded = cfgctl::manifest::load_dir(&root().join("fixtures/valid")).unwrap();
     let order = [
-        Kind::Team,
-        Kind::NotificationPolicy,
-        Kind::Bucket,
-        Kind::Collection,
-        Kind::Dataset,
-        Kind::DerivedLabel,
-        Kind::DerivedMetric,
-        Kind::DropRule,
-        Kind::ConsumptionBudget,
-        Kind::ResourcePools,
-        Kind::Monitor,
-        Kind::ClassicDashboard,
-        Kind::Dashboard,
+        Kind::named("ExternalConnection"),
+        Kind::named("Team"),
+        Kind::named("NotificationPolicy"),
+        Kind::named("Bucket"),
+        Kind::named("Collection"),
+        Kind::named("Dataset"),
+        Kind::named("DerivedLabel"),
+        Kind::named("DerivedMetric"),
+        Kind::named("DropRule"),
+        Kind::named("ConsumptionBudget"),
+        Kind::named("ResourcePools"),
+        Kind::named("Monitor"),
+        Kind::named("ClassicDashboard"),
+        Kind::named("Dashboard"),
     ];
     let mut out: Vec<_> = loaded
         .manifests

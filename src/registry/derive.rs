@@ -1,0 +1,374 @@
+//! Kinds from an API description, by rule (PRODUCT.md section 1), as kubectl learns kinds by
+//! discovery:
+//! - name: the suffix of the `Create<Kind>` operation id (`Read<Kind>` for a read-only kind);
+//! - paths: `/api/v1/config/<segment>` and `<segment>/{slug}`; a collection path with
+//!   get/post/put/delete and no item path is a singleton;
+//! - wrapper keys: the create (else read) body's object property, the list answer's array;
+//! - operations: exactly the methods described; a nested path (`services/{service_slug}/...`)
+//!   cannot be addressed, so its kind has none;
+//! - references: fields `<k>_slug` / `<k>_slugs` at any depth, `<k>` a kind's singular key,
+//!   `collection: {type, slug}`, and the override table's names;
+//! - server-owned: read-only fields; list filters: the list's query parameters; delete
+//!   options: `force_delete`, and the definition of a delete's answer when it has members.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
+
+use super::{Op, Ops};
+
+/// A reference found by the rule: dotted path, target kind name, `unless` sibling condition.
+pub(super) type FoundRef = (String, String, Option<(&'static str, &'static str)>);
+
+/// What the description says of one kind, references by target kind name.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Derived {
+    pub name: String,
+    pub path: String,
+    pub singular: String,
+    pub plural: Option<String>,
+    pub definition: String,
+    pub singleton: bool,
+    pub ops: Ops,
+    /// Why the kind has no operations although the description names some.
+    pub unaddressable: Option<String>,
+    /// (dotted path, target kind name, `unless` sibling condition).
+    pub references: Vec<FoundRef>,
+    pub server_owned: Vec<String>,
+    /// (parameter, field, repeated).
+    pub list_filters: Vec<(String, String, bool)>,
+    pub force_delete: bool,
+    pub delete_response: Option<String>,
+    pub list_operation: Option<String>,
+}
+
+const PREFIX: &str = "/api/v1/config/";
+
+/// Every kind a swagger 2.0 document describes, sorted by name. `known_keys` maps singular
+/// wrapper keys of kinds registered earlier to their names (a reference may name one).
+pub(super) fn kinds(doc: &Value, known_keys: &BTreeMap<String, String>) -> Vec<Derived> {
+    let empty = Map::new();
+    let defs = doc
+        .get("definitions")
+        .and_then(Value::as_object)
+        .unwrap_or(&empty);
+    let paths = doc
+        .get("paths")
+        .and_then(Value::as_object)
+        .unwrap_or(&empty);
+    // segment -> (collection methods, item methods, nested methods)
+    let mut segments: BTreeMap<&str, [Option<&Map<String, Value>>; 3]> = BTreeMap::new();
+    for (path, methods) in paths {
+        let (Some(rest), Some(methods)) = (path.strip_prefix(PREFIX), methods.as_object()) else {
+            continue;
+        };
+        let parts: Vec<&str> = rest.split('/').collect();
+        let slot = match parts.as_slice() {
+            [_] => 0,
+            [_, param] if param.starts_with('{') => 1,
+            _ => 2,
+        };
+        segments.entry(parts[0]).or_default()[slot] = Some(methods);
+    }
+    let mut out: Vec<Derived> = Vec::new();
+    for (segment, [collection, item, nested]) in &segments {
+        out.extend(derive_one(segment, *collection, *item, defs));
+        out.extend(nested.and_then(|n| derive_nested(segment, n, defs)));
+    }
+    attach_lists(&mut out, &segments, defs);
+    let mut keys = known_keys.clone();
+    keys.extend(out.iter().map(|d| (d.singular.clone(), d.name.clone())));
+    for d in &mut out {
+        if let Some(def) = defs.get(&d.definition) {
+            d.server_owned = read_only(def);
+            let mut refs = Vec::new();
+            walk(defs, def, "", &keys, &mut Vec::new(), &mut refs);
+            d.references = refs;
+            d.list_filters.retain(|(_, field, _)| !field.is_empty());
+            let fields = def.get("properties").and_then(Value::as_object);
+            for f in &mut d.list_filters {
+                if !fields.is_some_and(|p| p.contains_key(&f.1)) {
+                    f.1.clear();
+                }
+            }
+            d.list_filters.retain(|(_, field, _)| !field.is_empty());
+        }
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    out.dedup_by(|b, a| a.name == b.name);
+    out
+}
+
+fn operation_id(op: &Value) -> &str {
+    op.get("operationId").and_then(Value::as_str).unwrap_or("")
+}
+
+/// A `$ref`'s definition name.
+fn ref_name(schema: &Value) -> Option<&str> {
+    schema
+        .get("$ref")
+        .and_then(Value::as_str)
+        .and_then(|r| r.strip_prefix("#/definitions/"))
+}
+
+/// The object property of a wrapper definition: (key, definition name).
+fn wrapped(defs: &Map<String, Value>, wrapper: &str) -> Option<(String, String)> {
+    let props = defs.get(wrapper)?.get("properties")?.as_object()?;
+    props.iter().find_map(|(key, schema)| {
+        let name = ref_name(schema)?;
+        defs.get(name)?
+            .get("properties")
+            .map(|_| (key.clone(), name.to_string()))
+    })
+}
+
+fn body_wrapper(op: &Value) -> Option<&str> {
+    op.get("parameters")?
+        .as_array()?
+        .iter()
+        .find(|p| p.get("in").and_then(Value::as_str) == Some("body"))
+        .and_then(|p| ref_name(p.get("schema")?))
+}
+
+fn answer_wrapper(op: &Value) -> Option<&str> {
+    ref_name(op.get("responses")?.get("200")?.get("schema")?)
+}
+
+fn query_params(op: &Value) -> Vec<(String, bool)> {
+    op.get("parameters")
+        .and_then(Value::as_array)
+        .map(|ps| {
+            ps.iter()
+                .filter(|p| p.get("in").and_then(Value::as_str) == Some("query"))
+                .filter_map(|p| {
+                    let name = p.get("name")?.as_str()?.to_string();
+                    let repeated = p.get("type").and_then(Value::as_str) == Some("array");
+                    Some((name, repeated))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A kind managed only at a nested path (`services/{service_slug}/attributes`): described, but
+/// not addressable by cfgctl, so it has no operations and says why.
+fn derive_nested(
+    segment: &str,
+    nested: &Map<String, Value>,
+    defs: &Map<String, Value>,
+) -> Option<Derived> {
+    let c = nested.get("post")?;
+    let name = operation_id(c).strip_prefix("Create")?;
+    let (singular, definition) = wrapped(defs, body_wrapper(c)?)?;
+    Some(Derived {
+        name: name.to_string(),
+        path: segment.to_string(),
+        singular,
+        definition,
+        unaddressable: Some(format!(
+            "{name} is managed at a nested path (/{segment}/{{...}}/...), which cfgctl cannot address"
+        )),
+        ..Derived::default()
+    })
+}
+
+fn derive_one(
+    segment: &str,
+    collection: Option<&Map<String, Value>>,
+    item: Option<&Map<String, Value>>,
+    defs: &Map<String, Value>,
+) -> Option<Derived> {
+    fn method<'a>(m: Option<&'a Map<String, Value>>, name: &str) -> Option<&'a Value> {
+        m.and_then(|m| m.get(name))
+    }
+    let create = method(collection, "post");
+    let read = method(item, "get").or_else(|| {
+        (item.is_none() && create.is_some())
+            .then(|| method(collection, "get"))
+            .flatten()
+    });
+    let (name, wrapper_op) = match (create, read) {
+        (Some(c), _) => (operation_id(c).strip_prefix("Create")?, body_wrapper(c)),
+        (None, Some(r)) => (operation_id(r).strip_prefix("Read")?, answer_wrapper(r)),
+        _ => return None,
+    };
+    let (singular, definition) = wrapped(defs, wrapper_op?)?;
+    let singleton = item.is_none();
+    let mut ops = Ops::NONE;
+    for (methods, at_item) in [(collection, false), (item, true)] {
+        for m in methods.into_iter().flat_map(Map::keys) {
+            if let Some(op) = super::route(singleton, m, at_item) {
+                ops.set(op);
+            }
+        }
+    }
+    let delete = method(if singleton { collection } else { item }, "delete");
+    let delete_response = delete
+        .and_then(answer_wrapper)
+        .filter(|w| {
+            defs.get(*w)
+                .and_then(|d| d.get("properties"))
+                .and_then(Value::as_object)
+                .is_some_and(|p| !p.is_empty())
+        })
+        .map(str::to_string);
+    Some(Derived {
+        name: name.to_string(),
+        path: segment.to_string(),
+        singular,
+        plural: None,
+        definition,
+        singleton,
+        ops,
+        force_delete: delete
+            .is_some_and(|d| query_params(d).iter().any(|(p, _)| p == "force_delete")),
+        delete_response,
+        ..Derived::default()
+    })
+}
+
+/// The list of each kind: its array key, filters and operation id, from the segment's
+/// collection GET (or a list-only segment whose array holds the kind's definition).
+fn attach_lists(
+    out: &mut [Derived],
+    segments: &BTreeMap<&str, [Option<&Map<String, Value>>; 3]>,
+    defs: &Map<String, Value>,
+) {
+    for (segment, [collection, _, _]) in segments {
+        let Some(list) = collection.and_then(|c| c.get("get")) else {
+            continue;
+        };
+        if !operation_id(list).starts_with("List") {
+            continue;
+        }
+        let Some(array) = answer_wrapper(list)
+            .and_then(|w| defs.get(w)?.get("properties")?.as_object())
+            .and_then(|p| {
+                p.iter().find_map(|(key, s)| {
+                    let item = ref_name(s.get("items")?)?;
+                    Some((key.clone(), item.to_string()))
+                })
+            })
+        else {
+            continue;
+        };
+        let Some(d) = out
+            .iter_mut()
+            .find(|d| d.path == *segment && d.unaddressable.is_none())
+        else {
+            continue;
+        };
+        if d.singleton || d.definition != array.1 {
+            continue;
+        }
+        d.plural = Some(array.0);
+        d.ops.set(Op::List);
+        d.list_operation = Some(operation_id(list).to_string());
+        d.list_filters = query_params(list)
+            .into_iter()
+            .filter(|(p, _)| !p.starts_with("page.") && p != "slugs" && p != "names")
+            .map(|(p, repeated)| {
+                let field = match p.strip_suffix("_slugs") {
+                    Some(stem) => format!("{stem}_slug"),
+                    None if p == "include_dashboard_json" => "dashboard_json".to_string(),
+                    None => p.clone(),
+                };
+                (p, field, repeated)
+            })
+            .collect();
+    }
+}
+
+/// The read-only top-level fields of a definition.
+fn read_only(def: &Value) -> Vec<String> {
+    def.get("properties")
+        .and_then(Value::as_object)
+        .map(|p| {
+            p.iter()
+                .filter(|(_, s)| s.get("readOnly").and_then(Value::as_bool) == Some(true))
+                .map(|(k, _)| k.clone())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Finds the reference fields of a schema, depth first in property order.
+fn walk(
+    defs: &Map<String, Value>,
+    schema: &Value,
+    path: &str,
+    keys: &BTreeMap<String, String>,
+    seen: &mut Vec<String>,
+    out: &mut Vec<FoundRef>,
+) {
+    let schema = match ref_name(schema) {
+        Some(name) if seen.iter().any(|s| s == name) => return,
+        Some(name) => match defs.get(name) {
+            Some(d) => {
+                seen.push(name.to_string());
+                walk(defs, d, path, keys, seen, out);
+                seen.pop();
+                return;
+            }
+            None => return,
+        },
+        None => schema,
+    };
+    if let Some(items) = schema.get("items") {
+        walk(defs, items, &format!("{path}[]"), keys, seen, out);
+        return;
+    }
+    let Some(props) = schema.get("properties").and_then(Value::as_object) else {
+        return;
+    };
+    for (field, sub) in props {
+        let dotted = if path.is_empty() {
+            field.clone()
+        } else {
+            format!("{path}.{field}")
+        };
+        if let Some(target) = reference_target(field, keys) {
+            let leaf = if field.ends_with("_slugs") {
+                format!("{dotted}[]")
+            } else {
+                dotted.clone()
+            };
+            out.push((leaf, target, None));
+            continue;
+        }
+        if field == "collection" && is_collection_ref(defs, sub) {
+            if let Some(target) = keys.get("collection") {
+                out.push((
+                    format!("{dotted}.slug"),
+                    target.clone(),
+                    Some(("type", "SERVICE")),
+                ));
+            }
+            continue;
+        }
+        walk(defs, sub, &dotted, keys, seen, out);
+    }
+}
+
+/// The kind a field named `<k>_slug` / `<k>_slugs` (or an override name) refers to.
+fn reference_target(field: &str, keys: &BTreeMap<String, String>) -> Option<String> {
+    if let Some((_, kind)) = super::overrides::REFERENCE_NAMES
+        .iter()
+        .find(|(name, _)| *name == field)
+    {
+        return Some((*kind).to_string());
+    }
+    let stem = field
+        .strip_suffix("_slugs")
+        .or_else(|| field.strip_suffix("_slug"))?;
+    keys.get(stem).cloned()
+}
+
+/// `collection: {type, slug}`: an object with both members.
+fn is_collection_ref(defs: &Map<String, Value>, schema: &Value) -> bool {
+    let schema = ref_name(schema).and_then(|n| defs.get(n)).unwrap_or(schema);
+    schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .is_some_and(|p| p.contains_key("type") && p.contains_key("slug"))
+}
