@@ -74,6 +74,10 @@ pub struct GlobalArgs {
     /// Pages one list may take before the run stops with an error (a list that never ends).
     #[arg(long, global = true, default_value_t = crate::client::DEFAULT_MAX_PAGES, value_name = "N")]
     pub max_pages: usize,
+    /// The largest answer read from the target, in MiB: a larger one (a list page, anything)
+    /// is refused while it arrives.
+    #[arg(long, global = true, default_value_t = crate::client::DEFAULT_MAX_RESPONSE_MB, value_name = "MIB")]
+    pub max_response_mb: u64,
     /// Where plan and drift remember no-change plans (default $XDG_CACHE_HOME/cfgctl, else
     /// ~/.cache/cfgctl).
     #[arg(long, global = true, env = "CFGCTL_CACHE_DIR", value_name = "PATH")]
@@ -332,6 +336,7 @@ fn target_options(global: &GlobalArgs) -> anyhow::Result<commands::TargetOptions
         max_retries: global.max_retries,
         insecure_http: global.insecure_http,
         max_pages: global.max_pages.max(1),
+        max_response_bytes: global.max_response_mb.max(1).saturating_mul(1 << 20),
     })
 }
 

@@ -38,12 +38,19 @@ pub struct ClientConfig {
     pub max_retry_after: Duration,
     /// Pages one list walk may take before it is an error (`--max-pages`).
     pub max_pages: usize,
+    /// The largest body an answer may have, in bytes (`--max-response-mb`): a larger one is
+    /// refused while it is read, never held whole.
+    pub max_response_bytes: u64,
 }
 
 /// The cap on a server's `Retry-After`.
 pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
 /// Default of `--max-pages`.
 pub const DEFAULT_MAX_PAGES: usize = 100_000;
+/// Default of `--max-response-mb`: a list page of 1,000 large dashboards is a few MiB; a body
+/// past this is a broken or hostile server, not a tenant (a 1.5 GB page took 7.5 GB to read).
+pub const DEFAULT_MAX_RESPONSE_MB: u64 = 64;
+const MIB: u64 = 1 << 20;
 
 impl std::fmt::Debug for ClientConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -67,6 +74,7 @@ impl ClientConfig {
             min_backoff: Duration::from_millis(200),
             max_retry_after: MAX_RETRY_AFTER,
             max_pages: DEFAULT_MAX_PAGES,
+            max_response_bytes: DEFAULT_MAX_RESPONSE_MB * MIB,
         }
     }
 }
@@ -78,7 +86,7 @@ pub enum ClientError {
     InvalidUrl { url: String, reason: String },
     #[error("refusing to send the API token over plain http to {host}: use https, or pass --insecure-http")]
     InsecureHttp { host: String },
-    #[error("{method} {path}{}: {status} {reply}", context(.resource))]
+    #[error("{method} {path}{}: {status} {reply}{}", context(.resource), credentials.map(|c| format!("; {c}")).unwrap_or_default())]
     Status {
         method: Method,
         path: String,
@@ -87,6 +95,8 @@ pub enum ClientError {
         /// The server's message, code and request id (boxed: errors stay small).
         reply: Box<ServerReply>,
         retry_after: Option<Duration>,
+        /// On a 401: whether a token was sent (the server's message rarely says).
+        credentials: Option<Credentials>,
     },
     #[error("{method} {path}{}: {reason}", context(.resource))]
     Transport {
@@ -101,6 +111,17 @@ pub enum ClientError {
         path: String,
         reason: String,
     },
+    #[error("{method} {path}{}: {}", context(.resource), too_large(.list, .declared, *.limit))]
+    TooLarge {
+        method: Method,
+        path: String,
+        resource: Option<Address>,
+        /// The kind, when the answer was a page of its list.
+        list: Option<Kind>,
+        /// The size the answer announced (`Content-Length`), when it did.
+        declared: Option<u64>,
+        limit: u64,
+    },
     #[error("cannot build the HTTP client: {0}")]
     Setup(String),
     #[error("{method} {}: {}; no request was sent", .address.kind, crate::wire::unusable_segment_reason(.slug))]
@@ -109,6 +130,32 @@ pub enum ClientError {
         address: Address,
         slug: String,
     },
+}
+
+/// What a 401 means for this run: the server's message is the same for both.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Credentials {
+    #[error("the target requires a token: none was given (--token, CFGCTL_TOKEN or --token-file)")]
+    NoneGiven,
+    #[error("the target refused the token")]
+    Refused,
+}
+
+fn too_large(list: &Option<Kind>, declared: &Option<u64>, limit: u64) -> String {
+    let subject = list.map_or("the answer".to_string(), |k| format!("the {k} list page"));
+    let limit = if limit % MIB == 0 {
+        format!("{} MiB", limit / MIB)
+    } else {
+        format!("{limit} bytes")
+    };
+    match declared {
+        Some(n) => format!(
+            "{subject} announces {n} bytes, more than the limit of {limit} (--max-response-mb); none of it was read"
+        ),
+        None => format!(
+            "{subject} is larger than the limit of {limit} (--max-response-mb); reading stopped there"
+        ),
+    }
 }
 
 fn context(resource: &Option<Address>) -> String {
@@ -195,6 +242,14 @@ impl ClientError {
         }
     }
 
+    /// The error of a request for a page of `kind`'s list, said as such.
+    pub(crate) fn listing(mut self, kind: Kind) -> ClientError {
+        if let ClientError::TooLarge { list, .. } = &mut self {
+            *list = Some(kind);
+        }
+        self
+    }
+
     fn retryable(&self) -> bool {
         match self {
             ClientError::Status { status, .. } => wire::is_retryable_status(*status),
@@ -230,6 +285,7 @@ pub struct Client {
     throttle: std::sync::Arc<crate::throttle::Throttle>,
     max_retry_after: Duration,
     max_pages: usize,
+    max_response: u64,
 }
 
 impl Client {
@@ -273,6 +329,7 @@ impl Client {
             throttle: Default::default(),
             max_retry_after: config.max_retry_after,
             max_pages: config.max_pages.max(1),
+            max_response: config.max_response_bytes.max(1),
         })
     }
 
@@ -339,15 +396,24 @@ impl Client {
             path: path.to_string(),
             reason: format!("body is not JSON ({e})"),
         };
+        let too_large = |declared| ClientError::TooLarge {
+            method: method.clone(),
+            path: path.to_string(),
+            resource: resource.clone(),
+            list: None,
+            declared,
+            limit: self.max_response,
+        };
+        let chunks = body::read_capped(resp, self.max_response)
+            .await
+            .map_err(|e| match e {
+                body::Capped::TooLarge { declared } => too_large(declared),
+                body::Capped::Transport(e) => transport(e),
+            })?;
         if status.is_success() && A::CHUNKED {
-            let mut resp = resp;
-            let mut chunks = Vec::new();
-            while let Some(chunk) = resp.chunk().await.map_err(transport)? {
-                chunks.push(chunk);
-            }
             return A::from_chunks(chunks).map_err(not_json);
         }
-        let bytes = resp.bytes().await.map_err(transport)?;
+        let bytes = body::join(chunks);
         if status.is_success() {
             if bytes.is_empty() {
                 return Ok(A::empty());
@@ -378,6 +444,10 @@ impl Client {
                 request_id,
             }),
             retry_after,
+            credentials: (status == StatusCode::UNAUTHORIZED).then_some(match self.token {
+                Some(_) => Credentials::Refused,
+                None => Credentials::NoneGiven,
+            }),
         })
     }
 

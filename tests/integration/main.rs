@@ -13,6 +13,7 @@ mod fidelity;
 mod graph;
 mod hostile;
 mod install;
+mod limits;
 mod memo;
 mod plan;
 mod property;
