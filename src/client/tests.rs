@@ -168,6 +168,7 @@ fn errors_name_the_resource_and_status() {
             ..ServerReply::default()
         }),
         retry_after: None,
+        credentials: None,
     };
     assert_eq!(
         e.to_string(),
@@ -184,6 +185,7 @@ fn errors_name_the_resource_and_status() {
             request_id: Some("req-1".into()),
         }),
         retry_after: None,
+        credentials: None,
     };
     assert_eq!(
         traced.to_string(),

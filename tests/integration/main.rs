@@ -10,6 +10,7 @@ mod emulator;
 mod emulator_hardening;
 mod export;
 mod fidelity;
+mod first_hour;
 mod graph;
 mod hostile;
 mod install;
