@@ -84,6 +84,8 @@ impl ClientConfig {
 pub enum ClientError {
     #[error("invalid target URL {url:?}: {reason}")]
     InvalidUrl { url: String, reason: String },
+    #[error("the target URL has no scheme: did you mean {suggested}?")]
+    NoScheme { suggested: String },
     #[error("refusing to send the API token over plain http to {host}: use https, or pass --insecure-http")]
     InsecureHttp { host: String },
     #[error("{method} {path}{}: {status} {reply}{}", context(.resource), credentials.map(|c| format!("; {c}")).unwrap_or_default())]

@@ -48,3 +48,16 @@ async fn a_missing_token_and_a_wrong_token_are_told_apart() {
         assert!(!run.stderr.contains(SECRET) && !run.stderr.contains("not-the-token"));
     }
 }
+
+#[test]
+fn a_url_without_a_scheme_says_what_it_lacks() {
+    let run = Cfgctl::bare()
+        .args(&["--url", "tenant.example.com", "plan", "fixtures/valid"])
+        .run_blocking();
+    cfgctl_snapshot!(run.transcript(), @r"
+    exit code: 1
+    --- stdout
+    --- stderr
+    error: the target URL has no scheme: did you mean https://tenant.example.com?
+    ");
+}
