@@ -27,7 +27,9 @@ pub(super) enum Capped {
     Transport(reqwest::Error),
     /// Larger than the limit: `declared` when its `Content-Length` said so before any of it
     /// was read.
-    TooLarge { declared: Option<u64> },
+    TooLarge {
+        declared: Option<u64>,
+    },
 }
 
 /// A response's body as the chunks received, refused when it is larger than `limit` bytes:

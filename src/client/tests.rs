@@ -22,10 +22,16 @@ fn base_urls() {
 fn a_url_without_a_scheme_is_told_what_it_lacks() {
     for (raw, meant) in [
         ("tenant.example.com", "https://tenant.example.com"),
-        (" tenant.example.com/prefix/ ", "https://tenant.example.com/prefix"),
+        (
+            " tenant.example.com/prefix/ ",
+            "https://tenant.example.com/prefix",
+        ),
         ("localhost:8080", "http://localhost:8080"),
         ("127.0.0.1:4000", "http://127.0.0.1:4000"),
-        ("user:s3cr3t-in-url@x.example.com", "https://[REDACTED]@x.example.com"),
+        (
+            "user:s3cr3t-in-url@x.example.com",
+            "https://[REDACTED]@x.example.com",
+        ),
     ] {
         let err = parse_base_url(raw, false).unwrap_err().to_string();
         assert_eq!(

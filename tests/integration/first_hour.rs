@@ -61,3 +61,99 @@ fn a_url_without_a_scheme_says_what_it_lacks() {
     error: the target URL has no scheme: did you mean https://tenant.example.com?
     ");
 }
+
+/// A command's own options come first, then the target's, then the global ones; `validate`
+/// (offline) and `serve` (a target itself) list no target option.
+#[test]
+fn help_shows_a_commands_own_options_first() {
+    for command in ["plan", "validate", "serve"] {
+        let run = Cfgctl::bare()
+            .args(&[command, "--help"])
+            .env("COLUMNS", "100")
+            .run_blocking();
+        assert_eq!(run.code, 0, "{}", run.transcript());
+        cfgctl_snapshot!(format!("help_{command}"), run.stdout);
+    }
+}
+
+#[test]
+fn serve_refuses_a_url_wherever_it_is_written() {
+    for args in [
+        &["serve", "--url", "https://t.example.com"][..],
+        &["--url", "https://t.example.com", "serve"],
+    ] {
+        let run = Cfgctl::bare().args(args).run_blocking();
+        assert_eq!(run.code, 1, "{}", run.transcript());
+        assert!(run.stdout.is_empty(), "{}", run.transcript());
+        assert!(
+            run.stderr.starts_with("error: ") && run.stderr.contains("--url"),
+            "{}",
+            run.stderr
+        );
+        assert!(run.stderr.contains("Usage: cfgctl serve"), "{}", run.stderr);
+    }
+}
+
+/// `--local` on the command line wins over a `CFGCTL_URL` in the environment (a flag beats
+/// its variable), before or after the command's name; `--url` and `--local` both written
+/// still name two targets.
+#[test]
+fn a_local_flag_wins_over_the_url_variable() {
+    let store = tempfile::tempdir().unwrap();
+    let local = format!("--local={}", store.path().join("local.db").display());
+    for args in [
+        vec!["plan", local.as_str(), "fixtures/valid"],
+        vec![local.as_str(), "plan", "fixtures/valid"],
+    ] {
+        let run = Cfgctl::bare()
+            .args(&args)
+            .env("CFGCTL_URL", "https://unreachable.example.invalid")
+            .run_blocking();
+        assert_eq!(run.code, 0, "{}", run.transcript());
+        assert!(
+            run.stdout.contains("cfgctl plan for local:"),
+            "{}",
+            run.stdout
+        );
+        assert!(run.stdout.contains("19 to create"), "{}", run.stdout);
+    }
+    let both = Cfgctl::bare()
+        .args(&[
+            "--url",
+            "https://t.example.com",
+            "plan",
+            local.as_str(),
+            "fixtures/valid",
+        ])
+        .run_blocking();
+    assert_eq!(both.code, 1, "{}", both.transcript());
+    assert_eq!(
+        both.stderr,
+        "error: --url and --local name two targets: choose one\n"
+    );
+}
+
+/// An error whose message already holds its cause's (the export's `{path}: {source}`) says
+/// the cause once.
+#[test]
+fn an_error_says_its_cause_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "").unwrap();
+    let run = Cfgctl::bare()
+        .args(&[
+            &format!("--local={}", dir.path().join("local.db").display()),
+            "export",
+            "--out",
+            &file.join("out").display().to_string(),
+        ])
+        .run_blocking();
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    let cause = std::io::Error::from_raw_os_error(20).to_string();
+    assert_eq!(run.stderr.matches(&cause).count(), 1, "{}", run.stderr);
+    assert!(
+        run.stderr.ends_with("; nothing was written\n"),
+        "{}",
+        run.stderr
+    );
+}
