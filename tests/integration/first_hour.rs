@@ -78,9 +78,11 @@ fn help_shows_a_commands_own_options_first() {
 
 #[test]
 fn serve_refuses_a_url_wherever_it_is_written() {
+    // An unreadable --swagger ends a serve that took the URL (rather than serve for ever).
+    let swagger = "--swagger=/nonexistent/swagger.json";
     for args in [
-        &["serve", "--url", "https://t.example.com"][..],
-        &["--url", "https://t.example.com", "serve"],
+        &["serve", "--url", "https://t.example.com", swagger][..],
+        &["--url", "https://t.example.com", "serve", swagger],
     ] {
         let run = Cfgctl::bare().args(args).run_blocking();
         assert_eq!(run.code, 1, "{}", run.transcript());
