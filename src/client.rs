@@ -18,9 +18,11 @@ use crate::registry::{Address, Kind};
 use crate::wire::{self, ErrorBody};
 
 mod body;
+mod error;
 mod list;
 mod url;
 use body::{serialise, Answer};
+pub use error::{request_id, ClientError, Credentials, ServerReply, REQUEST_ID_HEADERS};
 pub use list::ListError;
 pub use url::{is_loopback_host, parse_base_url, request_url};
 
@@ -38,12 +40,19 @@ pub struct ClientConfig {
     pub max_retry_after: Duration,
     /// Pages one list walk may take before it is an error (`--max-pages`).
     pub max_pages: usize,
+    /// The largest body an answer may have, in bytes (`--max-response-mb`): a larger one is
+    /// refused while it is read, never held whole.
+    pub max_response_bytes: u64,
 }
 
 /// The cap on a server's `Retry-After`.
 pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
 /// Default of `--max-pages`.
 pub const DEFAULT_MAX_PAGES: usize = 100_000;
+/// Default of `--max-response-mb`: a list page of 1,000 large dashboards is a few MiB; a body
+/// past this is a broken or hostile server, not a tenant (a 1.5 GB page took 7.5 GB to read).
+pub const DEFAULT_MAX_RESPONSE_MB: u64 = 64;
+pub(crate) const MIB: u64 = 1 << 20;
 
 impl std::fmt::Debug for ClientConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -67,139 +76,7 @@ impl ClientConfig {
             min_backoff: Duration::from_millis(200),
             max_retry_after: MAX_RETRY_AFTER,
             max_pages: DEFAULT_MAX_PAGES,
-        }
-    }
-}
-
-/// What went wrong talking to the target. Never holds the token.
-#[derive(Debug, thiserror::Error)]
-pub enum ClientError {
-    #[error("invalid target URL {url:?}: {reason}")]
-    InvalidUrl { url: String, reason: String },
-    #[error("refusing to send the API token over plain http to {host}: use https, or pass --insecure-http")]
-    InsecureHttp { host: String },
-    #[error("{method} {path}{}: {status} {reply}", context(.resource))]
-    Status {
-        method: Method,
-        path: String,
-        resource: Option<Address>,
-        status: u16,
-        /// The server's message, code and request id (boxed: errors stay small).
-        reply: Box<ServerReply>,
-        retry_after: Option<Duration>,
-    },
-    #[error("{method} {path}{}: {reason}", context(.resource))]
-    Transport {
-        method: Method,
-        path: String,
-        resource: Option<Address>,
-        reason: String,
-    },
-    #[error("{method} {path}: unexpected response: {reason}")]
-    BadResponse {
-        method: Method,
-        path: String,
-        reason: String,
-    },
-    #[error("cannot build the HTTP client: {0}")]
-    Setup(String),
-    #[error("{method} {}: {}; no request was sent", .address.kind, crate::wire::unusable_segment_reason(.slug))]
-    UnusableSlug {
-        method: Method,
-        address: Address,
-        slug: String,
-    },
-}
-
-fn context(resource: &Option<Address>) -> String {
-    resource
-        .as_ref()
-        .map(|a| format!(" ({a})"))
-        .unwrap_or_default()
-}
-
-/// What the server said about a failure: its `message` (or the start of its body), the error
-/// body's `code` kept with it (the gateway's gRPC code), and the response's `X-Request-Id` (or
-/// the vendor's `Chrono-Request-Id`), which a support engineer needs to find the request.
-/// Shown as `message (code 3, request id abc)`.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ServerReply {
-    pub message: String,
-    pub code: Option<i32>,
-    pub request_id: Option<String>,
-}
-
-impl std::fmt::Display for ServerReply {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.message)?;
-        match (&self.code, &self.request_id) {
-            (None, None) => Ok(()),
-            (Some(c), None) => write!(f, " (code {c})"),
-            (None, Some(r)) => write!(f, " (request id {r})"),
-            (Some(c), Some(r)) => write!(f, " (code {c}, request id {r})"),
-        }
-    }
-}
-
-/// The headers that carry a request id, in order of preference.
-pub const REQUEST_ID_HEADERS: [&str; 2] = ["x-request-id", "chrono-request-id"];
-
-/// The request id a response carries, printable (at most 128 visible ASCII characters).
-pub fn request_id(headers: &reqwest::header::HeaderMap) -> Option<String> {
-    REQUEST_ID_HEADERS.iter().find_map(|name| {
-        let v = headers.get(*name)?.to_str().ok()?.trim();
-        let ok = !v.is_empty() && v.len() <= 128 && v.bytes().all(|b| b.is_ascii_graphic());
-        ok.then(|| v.to_string())
-    })
-}
-
-impl ClientError {
-    /// The HTTP status, when the server answered.
-    pub fn status(&self) -> Option<u16> {
-        match self {
-            ClientError::Status { status, .. } => Some(*status),
-            _ => None,
-        }
-    }
-
-    /// The server's message, when it answered with an error.
-    pub fn server_message(&self) -> Option<&str> {
-        match self {
-            ClientError::Status { reply, .. } => Some(&reply.message),
-            _ => None,
-        }
-    }
-
-    /// The server's message with its code and request id, as printed (`message (code 3,
-    /// request id abc)`), when it answered with an error.
-    pub fn server_reply(&self) -> Option<&ServerReply> {
-        match self {
-            ClientError::Status { reply, .. } => Some(reply),
-            _ => None,
-        }
-    }
-
-    /// The response's request id, when the server sent one.
-    pub fn request_id(&self) -> Option<&str> {
-        match self {
-            ClientError::Status { reply, .. } => reply.request_id.as_deref(),
-            _ => None,
-        }
-    }
-
-    /// The error body's `code`, when it had one.
-    pub fn code(&self) -> Option<i32> {
-        match self {
-            ClientError::Status { reply, .. } => reply.code,
-            _ => None,
-        }
-    }
-
-    fn retryable(&self) -> bool {
-        match self {
-            ClientError::Status { status, .. } => wire::is_retryable_status(*status),
-            ClientError::Transport { .. } => true,
-            _ => false,
+            max_response_bytes: DEFAULT_MAX_RESPONSE_MB * MIB,
         }
     }
 }
@@ -230,6 +107,7 @@ pub struct Client {
     throttle: std::sync::Arc<crate::throttle::Throttle>,
     max_retry_after: Duration,
     max_pages: usize,
+    max_response: u64,
 }
 
 impl Client {
@@ -273,6 +151,7 @@ impl Client {
             throttle: Default::default(),
             max_retry_after: config.max_retry_after,
             max_pages: config.max_pages.max(1),
+            max_response: config.max_response_bytes.max(1),
         })
     }
 
@@ -339,15 +218,24 @@ impl Client {
             path: path.to_string(),
             reason: format!("body is not JSON ({e})"),
         };
+        let too_large = |declared| ClientError::TooLarge {
+            method: method.clone(),
+            path: path.to_string(),
+            resource: resource.clone(),
+            list: None,
+            declared,
+            limit: self.max_response,
+        };
+        let chunks = body::read_capped(resp, self.max_response)
+            .await
+            .map_err(|e| match e {
+                body::Capped::TooLarge { declared } => too_large(declared),
+                body::Capped::Transport(e) => transport(e),
+            })?;
         if status.is_success() && A::CHUNKED {
-            let mut resp = resp;
-            let mut chunks = Vec::new();
-            while let Some(chunk) = resp.chunk().await.map_err(transport)? {
-                chunks.push(chunk);
-            }
             return A::from_chunks(chunks).map_err(not_json);
         }
-        let bytes = resp.bytes().await.map_err(transport)?;
+        let bytes = body::join(chunks);
         if status.is_success() {
             if bytes.is_empty() {
                 return Ok(A::empty());
@@ -378,6 +266,10 @@ impl Client {
                 request_id,
             }),
             retry_after,
+            credentials: (status == StatusCode::UNAUTHORIZED).then_some(match self.token {
+                Some(_) => Credentials::Refused,
+                None => Credentials::NoneGiven,
+            }),
         })
     }
 

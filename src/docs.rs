@@ -50,12 +50,31 @@ fn first_sentence(text: &str) -> String {
     one.replace('|', "\\|")
 }
 
+/// A field's description as the reference shows it. The swagger's prose opens some with
+/// "Required" that no rule requires (no `required` list, no registry rule): an object without
+/// the field is valid for cfgctl and the emulator, so the reference must not call it required.
+fn described(text: &str, path: &str, required: &[&str]) -> String {
+    let text = first_sentence(text);
+    let rest = text
+        .strip_prefix("Required.")
+        .or_else(|| text.strip_prefix("Required"));
+    match rest {
+        Some(rest) if !required.contains(&path) => format!(
+            "Optional for cfgctl and the emulator (the API description says \"Required\"). {}",
+            rest.trim_start()
+        ),
+        _ => text,
+    }
+}
+
+/// The rows of `node`'s fields (nested ones too); `required` holds the paths a rule requires.
 fn fields(
     node: &'static Value,
     prefix: &str,
     depth: usize,
     out: &mut String,
     seen: &mut Vec<String>,
+    required: &[&str],
 ) {
     let n = resolve(node);
     let Some(props) = n.get("properties").and_then(Value::as_object) else {
@@ -89,7 +108,7 @@ fn fields(
             .or_else(|| target.get("description"))
             .and_then(Value::as_str)
         {
-            notes.push(first_sentence(d));
+            notes.push(described(d, &path, required));
         }
         let _ = writeln!(
             out,
@@ -117,7 +136,7 @@ fn fields(
             } else {
                 path.clone()
             };
-            fields(item, &child, depth + 1, out, seen);
+            fields(item, &child, depth + 1, out, seen, required);
             seen.pop();
         }
     }
@@ -215,7 +234,15 @@ pub fn reference_markdown() -> String {
         out.push_str("\n| field | type | notes |\n|---|---|---|\n");
         if let Some(d) = spec::definition(def.kind) {
             let mut seen = vec![format!("#/definitions/{}", def.definition)];
-            fields(d, "", 0, &mut out, &mut seen);
+            let required: Vec<&str> = def
+                .required
+                .iter()
+                .filter_map(|rule| match rule.0 {
+                    [one] => Some(*one),
+                    _ => None,
+                })
+                .collect();
+            fields(d, "", 0, &mut out, &mut seen, &required);
         }
         out.push('\n');
     }
@@ -236,5 +263,19 @@ mod tests {
             .contains("| `thresholds[].volume.fixed_value` | integer (int64, number or string) |"));
         assert!(md.contains("`priorities[].filters[].dataset_slug` → Dataset"));
         assert!(md.contains("| `created_at` | timestamp | read-only: set by the server"));
+    }
+
+    /// The swagger's prose says "Required." of fields that nothing requires (a Monitor's
+    /// `labels`): the reference says what cfgctl checks, and keeps "Required" where it checks it.
+    #[test]
+    fn only_fields_a_rule_requires_are_called_required() {
+        let md = reference_markdown();
+        assert!(md.contains(
+            "| `labels` | map of string | Optional for cfgctl and the emulator (the API description says \"Required\"). Labels to include in notifications"
+        ));
+        assert!(!md.contains("| Required. Labels"));
+        assert!(md.contains("| `description` | string | Required. Description of the dataset. |"));
+        assert!(md
+            .contains("| `dashboard_json` | string | Required raw JSON of the Grafana dashboard."));
     }
 }

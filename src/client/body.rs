@@ -22,8 +22,42 @@ pub(super) trait Answer: Sized {
     }
 }
 
+/// Why a body was not read: the connection, or its size.
+pub(super) enum Capped {
+    Transport(reqwest::Error),
+    /// Larger than the limit: `declared` when its `Content-Length` said so before any of it
+    /// was read.
+    TooLarge {
+        declared: Option<u64>,
+    },
+}
+
+/// A response's body as the chunks received, refused when it is larger than `limit` bytes:
+/// a declared length at once, a streamed body as soon as it passes the limit. The response is
+/// dropped then, which closes the connection: the rest is never received, let alone held.
+pub(super) async fn read_capped(
+    mut resp: reqwest::Response,
+    limit: u64,
+) -> Result<Vec<bytes::Bytes>, Capped> {
+    if let Some(declared) = resp.content_length().filter(|&n| n > limit) {
+        return Err(Capped::TooLarge {
+            declared: Some(declared),
+        });
+    }
+    let mut chunks = Vec::new();
+    let mut read: u64 = 0;
+    while let Some(chunk) = resp.chunk().await.map_err(Capped::Transport)? {
+        read = read.saturating_add(chunk.len() as u64);
+        if read > limit {
+            return Err(Capped::TooLarge { declared: None });
+        }
+        chunks.push(chunk);
+    }
+    Ok(chunks)
+}
+
 /// Chunks as one buffer (copied only when there is more than one).
-fn join(mut chunks: Vec<bytes::Bytes>) -> bytes::Bytes {
+pub(super) fn join(mut chunks: Vec<bytes::Bytes>) -> bytes::Bytes {
     match chunks.len() {
         0 => bytes::Bytes::new(),
         1 => chunks.remove(0),

@@ -86,9 +86,12 @@ impl Client {
         // the whole page is the one that counts (a wrong guess's page is dropped, its error
         // too). On loopback a page of 1,000 dashboards takes ~10 ms to read through, which the
         // server would otherwise spend waiting for the next request.
+        // A page too large names its kind.
+        let listing = |e: ClientError| e.listing(kind);
         let mut page: Chunks = self
             .call_with(Method::GET, &path, &query.to_query_string(), None, None)
-            .await?;
+            .await
+            .map_err(listing)?;
         loop {
             pages += 1;
             let guess = wire::trailing_next_token(&page.tail(GUESS_TAIL))
@@ -149,11 +152,13 @@ impl Client {
             }
             query.token = Some(next);
             page = match (guess, ahead) {
-                (Some(guess), Some(fetched)) if query.token.as_ref() == Some(&guess) => fetched?,
-                _ => {
-                    self.call_with(Method::GET, &path, &query.to_query_string(), None, None)
-                        .await?
+                (Some(guess), Some(fetched)) if query.token.as_ref() == Some(&guess) => {
+                    fetched.map_err(listing)?
                 }
+                _ => self
+                    .call_with(Method::GET, &path, &query.to_query_string(), None, None)
+                    .await
+                    .map_err(listing)?,
             };
         }
     }

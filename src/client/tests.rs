@@ -19,6 +19,30 @@ fn base_urls() {
 }
 
 #[test]
+fn a_url_without_a_scheme_is_told_what_it_lacks() {
+    for (raw, meant) in [
+        ("tenant.example.com", "https://tenant.example.com"),
+        (
+            " tenant.example.com/prefix/ ",
+            "https://tenant.example.com/prefix",
+        ),
+        ("localhost:8080", "http://localhost:8080"),
+        ("127.0.0.1:4000", "http://127.0.0.1:4000"),
+        (
+            "user:s3cr3t-in-url@x.example.com",
+            "https://[REDACTED]@x.example.com",
+        ),
+    ] {
+        let err = parse_base_url(raw, false).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            format!("the target URL has no scheme: did you mean {meant}?")
+        );
+    }
+    assert!(parse_base_url("https://localhost:8080", false).is_ok());
+}
+
+#[test]
 fn url_errors_never_show_credentials_or_query() {
     for raw in [
         "https://user:s3cr3t-in-url@x.example.com",
@@ -176,6 +200,7 @@ fn errors_name_the_resource_and_status() {
             ..ServerReply::default()
         }),
         retry_after: None,
+        credentials: None,
     };
     assert_eq!(
         e.to_string(),
@@ -192,6 +217,7 @@ fn errors_name_the_resource_and_status() {
             request_id: Some("req-1".into()),
         }),
         retry_after: None,
+        credentials: None,
     };
     assert_eq!(
         traced.to_string(),

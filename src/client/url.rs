@@ -22,6 +22,9 @@ pub fn parse_base_url(raw: &str, insecure_http: bool) -> Result<Url, ClientError
         url: crate::output::display_url(raw),
         reason: reason.to_string(),
     };
+    if let Some(suggested) = with_scheme(raw) {
+        return Err(ClientError::NoScheme { suggested });
+    }
     let url = Url::parse(raw.trim()).map_err(|e| invalid(&e.to_string()))?;
     if !url.username().is_empty() || url.password().is_some() {
         return Err(invalid(
@@ -42,6 +45,24 @@ pub fn parse_base_url(raw: &str, insecure_http: bool) -> Result<Url, ClientError
         other => return Err(invalid(&format!("unsupported scheme {other}"))),
     }
     Ok(url)
+}
+
+/// For a URL written without `scheme://` (`tenant.example.com`, `localhost:8080`, which the
+/// URL parser calls relative, or reads `localhost` as the scheme), the URL meant, as it may be
+/// shown: https, or http for a loopback host (the emulator).
+fn with_scheme(raw: &str) -> Option<String> {
+    let raw = raw.trim();
+    if raw.is_empty() || raw.contains("://") {
+        return None;
+    }
+    let url = Url::parse(&format!("https://{raw}")).ok()?;
+    let host = url.host_str()?;
+    let shown = crate::output::display_url(url.as_str());
+    Some(if is_loopback_host(host) {
+        shown.replacen("https://", "http://", 1)
+    } else {
+        shown
+    })
 }
 
 /// `base` + `path` + `?query`: the parsed base with only its path and query set (a request

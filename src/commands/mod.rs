@@ -50,6 +50,8 @@ pub struct TargetOptions {
     pub insecure_http: bool,
     /// Pages one list walk may take (`--max-pages`).
     pub max_pages: usize,
+    /// The largest answer read, in bytes (`--max-response-mb`).
+    pub max_response_bytes: u64,
 }
 
 /// A connected target: the client, what to call it, and the in-process emulator of `--local`
@@ -108,6 +110,7 @@ pub async fn connect(t: &TargetOptions) -> anyhow::Result<Connection> {
         min_backoff: std::time::Duration::from_millis(200),
         max_retry_after: crate::client::MAX_RETRY_AFTER,
         max_pages: t.max_pages,
+        max_response_bytes: t.max_response_bytes,
     };
     let client = crate::client::Client::new(&config)?;
     // What the target is called in plans: the local store, or the URL as it may be shown.

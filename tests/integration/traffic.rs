@@ -40,6 +40,7 @@ async fn plan_now(
         max_retries: 5,
         insecure_http: false,
         max_pages: cfgctl::client::DEFAULT_MAX_PAGES,
+        max_response_bytes: cfgctl::client::DEFAULT_MAX_RESPONSE_MB << 20,
     })
     .await
     .unwrap();

@@ -1,0 +1,304 @@
+//! The commands and their own options, as clap reads them (the target and cache options
+//! are `target`'s).
+
+use std::path::PathBuf;
+
+use clap::{Subcommand, ValueEnum};
+
+use super::{CacheArgs, TargetArgs};
+use crate::commands;
+use crate::emulator::faults::Faults;
+use crate::pattern::Pattern;
+use crate::registry::Profile;
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Check manifests offline: syntax, schema, duplicates, references.
+    ///
+    /// Prints `file:line:col: error: message` for every problem (and GitHub annotations when
+    /// GITHUB_ACTIONS=true). Exit 0 when there is no error, 1 otherwise.
+    Validate {
+        /// Directory of manifests.
+        #[arg(default_value = ".")]
+        dir: PathBuf,
+    },
+    /// Show what apply would change: create, update, delete, in dependency order.
+    ///
+    /// Reads the target's lists only (one request per page). Exit 0, or with
+    /// --detailed-exitcode 2 when there are changes; 1 on any error.
+    Plan {
+        /// Directory of manifests.
+        #[arg(default_value = ".")]
+        dir: PathBuf,
+        /// Output format: text for people, json for machines, markdown for PR comments.
+        #[arg(long, value_enum, default_value_t = FormatArg::Text)]
+        format: FormatArg,
+        /// Exit 2 when the plan has changes (upserts excepted), 0 when it has none.
+        #[arg(long)]
+        detailed_exitcode: bool,
+        /// Also write the plan, with fingerprints of the current state, for `apply FILE`.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+        /// Delete resources inside the `prune` patterns of cfgctl.yaml that no manifest declares.
+        #[arg(long)]
+        prune: bool,
+        /// Send every create and update with dry_run, so the server's own validation runs.
+        #[arg(long)]
+        server_validate: bool,
+        /// Only resources matching KIND/SLUG-GLOB (repeatable).
+        #[arg(long, value_name = "PATTERN", value_parser = parse_pattern)]
+        only: Vec<Pattern>,
+        #[command(flatten)]
+        target: TargetArgs,
+        #[command(flatten)]
+        cache: CacheArgs,
+    },
+    /// Make the target match the manifests (or apply a saved plan), in dependency order.
+    ///
+    /// Shows the plan, asks for confirmation on a terminal (--auto-approve otherwise), then
+    /// runs the actions concurrently (--parallelism). Exit 0 only when every action succeeded.
+    Apply {
+        /// Directory of manifests, or a plan file written by `plan --out`.
+        #[arg(default_value = ".", value_name = "DIR|PLANFILE")]
+        source: PathBuf,
+        /// Do not ask for confirmation (needed without a terminal).
+        #[arg(long)]
+        auto_approve: bool,
+        /// Delete resources inside the `prune` patterns of cfgctl.yaml that no manifest declares.
+        #[arg(long)]
+        prune: bool,
+        /// Allow a prune that deletes every resource of a kind no manifest declares.
+        #[arg(long)]
+        allow_empty_prune: bool,
+        /// Send force_delete=true on bucket deletes (cascades to what references the bucket;
+        /// refused when the cascade would take an excluded, managed or out-of-scope resource).
+        #[arg(long)]
+        force_delete_buckets: bool,
+        /// Only resources matching KIND/SLUG-GLOB (repeatable).
+        #[arg(long, value_name = "PATTERN", value_parser = parse_pattern)]
+        only: Vec<Pattern>,
+        /// For a saved plan whose guards are not sealed for this user and token: the most
+        /// deletes allowed (else the cfgctl.yaml of the current directory, else 25).
+        #[arg(long, value_name = "N")]
+        max_deletes: Option<u32>,
+        #[command(flatten)]
+        target: TargetArgs,
+    },
+    /// Report whether the target still matches the manifests (for cron jobs).
+    ///
+    /// Exit 2 on drift (managed changes, or unmanaged resources inside the prune scope),
+    /// 0 when the target matches, 1 on any error. Every drifted resource is named: changed
+    /// (with its fields, manifest -> target), deleted on the target, or unmanaged inside the
+    /// prune scope. `cfgctl pull` adopts the changes into the manifests; `apply` reverts them.
+    Drift {
+        /// Directory of manifests.
+        #[arg(default_value = ".")]
+        dir: PathBuf,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = FormatArg::Text)]
+        format: FormatArg,
+        #[command(flatten)]
+        target: TargetArgs,
+        #[command(flatten)]
+        cache: CacheArgs,
+    },
+    /// Write the target's current state as manifests, one file per resource.
+    ///
+    /// `plan OUT` right after shows no changes. Refuses a non-empty OUT without --force; with
+    /// it, only the files an earlier export wrote (listed in OUT/.cfgctl-export.json) are
+    /// replaced or removed: other files are kept, an export that would overwrite one is
+    /// refused, nothing is written through a symlink, and a failed export changes nothing.
+    Export {
+        /// Folder to write (`<kind>/<slug>.yaml`, `resource-pools.yaml`).
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+        /// Replace an earlier export in a non-empty folder.
+        #[arg(long)]
+        force: bool,
+        /// Only resources matching KIND/SLUG-GLOB (repeatable).
+        #[arg(long, value_name = "PATTERN", value_parser = parse_pattern)]
+        only: Vec<Pattern>,
+        #[command(flatten)]
+        target: TargetArgs,
+    },
+    /// Write the target's state back into the manifests: the way from a UI edit to git.
+    ///
+    /// Each managed resource whose state differs from its manifest is rewritten in place, in
+    /// the file where its manifest lives; the rest of the file stays byte for byte. Resources
+    /// gone from the target are reported, not removed. Sends nothing but reads.
+    Pull {
+        /// Directory of manifests.
+        #[arg(default_value = ".")]
+        dir: PathBuf,
+        /// Only resources matching KIND/SLUG-GLOB (repeatable).
+        #[arg(long, value_name = "PATTERN", value_parser = parse_pattern)]
+        only: Vec<Pattern>,
+        /// Also write the unmanaged resources inside the prune scope, as new files in
+        /// export's layout (`<kind>/<slug>.yaml`).
+        #[arg(long)]
+        include_unmanaged: bool,
+        #[command(flatten)]
+        target: TargetArgs,
+    },
+    /// Print the JSON Schema of manifests, for editors (yaml-language-server).
+    Schema {
+        /// Write the schema to FILE instead of stdout.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
+    /// Print the dependency graph of the plan's actions (Graphviz DOT or Mermaid).
+    ///
+    /// Plans like `plan` (it needs a target), then prints one node per change and an arrow
+    /// to each change that waits for it: `cfgctl graph config | dot -Tsvg > plan.svg`.
+    Graph {
+        /// Directory of manifests.
+        #[arg(default_value = ".")]
+        dir: PathBuf,
+        /// dot for Graphviz, mermaid for Markdown (GitHub renders it).
+        #[arg(long, value_enum, default_value_t = GraphFormatArg::Dot)]
+        format: GraphFormatArg,
+        /// Delete resources inside the `prune` patterns of cfgctl.yaml that no manifest declares.
+        #[arg(long)]
+        prune: bool,
+        /// Only resources matching KIND/SLUG-GLOB (repeatable).
+        #[arg(long, value_name = "PATTERN", value_parser = parse_pattern)]
+        only: Vec<Pattern>,
+        #[command(flatten)]
+        target: TargetArgs,
+    },
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Run a local emulator of the Config API v1 (every kind, with the server's habits).
+    ///
+    /// With --token (CFGCTL_TOKEN) or --token-file, every request must carry the token in the
+    /// API-Token header. The listening URL is printed on stdout; the request log goes to
+    /// stderr. Stop with Ctrl-C.
+    Serve {
+        /// Address to listen on (port 0 picks a free port).
+        #[arg(long, default_value = "127.0.0.1:8080", value_name = "ADDR")]
+        listen: std::net::SocketAddr,
+        /// SQLite file of the emulated tenant (created if missing); in memory when absent.
+        #[arg(long, value_name = "FILE")]
+        data: Option<PathBuf>,
+        /// Which operations the tenant offers: every operation, or the seed tenant's subset.
+        #[arg(long, value_enum, default_value_t = ProfileArg::Full)]
+        profile: ProfileArg,
+        /// Items per list page when the client states no page.max_size (at most 1000).
+        #[arg(long, default_value_t = 100, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1000))]
+        page_size: u64,
+        /// Inject failures, e.g. 500:0.05,503:0.05,429:0.02,reset:0.01,latency:20ms (lost:P runs the operation, then drops the response)
+        #[arg(long, value_name = "SPEC", value_parser = parse_faults)]
+        faults: Option<Faults>,
+        /// Fill the documented defaults a write leaves out (interval_secs: 60, ...), as a real
+        /// tenant does; `off` answers without them.
+        #[arg(long, value_enum, default_value_t = OnOff::On, value_name = "on|off")]
+        server_defaults: OnOff,
+        /// Serve this API description (swagger 2.0 JSON, say a newer one) instead of the
+        /// embedded one; objects are validated against it.
+        #[arg(long, value_name = "FILE")]
+        swagger: Option<PathBuf>,
+        /// At most N requests a second for the tenant (a token bucket); 429 with Retry-After beyond.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+        rate_limit: Option<u32>,
+        /// The API token every request must carry in the API-Token header (none: no check).
+        #[arg(
+            long,
+            env = "CFGCTL_TOKEN",
+            hide_env_values = true,
+            value_name = "TOKEN"
+        )]
+        token: Option<String>,
+        /// Read the API token from this file.
+        #[arg(
+            long,
+            env = "CFGCTL_TOKEN_FILE",
+            hide_env_values = true,
+            value_name = "PATH"
+        )]
+        token_file: Option<PathBuf>,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum OnOff {
+    On,
+    Off,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum FormatArg {
+    Text,
+    Json,
+    Markdown,
+}
+
+impl From<FormatArg> for commands::Format {
+    fn from(f: FormatArg) -> commands::Format {
+        match f {
+            FormatArg::Text => commands::Format::Text,
+            FormatArg::Json => commands::Format::Json,
+            FormatArg::Markdown => commands::Format::Markdown,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum GraphFormatArg {
+    Dot,
+    Mermaid,
+}
+
+impl From<GraphFormatArg> for crate::render::graph::GraphFormat {
+    fn from(f: GraphFormatArg) -> crate::render::graph::GraphFormat {
+        match f {
+            GraphFormatArg::Dot => crate::render::graph::GraphFormat::Dot,
+            GraphFormatArg::Mermaid => crate::render::graph::GraphFormat::Mermaid,
+        }
+    }
+}
+
+fn parse_pattern(text: &str) -> Result<Pattern, String> {
+    Pattern::parse(text).map_err(|e| e.to_string())
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ProfileArg {
+    /// Every operation of every kind.
+    Full,
+    /// The operations of the seed tenant only.
+    Seed,
+}
+
+impl From<ProfileArg> for Profile {
+    fn from(p: ProfileArg) -> Profile {
+        match p {
+            ProfileArg::Full => Profile::Full,
+            ProfileArg::Seed => Profile::Seed,
+        }
+    }
+}
+
+fn parse_faults(spec: &str) -> Result<Faults, String> {
+    Faults::parse(spec).map_err(|e| e.to_string())
+}
+
+impl Command {
+    /// The target options of a command that talks to a target.
+    pub(super) fn target(&self) -> Option<&TargetArgs> {
+        match self {
+            Command::Plan { target, .. }
+            | Command::Drift { target, .. }
+            | Command::Apply { target, .. }
+            | Command::Export { target, .. }
+            | Command::Pull { target, .. }
+            | Command::Graph { target, .. } => Some(target),
+            Command::Validate { .. }
+            | Command::Schema { .. }
+            | Command::Completions { .. }
+            | Command::Serve { .. } => None,
+        }
+    }
+}
