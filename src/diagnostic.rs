@@ -60,6 +60,8 @@ pub enum Problem {
     MissingSpec(Kind),
     #[error("`spec` must be a mapping, found {0}")]
     SpecNotMapping(&'static str),
+    #[error("unsupported: {0}")]
+    Unaddressable(String),
     #[error("{0} has no `spec.slug`; the slug is the resource's identity and is required")]
     MissingSlug(Kind),
     #[error("{kind}: {}", crate::wire::unusable_segment_reason(.slug))]

@@ -334,6 +334,11 @@ impl DocCheck<'_> {
         let spans = spec_spans(self.doc, kind);
         let mut spec = Value::Object(spec);
         let bad_embedded = self.embedded_json(kind, &mut spec);
+        if let Some(why) = kind.def().unaddressable {
+            let pos = self.value_pos("/kind");
+            self.error(pos, Problem::Unaddressable(why.to_string()));
+            return None;
+        }
         let slug = if kind.def().singleton {
             None
         } else {

@@ -1,5 +1,6 @@
 //! Resource address patterns: `KIND/SLUG-GLOB` (`Dashboard/team-a-*`), used by `prune`,
-//! `exclude` and `--only`.
+//! `exclude` and `--only`. A singleton (no slug) is named by its bare kind name
+//! (`ResourcePools`); `*/*` matches every slug-addressed resource and `*` every singleton.
 
 use std::fmt;
 
@@ -13,6 +14,8 @@ use crate::registry::{Address, Kind};
 pub struct Pattern {
     text: String,
     kind: WildMatch,
+    /// The kind part is a glob (`*`, `Trace*`), not one kind's name.
+    kind_is_glob: bool,
     slug: Option<WildMatch>,
 }
 
@@ -45,30 +48,33 @@ impl Pattern {
         }
         let (kind, slug) = match trimmed.split_once('/') {
             Some((k, s)) => (k, Some(s)),
-            // A singleton kind has no slug part.
+            // A singleton kind has no slug part; a bare glob matches singletons only.
             None if Kind::from_name(trimmed).is_some_and(|k| k.def().singleton) => (trimmed, None),
+            None if trimmed.contains(['*', '?']) => (trimmed, None),
             None => return Err(PatternError::NoSlash(text.to_string())),
         };
         let has_wildcard = kind.contains(['*', '?']);
+        // A kind this cfgctl does not know may be a newer target's; one close to a known
+        // kind's name is a typo.
         if !has_wildcard && Kind::from_name(kind).is_none() {
-            let hint = Kind::suggest(kind)
-                .map(|k| format!(" (did you mean `{k}`?)"))
-                .unwrap_or_default();
-            return Err(PatternError::UnknownKind {
-                pattern: text.to_string(),
-                kind: kind.to_string(),
-                hint,
-            });
+            if let Some(k) = Kind::suggest(kind) {
+                return Err(PatternError::UnknownKind {
+                    pattern: text.to_string(),
+                    kind: kind.to_string(),
+                    hint: format!(" (did you mean `{k}`?)"),
+                });
+            }
         }
         Ok(Pattern {
             text: trimmed.to_string(),
             kind: WildMatch::new(kind),
+            kind_is_glob: has_wildcard,
             slug: slug.map(WildMatch::new),
         })
     }
 
-    /// Whether the address matches. The singleton matches `ResourcePools` and
-    /// `ResourcePools/*`.
+    /// Whether the address matches. A singleton matches its bare name (`ResourcePools`),
+    /// `ResourcePools/*`, and a bare glob (`*`), never `*/*`.
     pub fn matches(&self, address: &Address) -> bool {
         if !self.kind.matches(address.kind.name()) {
             return false;
@@ -76,7 +82,7 @@ impl Pattern {
         match (&address.slug, &self.slug) {
             (Some(slug), Some(glob)) => glob.matches(slug),
             (Some(_), None) => false,
-            (None, Some(glob)) => glob.matches(""),
+            (None, Some(glob)) => !self.kind_is_glob && glob.matches(""),
             (None, None) => true,
         }
     }
@@ -118,6 +124,18 @@ mod tests {
         assert!(!p.matches(&addr(Kind::named("Bucket"), "x")));
         let star = Pattern::parse("ResourcePools/*").unwrap();
         assert!(star.matches(&Address::new(Kind::named("ResourcePools"), None)));
+        // `*` is every singleton, `*/*` every slug-addressed resource.
+        let singletons = Pattern::parse("*").unwrap();
+        let every = Pattern::parse("*/*").unwrap();
+        for kind in ["ResourcePools", "TraceBehaviorConfig"] {
+            let a = Address::new(Kind::named(kind), None);
+            assert!(singletons.matches(&a) && !every.matches(&a), "{kind}");
+        }
+        assert!(!singletons.matches(&addr(Kind::named("Bucket"), "x")));
+        assert!(every.matches(&addr(Kind::named("Bucket"), "x")));
+        let trace = Pattern::parse("Trace*").unwrap();
+        assert!(trace.matches(&Address::new(Kind::named("TraceBehaviorConfig"), None)));
+        assert!(!trace.matches(&addr(Kind::named("TraceBehavior"), "x")));
     }
 
     #[test]

@@ -180,7 +180,51 @@ pub(crate) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 
 /// Loads the manifests for a command that needs them all valid; problems go to stderr.
 pub fn load_valid(dir: &std::path::Path) -> anyhow::Result<manifest::Loaded> {
+    valid(manifest::load_dir(dir)?, dir)
+}
+
+/// Whether a load met a kind this cfgctl does not know: a target with a newer API may
+/// describe it, so the manifests are loaded again once its description is read.
+fn names_unknown_kinds(loaded: &manifest::Loaded) -> bool {
+    loaded.diagnostics.iter().any(|d| {
+        matches!(
+            d.problem,
+            crate::diagnostic::Problem::UnknownKind {
+                suggestion: None,
+                ..
+            }
+        )
+    })
+}
+
+/// Loads the manifests before the target's description is read: `None` when they name a
+/// kind this cfgctl does not know (the description may add it: see [`load_deferred`]).
+pub(crate) fn load_early(dir: &std::path::Path) -> anyhow::Result<Option<manifest::Loaded>> {
     let loaded = manifest::load_dir(dir)?;
+    if names_unknown_kinds(&loaded) {
+        return Ok(None);
+    }
+    valid(loaded, dir).map(Some)
+}
+
+/// What [`load_early`] deferred, loaded now that the target's description is read.
+pub(crate) async fn load_deferred(
+    early: Option<manifest::Loaded>,
+    dir: &std::path::Path,
+) -> anyhow::Result<manifest::Loaded> {
+    match early {
+        Some(loaded) => Ok(loaded),
+        None => {
+            let dir = dir.to_path_buf();
+            tokio::task::spawn_blocking(move || load_valid(&dir))
+                .await
+                .context("loading the manifests")?
+        }
+    }
+}
+
+/// The loaded manifests, or their errors printed and an error.
+fn valid(loaded: manifest::Loaded, dir: &std::path::Path) -> anyhow::Result<manifest::Loaded> {
     let errors = loaded.error_count();
     if errors > 0 {
         let mut err = crate::output::stderr();
@@ -236,7 +280,10 @@ pub(crate) async fn load_fetch(
     let listed: Arc<OnceLock<BTreeSet<Address>>> = Arc::default();
     let listing = Arc::clone(&listed);
     let mut loading = tokio::task::spawn_blocking(move || {
-        let loaded = load_valid(&owned)?;
+        // Loaded again once the target's description (which may add a kind) is read.
+        let Some(loaded) = load_early(&owned)? else {
+            return anyhow::Ok(None);
+        };
         // While the target is still being read, every manifest is digested ahead (the
         // reading lets go of what matches); once it is read, only those it has.
         let compared: Vec<&manifest::Manifest> = match listing.get() {
@@ -254,7 +301,7 @@ pub(crate) async fn load_fetch(
             files = loaded.manifest_files,
             "loaded"
         );
-        anyhow::Ok(loaded)
+        anyhow::Ok(Some(loaded))
     });
     let reading = async {
         let conn = connecting.await?;
@@ -267,10 +314,14 @@ pub(crate) async fn load_fetch(
     tokio::pin!(reading);
     let (loaded, read) = first_with(&mut loading, reading.as_mut()).await;
     let loaded = loaded.context("loading the manifests")??;
-    let (conn, mut fetched) = match read {
-        Some(r) => r?,
-        None => reading.await?,
+    let read = match read {
+        Some(r) => r,
+        None => reading.await,
     };
+    // A manifest problem wins over a target problem: a kind the target did not add stays
+    // unknown, and the load's errors are reported first.
+    let loaded = load_deferred(loaded, dir).await?;
+    let (conn, mut fetched) = read?;
     // Pages read before the digests were known kept every object's text.
     fetched.current.release_expected(&expected);
     Ok((loaded, conn, fetched))

@@ -153,7 +153,7 @@ async fn remembered_or_planned(
                 let dir = opts.dir.clone();
                 let loading = remembered
                     .is_none()
-                    .then(|| tokio::task::spawn_blocking(move || load_valid(&dir)));
+                    .then(|| tokio::task::spawn_blocking(move || load_early(&dir)));
                 let listing = match listed {
                     Some(l) => l,
                     None => listing.await,
@@ -185,10 +185,11 @@ async fn remembered_or_planned(
     // remembered.
     let loading = loading.unwrap_or_else(|| {
         let dir = opts.dir.clone();
-        tokio::task::spawn_blocking(move || load_valid(&dir))
+        tokio::task::spawn_blocking(move || load_early(&dir))
     });
     // A manifest problem wins over a target problem, as without the memo.
     let loaded = loading.await.context("loading the manifests")??;
+    let loaded = load_deferred(loaded, &opts.dir).await?;
     let listing = listing.with_context(|| format!("reading the current state of {}", conn.name))?;
     let name = conn.name.clone();
     let (loaded, fetched) = tokio::task::spawn_blocking(move || {

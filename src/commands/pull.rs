@@ -21,10 +21,10 @@ pub struct PullCommand {
 /// `cfgctl pull`: writes the target's state back into the manifests (reads only from the
 /// target); the files are written at the end, all or none ([`crate::safe_write`]).
 pub fn pull(opts: PullCommand) -> anyhow::Result<ExitCode> {
-    let loaded = load_valid(&opts.dir)?;
-    let (plan, current) = runtime()?.block_on(async {
-        let conn = connect(&opts.target).await?;
-        plan_against(&conn, &loaded, false, &opts.only).await
+    let (loaded, plan, current) = runtime()?.block_on(async {
+        let (loaded, conn, fetched) = load_connect_fetch(&opts.dir, &opts.target).await?;
+        let (plan, current) = plan_fetched(&conn, &loaded, fetched, false, &opts.only)?;
+        anyhow::Ok((loaded, plan, current))
     })?;
     let mut texts = std::collections::BTreeMap::new();
     for m in &loaded.manifests {

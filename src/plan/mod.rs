@@ -460,7 +460,10 @@ pub fn plan(
             actions.push(unsupported(
                 address.clone(),
                 ActionKind::Create,
-                format!("the target can neither read nor write {kind}"),
+                match kind.def().unaddressable {
+                    Some(why) => why.to_string(),
+                    None => format!("the target can neither read nor write {kind}"),
+                },
                 Some(source(m)),
                 None,
             ));

@@ -104,12 +104,13 @@ async fn full_fixture_applied_in_order_then_plans_no_change() {
 #[tokio::test]
 async fn deletes_run_referrers_first() {
     let t = seeded(Config::default()).await;
-    // Everything in the prune scope but one team: the rest of the tenant is deleted.
+    // Everything in the prune scope but one team (`*/*` every slug-addressed resource, `*`
+    // every singleton): the rest of the tenant is deleted.
     let dir = tempfile::tempdir().unwrap();
     write(
         dir.path(),
         "cfgctl.yaml",
-        "prune: [\"*/*\"]\nmax_deletes: 100\n",
+        "prune: [\"*/*\", \"*\"]\nmax_deletes: 100\n",
     );
     write(
         dir.path(),

@@ -15,6 +15,7 @@ mod first_hour;
 mod graph;
 mod hostile;
 mod install;
+mod kinds;
 mod limits;
 mod memo;
 mod plan;
