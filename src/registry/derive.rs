@@ -94,9 +94,30 @@ pub(super) fn kinds(doc: &Value, known_keys: &BTreeMap<String, String>) -> Vec<D
             d.list_filters.retain(|(_, field, _)| !field.is_empty());
         }
     }
+    // A hostile or broken description names no kind cfgctl cannot print, address or key:
+    // names are ASCII letters and digits, segments lower-case words, keys snake case.
+    out.retain(well_formed);
     out.sort_by(|a, b| a.name.cmp(&b.name));
     out.dedup_by(|b, a| a.name == b.name);
     out
+}
+
+fn well_formed(d: &Derived) -> bool {
+    let word = |s: &str, ok: fn(u8) -> bool| !s.is_empty() && s.len() <= 64 && s.bytes().all(ok);
+    word(&d.name, |b| b.is_ascii_alphanumeric())
+        && d.name.as_bytes()[0].is_ascii_uppercase()
+        && word(&d.path, |b| {
+            b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-'
+        })
+        && !d.path.starts_with('-')
+        && word(&d.singular, |b| {
+            b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_'
+        })
+        && d.plural.as_deref().is_none_or(|p| {
+            word(p, |b| {
+                b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_'
+            })
+        })
 }
 
 fn operation_id(op: &Value) -> &str {

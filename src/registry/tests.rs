@@ -384,3 +384,38 @@ fn zero_values() {
         assert!(!is_zero(&v), "{v}");
     }
 }
+
+#[test]
+fn a_hostile_description_registers_no_unprintable_or_unaddressable_kind() {
+    let kind_at = |segment: &str, name: &str, key: &str| {
+        json!({
+            format!("/api/v1/config/{segment}"): {
+                "post": {"operationId": format!("Create{name}"), "parameters": [{"in": "body", "name": "body",
+                    "schema": {"$ref": format!("#/definitions/Req{key}")}}]}
+            },
+            format!("/api/v1/config/{segment}/{{slug}}"): {"get": {"operationId": format!("Read{name}")}}
+        })
+    };
+    let mut paths = serde_json::Map::new();
+    let mut defs = serde_json::Map::new();
+    for (segment, name, key) in [
+        ("..", "Dots", "dots"),
+        ("evil", "Evil\n::set-output name=x::", "evil"),
+        ("spaced", "Spaced", "spaced key"),
+        ("fine-things", "FineThing", "fine_thing"),
+    ] {
+        paths.extend(kind_at(segment, name, key).as_object().unwrap().clone());
+        defs.insert(
+            format!("Req{key}"),
+            json!({"properties": {key: {"$ref": "#/definitions/Obj"}}}),
+        );
+    }
+    defs.insert(
+        "Obj".into(),
+        json!({"properties": {"slug": {"type": "string"}}}),
+    );
+    let doc = json!({"paths": paths, "definitions": defs});
+    let names: Vec<&str> = register(&doc).into_iter().map(|k| k.name()).collect();
+    assert_eq!(names, vec!["FineThing"]);
+    assert!(Kind::from_name("Dots").is_none());
+}
