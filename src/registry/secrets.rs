@@ -171,8 +171,19 @@ pub fn is_secret_path(paths: &[&str], dotted: &str) -> bool {
         .any(|p| bare == *p || bare.strip_prefix(p).is_some_and(|r| r.starts_with('.')))
 }
 
+/// The JSON pointers of every value an object holds at the given paths (present or not empty).
+pub fn pointers_at(paths: &[&str], object: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    for path in paths {
+        visit(object, path, String::new(), String::new(), &mut |p, _, _| {
+            out.push(p.to_string())
+        });
+    }
+    out
+}
+
 /// `a[0].b[12].c` -> `a[].b[].c`.
-fn strip_indices(dotted: &str) -> String {
+pub fn strip_indices(dotted: &str) -> String {
     let mut out = String::with_capacity(dotted.len());
     let mut in_index = false;
     for c in dotted.chars() {
