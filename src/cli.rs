@@ -369,6 +369,7 @@ fn run_serve(command: Command) -> anyhow::Result<ExitCode> {
         page_size,
         faults,
         server_defaults,
+        redact_secrets,
         swagger,
         rate_limit,
         token,
@@ -386,6 +387,7 @@ fn run_serve(command: Command) -> anyhow::Result<ExitCode> {
             page_size,
             faults: faults.unwrap_or_default(),
             server_defaults: server_defaults == OnOff::On,
+            redact_secrets: redact_secrets == OnOff::On,
             swagger,
             rate_limit,
             ..crate::emulator::Config::default()

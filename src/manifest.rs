@@ -154,6 +154,13 @@ pub fn load_dir(dir: &Path) -> Result<Loaded, LoadError> {
         loaded.diagnostics.append(&mut one.diagnostics);
         loaded.sources.0.push((shown.clone(), hash));
     }
+    if loaded.settings.allow_literal_secrets {
+        for d in &mut loaded.diagnostics {
+            if matches!(d.problem, Problem::LiteralSecret { .. }) {
+                d.severity = diagnostic::Severity::Warning;
+            }
+        }
+    }
     check_set(&mut loaded);
     diagnostic::sort(&mut loaded.diagnostics);
     Ok(loaded)
@@ -393,6 +400,7 @@ impl DocCheck<'_> {
                 }
             }
         }
+        self.literal_secrets(kind, slug.as_deref(), &spec);
         if self.failed {
             return None;
         }
@@ -405,6 +413,26 @@ impl DocCheck<'_> {
             spans,
             digest: std::sync::OnceLock::new(),
         })
+    }
+
+    /// A secret field must hold a reference (`secrets::parse`). A literal is an error that
+    /// keeps the manifest (`allow_literal_secrets` turns it into a warning once the settings
+    /// are known: see `load_dir`); the file is read again located, so it points at the value.
+    fn literal_secrets(&mut self, kind: Kind, slug: Option<&str>, spec: &Value) {
+        for f in kind.def().secrets_in(spec) {
+            if crate::secrets::parse(&f.value).is_some() {
+                continue;
+            }
+            let pos = self.value_pos(&format!("/spec{}", f.pointer));
+            self.diagnostics.push(Diagnostic::error(
+                self.file,
+                pos,
+                Problem::LiteralSecret {
+                    address: Address::new(kind, slug.map(str::to_string)).to_string(),
+                    field: f.path,
+                },
+            ));
+        }
     }
 
     /// `dashboard_json` given as a mapping becomes its JSON string; given as a string it must

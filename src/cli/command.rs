@@ -196,6 +196,10 @@ pub enum Command {
         /// tenant does; `off` answers without them.
         #[arg(long, value_enum, default_value_t = OnOff::On, value_name = "on|off")]
         server_defaults: OnOff,
+        /// Answer secret fields `**REDACTED**` once set, as a current tenant does; `off`
+        /// answers them in clear, as an older tenant did.
+        #[arg(long, value_enum, default_value_t = OnOff::On, value_name = "on|off")]
+        redact_secrets: OnOff,
         /// Serve this API description (swagger 2.0 JSON, say a newer one) instead of the
         /// embedded one; objects are validated against it.
         #[arg(long, value_name = "FILE")]

@@ -78,6 +78,9 @@ pub struct Api {
     pub server_defaults: bool,
     /// The largest page served.
     pub max_page_size: u64,
+    /// Secrets answered `**REDACTED**` (`serve --redact-secrets off`: in clear, as an older
+    /// tenant does).
+    pub redact_secrets: bool,
 }
 
 fn describe(address: &Address) -> String {
@@ -128,7 +131,15 @@ impl Api {
             description,
             semantics,
             server_defaults,
+            redact_secrets: true,
         }
+    }
+
+    /// Whether secrets are answered `**REDACTED**` (else in clear, as an older tenant does).
+    #[must_use]
+    pub fn with_redacted_secrets(mut self, redact: bool) -> Api {
+        self.redact_secrets = redact;
+        self
     }
 
     /// The largest page it serves (`page.max_size` beyond is cut to it), at most
@@ -239,6 +250,9 @@ impl Api {
         now: &str,
     ) -> Result<Value, ApiError> {
         spec::strip_server_owned(kind, &mut object);
+        let before = existing.as_ref().map(|e| &e.object);
+        secrets::keep_stored(kind, &mut object, before);
+        secrets::generate(kind, &mut object, before);
         if let Some(map) = object.as_object_mut() {
             if let Some(slug) = slug {
                 map.insert("slug".into(), json!(slug));
@@ -270,6 +284,8 @@ impl Api {
         // Sets are kept in the server's own order.
         semantics.sort_sets(&mut object);
         self.store.replace(kind, slug, &object, refs)?;
+        let created = existing.is_none();
+        let object = secrets::answered(kind, object, self.redact_secrets, created);
         Ok(wire::one_response(kind, object))
     }
 
@@ -325,7 +341,10 @@ impl Api {
     /// GET one.
     pub fn read(&self, kind: Kind, slug: Option<&str>) -> Result<Value, ApiError> {
         match self.store.get(kind, slug)? {
-            Some(stored) => Ok(wire::one_response(kind, stored.object)),
+            Some(stored) => Ok(wire::one_response(
+                kind,
+                secrets::answered(kind, stored.object, self.redact_secrets, false),
+            )),
             None => Err(not_found(kind, slug)),
         }
     }
@@ -510,6 +529,7 @@ impl Api {
                     }
                 }
             }
+            let object = secrets::answered(kind, object, self.redact_secrets, false);
             items.push((slug.to_string(), object));
             Ok(true)
         })?;
@@ -584,6 +604,7 @@ impl Api {
 }
 
 mod rewrite;
+mod secrets;
 mod token;
 use token::{decode_token, encode_token};
 #[cfg(test)]
