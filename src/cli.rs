@@ -280,6 +280,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             force_delete_buckets,
             only,
             max_deletes,
+            rotate_secrets,
+            service_account_tokens,
             target,
         } => commands::apply(commands::ApplyCommand {
             source,
@@ -289,6 +291,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             force_delete_buckets,
             only,
             max_deletes,
+            rotate_secrets: rotate_secrets.map(|p| p.into_iter().collect()),
+            service_account_tokens,
             secret_dir: cli.cache.secret_dir(),
             parallelism: target.parallelism.max(1),
             verbose: cli.global.verbose > 0,
