@@ -35,10 +35,7 @@ pub enum SecretRef<'a> {
 pub fn parse(text: &str) -> Option<SecretRef<'_>> {
     let inner = text.strip_prefix("${")?.strip_suffix('}')?;
     if let Some(name) = inner.strip_prefix("env:") {
-        let ok = !name.is_empty()
-            && name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_');
+        let ok = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
         return ok.then_some(SecretRef::Env(name));
     }
     let path = inner.strip_prefix("file:")?;
@@ -170,7 +167,7 @@ pub fn stand_in(manifests: &[Manifest], current: &mut Current) -> Result<bool, S
                         let wanted = match parse(d) {
                             Some(r) => resolve(r, &m.file).map_err(|reason| SecretError {
                                 file: m.file.clone(),
-                                line: m.pos.line as u32,
+                                line: m.pos.line,
                                 address: address.to_string(),
                                 field: f.path.clone(),
                                 reason,
@@ -241,7 +238,7 @@ pub fn add_rotations(
             action: ActionKind::Update,
             source: Some(crate::plan::Source {
                 file: m.file.clone(),
-                line: m.pos.line as u32,
+                line: m.pos.line,
             }),
             fields: secrets
                 .into_iter()
@@ -263,7 +260,10 @@ pub fn add_rotations(
 
 /// A field change as shown: a secret field's values as [`SHOWN`] (a changed one as
 /// [`CHANGED`]), and the secret members of an object shown whole masked the same way.
-pub fn mask(kind: Kind, f: &crate::plan::normalize::FieldChange) -> Option<crate::plan::normalize::FieldChange> {
+pub fn mask(
+    kind: Kind,
+    f: &crate::plan::normalize::FieldChange,
+) -> Option<crate::plan::normalize::FieldChange> {
     let paths = kind.def().secrets;
     if paths.is_empty() {
         return None;

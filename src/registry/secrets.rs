@@ -104,18 +104,24 @@ pub struct FoundSecret {
 pub fn find(paths: &'static [&'static str], object: &Value) -> Vec<FoundSecret> {
     let mut out = Vec::new();
     for field in paths {
-        visit(object, field, String::new(), String::new(), &mut |p, d, v| {
-            if let Value::String(s) = v {
-                if !s.is_empty() {
-                    out.push(FoundSecret {
-                        pointer: p.to_string(),
-                        path: d.to_string(),
-                        field,
-                        value: s.clone(),
-                    });
+        visit(
+            object,
+            field,
+            String::new(),
+            String::new(),
+            &mut |p, d, v| {
+                if let Value::String(s) = v {
+                    if !s.is_empty() {
+                        out.push(FoundSecret {
+                            pointer: p.to_string(),
+                            path: d.to_string(),
+                            field,
+                            value: s.clone(),
+                        });
+                    }
                 }
-            }
-        });
+            },
+        );
     }
     out
 }
@@ -175,9 +181,13 @@ pub fn is_secret_path(paths: &[&str], dotted: &str) -> bool {
 pub fn pointers_at(paths: &[&str], object: &Value) -> Vec<String> {
     let mut out = Vec::new();
     for path in paths {
-        visit(object, path, String::new(), String::new(), &mut |p, _, _| {
-            out.push(p.to_string())
-        });
+        visit(
+            object,
+            path,
+            String::new(),
+            String::new(),
+            &mut |p, _, _| out.push(p.to_string()),
+        );
     }
     out
 }
@@ -226,7 +236,11 @@ mod tests {
     #[test]
     fn other_kinds_with_secrets() {
         let ec = Kind::named("ExternalConnection").def();
-        assert!(ec.secrets.iter().any(|p| p.ends_with("client_secret")), "{:?}", ec.secrets);
+        assert!(
+            ec.secrets.iter().any(|p| p.ends_with("client_secret")),
+            "{:?}",
+            ec.secrets
+        );
         let action = Kind::named("LogScaleAction").def();
         assert!(action.secrets.iter().any(|p| p.ends_with("ingest_token")));
         let sa = Kind::named("ServiceAccount").def();
@@ -236,11 +250,18 @@ mod tests {
 
     #[test]
     fn found_in_objects_and_matched_with_indices() {
-        let object = serde_json::json!({"a": [{"token": "x"}, {"token": ""}], "b": {"password": "p"}});
+        let object =
+            serde_json::json!({"a": [{"token": "x"}, {"token": ""}], "b": {"password": "p"}});
         let paths: &'static [&'static str] = &["a[].token", "b.password"];
         let found = find(paths, &object);
-        let got: Vec<_> = found.iter().map(|f| (f.pointer.as_str(), f.path.as_str())).collect();
-        assert_eq!(got, [("/a/0/token", "a[0].token"), ("/b/password", "b.password")]);
+        let got: Vec<_> = found
+            .iter()
+            .map(|f| (f.pointer.as_str(), f.path.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            [("/a/0/token", "a[0].token"), ("/b/password", "b.password")]
+        );
         assert!(is_secret_path(paths, "a[3].token"));
         assert!(is_secret_path(paths, "b.password"));
         assert!(!is_secret_path(paths, "b.passwords"));

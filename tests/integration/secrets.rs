@@ -23,13 +23,20 @@ fn connection() -> &'static str {
 fn repo(dir: &Path) {
     write(dir, "notifiers/on-call.yaml", notifier());
     write(dir, "connections/chat.yaml", connection());
-    write(dir, "connections/secrets/ec-token.txt", &format!("{EC_TOKEN}\n"));
+    write(
+        dir,
+        "connections/secrets/ec-token.txt",
+        &format!("{EC_TOKEN}\n"),
+    );
 }
 
 /// Every form a secret could leak in: as is, URL-encoded (query and path) and base64.
 fn forms(secret: &str) -> Vec<String> {
     let query: String = form_urlencoded::byte_serialize(secret.as_bytes()).collect();
-    let path = secret.replace('/', "%2F").replace('+', "%2B").replace('=', "%3D");
+    let path = secret
+        .replace('/', "%2F")
+        .replace('+', "%2B")
+        .replace('=', "%3D");
     vec![secret.to_string(), query, path, base64(secret.as_bytes())]
 }
 
@@ -50,7 +57,10 @@ fn base64(bytes: &[u8]) -> String {
 fn assert_clean(what: &str, text: &str) {
     for secret in [SLACK_URL, EC_TOKEN] {
         for form in forms(secret) {
-            assert!(!text.contains(&form), "{what} holds a secret ({form}):\n{text}");
+            assert!(
+                !text.contains(&form),
+                "{what} holds a secret ({form}):\n{text}"
+            );
         }
     }
 }
@@ -100,7 +110,10 @@ async fn a_secret_value_is_in_no_output_file_or_log() {
         runs.push((format!("{args:?}"), run));
     }
     let saved = std::fs::read_to_string(work.path().join("saved.json")).unwrap();
-    assert!(saved.contains("${env:SLACK_URL}"), "the saved plan holds the reference");
+    assert!(
+        saved.contains("${env:SLACK_URL}"),
+        "the saved plan holds the reference"
+    );
     let shown = &runs[0].1.stdout;
     assert!(shown.contains("(sensitive)"), "{shown}");
     assert!(!shown.contains("${env:SLACK_URL}"), "{shown}");
@@ -137,7 +150,10 @@ async fn a_secret_value_is_in_no_output_file_or_log() {
     );
     let exported =
         std::fs::read_to_string(work.path().join("exported/notifiers/on-call.yaml")).unwrap();
-    assert!(exported.contains("${env:NOTIFIER_ON_CALL_SLACK_API_URL}"), "{exported}");
+    assert!(
+        exported.contains("${env:NOTIFIER_ON_CALL_SLACK_API_URL}"),
+        "{exported}"
+    );
     assert!(!exported.contains("REDACTED"), "{exported}");
     runs.push(("export".into(), run));
     let run = cfgctl(&t, &dir, &cache).args(&["pull", "."]).run().await;
@@ -161,15 +177,23 @@ async fn a_literal_secret_is_located_and_allowed_only_as_a_warning() {
     let run = Cfgctl::bare().dir(dir).args(&["validate", "."]).run().await;
     assert_eq!(run.code, 1, "{}", run.transcript());
     assert!(
-        run.stdout.contains("n.yaml:8:14: error: Notifier/n: `slack.api_url` is a secret field")
-            || run.stderr.contains("n.yaml:8:14: error: Notifier/n: `slack.api_url` is a secret field"),
+        run.stdout
+            .contains("n.yaml:8:14: error: Notifier/n: `slack.api_url` is a secret field")
+            || run
+                .stderr
+                .contains("n.yaml:8:14: error: Notifier/n: `slack.api_url` is a secret field"),
         "{}",
         run.transcript()
     );
     write(dir, "cfgctl.yaml", "allow_literal_secrets: true\n");
     let run = Cfgctl::bare().dir(dir).args(&["validate", "."]).run().await;
     assert_eq!(run.code, 0, "{}", run.transcript());
-    assert!(run.transcript().contains("warning: Notifier/n: `slack.api_url`"), "{}", run.transcript());
+    assert!(
+        run.transcript()
+            .contains("warning: Notifier/n: `slack.api_url`"),
+        "{}",
+        run.transcript()
+    );
 }
 
 #[tokio::test]
@@ -184,7 +208,9 @@ async fn an_unresolvable_reference_names_the_variable_and_sends_nothing() {
         .await;
     assert_eq!(run.code, 1, "{}", run.transcript());
     assert!(
-        run.stderr.contains("n.yaml:1: Notifier/on-call `slack.api_url`: environment variable SLACK_URL is not set"),
+        run.stderr.contains(
+            "n.yaml:1: Notifier/on-call `slack.api_url`: environment variable SLACK_URL is not set"
+        ),
         "{}",
         run.transcript()
     );
@@ -204,7 +230,10 @@ async fn rotation_sends_exactly_the_updates_asked_for() {
     let dir = work.path().join("repo");
     let cache = work.path().join("cache");
     repo(&dir);
-    let run = cfgctl(&t, &dir, &cache).args(&["apply", ".", "--auto-approve"]).run().await;
+    let run = cfgctl(&t, &dir, &cache)
+        .args(&["apply", ".", "--auto-approve"])
+        .run()
+        .await;
     assert_eq!(run.code, 0, "{}", run.transcript());
     let rotated = "https://hooks.slack.example/rotated-value";
     // Nothing shows the new value: the target redacts.
@@ -216,12 +245,22 @@ async fn rotation_sends_exactly_the_updates_asked_for() {
     assert_eq!(run.code, 0, "{}", run.transcript());
     let run = cfgctl(&t, &dir, &cache)
         .env("SLACK_URL", rotated)
-        .args(&["apply", ".", "--auto-approve", "--rotate-secrets", "Notifier/*"])
+        .args(&[
+            "apply",
+            ".",
+            "--auto-approve",
+            "--rotate-secrets",
+            "Notifier/*",
+        ])
         .run()
         .await;
     assert_eq!(run.code, 0, "{}", run.transcript());
     assert!(run.stdout.contains("Notifier/on-call"), "{}", run.stdout);
-    assert!(!run.stdout.contains("ExternalConnection/chat"), "{}", run.stdout);
+    assert!(
+        !run.stdout.contains("ExternalConnection/chat"),
+        "{}",
+        run.stdout
+    );
     assert!(!run.transcript().contains(rotated));
     // The emulator stored the rotated value: an older tenant's answer (in clear) shows it.
     let older = Tenant::start(cfgctl::emulator::Config {
@@ -232,7 +271,9 @@ async fn rotation_sends_exactly_the_updates_asked_for() {
     .await;
     let read = older.read(Kind::named("Notifier"), Some("on-call")).await;
     assert_eq!(read.body["notifier"]["slack"]["api_url"], rotated);
-    let read = older.read(Kind::named("ExternalConnection"), Some("chat")).await;
+    let read = older
+        .read(Kind::named("ExternalConnection"), Some("chat"))
+        .await;
     assert_eq!(read.body["external_connection"]["slack"]["token"], EC_TOKEN);
 }
 
@@ -245,7 +286,13 @@ async fn service_account_tokens_go_only_to_a_new_0600_file() {
     let tokens = work.path().join("tokens.json");
     let run = Cfgctl::new(&t)
         .dir(&dir)
-        .args(&["apply", ".", "--auto-approve", "--service-account-tokens", "../tokens.json"])
+        .args(&[
+            "apply",
+            ".",
+            "--auto-approve",
+            "--service-account-tokens",
+            "../tokens.json",
+        ])
         .run()
         .await;
     assert_eq!(run.code, 0, "{}", run.transcript());
@@ -261,11 +308,21 @@ async fn service_account_tokens_go_only_to_a_new_0600_file() {
         assert_eq!(mode, 0o600);
     }
     let read = t.read(Kind::named("ServiceAccount"), Some("ci")).await;
-    assert!(read.body["service_account"].get("token").is_none(), "{:?}", read.body);
+    assert!(
+        read.body["service_account"].get("token").is_none(),
+        "{:?}",
+        read.body
+    );
     // An existing file is refused, before anything is sent.
     let run = Cfgctl::new(&t)
         .dir(&dir)
-        .args(&["apply", ".", "--auto-approve", "--service-account-tokens", "../tokens.json"])
+        .args(&[
+            "apply",
+            ".",
+            "--auto-approve",
+            "--service-account-tokens",
+            "../tokens.json",
+        ])
         .run()
         .await;
     assert_eq!(run.code, 1, "{}", run.transcript());
