@@ -23,6 +23,7 @@ use crate::yaml::{self, Document, Pos, Spans};
 
 mod locate;
 mod read;
+mod secrets;
 mod shape;
 pub use locate::Locator;
 use locate::{load_plain, spec_spans};
@@ -413,26 +414,6 @@ impl DocCheck<'_> {
             spans,
             digest: std::sync::OnceLock::new(),
         })
-    }
-
-    /// A secret field must hold a reference (`secrets::parse`). A literal is an error that
-    /// keeps the manifest (`allow_literal_secrets` turns it into a warning once the settings
-    /// are known: see `load_dir`); the file is read again located, so it points at the value.
-    fn literal_secrets(&mut self, kind: Kind, slug: Option<&str>, spec: &Value) {
-        for f in kind.def().secrets_in(spec) {
-            if crate::secrets::parse(&f.value).is_some() {
-                continue;
-            }
-            let pos = self.value_pos(&format!("/spec{}", f.pointer));
-            self.diagnostics.push(Diagnostic::error(
-                self.file,
-                pos,
-                Problem::LiteralSecret {
-                    address: Address::new(kind, slug.map(str::to_string)).to_string(),
-                    field: f.path,
-                },
-            ));
-        }
     }
 
     /// `dashboard_json` given as a mapping becomes its JSON string; given as a string it must

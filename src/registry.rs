@@ -21,7 +21,10 @@ use serde_json::Value;
 use crate::jsonpath::{escape_pointer, get_path};
 
 pub use overrides::SECRET_FIELDS;
-pub use secrets::{is_secret_path, pointers_at, strip_indices, FoundSecret, REDACTED};
+pub use secrets::{
+    is_secret_path, parse_reference, pointers_at, strip_indices, FoundSecret, SecretRef, CHANGED,
+    REDACTED, SHOWN,
+};
 
 /// The API description compiled into cfgctl (a copy of the vendor's whole Config API v1).
 pub const EMBEDDED_DESCRIPTION: &str = include_str!("../spec/config-api-v1.swagger.json");

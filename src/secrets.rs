@@ -18,29 +18,7 @@ use crate::manifest::Manifest;
 use crate::plan::{Action, ActionKind, Current, Plan};
 use crate::registry::{Address, Kind, REDACTED};
 
-/// A current secret the target answered in clear that differs from the manifest's (or that no
-/// manifest sets): what the plan holds instead of the value.
-pub const CHANGED: &str = "(sensitive value changed)";
-/// How a secret field's value is shown.
-pub const SHOWN: &str = "(sensitive)";
-
-/// Where a secret comes from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SecretRef<'a> {
-    Env(&'a str),
-    File(&'a str),
-}
-
-/// The reference a whole value is (`${env:NAME}`, `${file:PATH}`), if it is one.
-pub fn parse(text: &str) -> Option<SecretRef<'_>> {
-    let inner = text.strip_prefix("${")?.strip_suffix('}')?;
-    if let Some(name) = inner.strip_prefix("env:") {
-        let ok = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-        return ok.then_some(SecretRef::Env(name));
-    }
-    let path = inner.strip_prefix("file:")?;
-    (!path.is_empty() && !path.contains('}')).then_some(SecretRef::File(path))
-}
+pub use crate::registry::{parse_reference as parse, SecretRef, CHANGED, SHOWN};
 
 /// A secret reference that could not be resolved: named, never its value.
 #[derive(Debug, thiserror::Error)]
@@ -256,59 +234,6 @@ pub fn add_rotations(
             cascade: vec![],
         });
     }
-}
-
-/// A field change as shown: a secret field's values as [`SHOWN`] (a changed one as
-/// [`CHANGED`]), and the secret members of an object shown whole masked the same way.
-pub fn mask(
-    kind: Kind,
-    f: &crate::plan::normalize::FieldChange,
-) -> Option<crate::plan::normalize::FieldChange> {
-    let paths = kind.def().secrets;
-    if paths.is_empty() {
-        return None;
-    }
-    if crate::registry::is_secret_path(paths, &f.path) {
-        let changed = f.before.is_some() && f.after.is_some();
-        let shown = |v: &Option<Value>| {
-            v.as_ref()
-                .map(|_| Value::String(if changed { CHANGED } else { SHOWN }.into()))
-        };
-        return Some(crate::plan::normalize::FieldChange {
-            path: f.path.clone(),
-            before: shown(&f.before),
-            after: shown(&f.after),
-        });
-    }
-    // An object holding secret members (a create's top-level `slack`).
-    let prefix = format!("{}.", crate::registry::strip_indices(&f.path));
-    let inner: Vec<&'static str> = paths
-        .iter()
-        .filter_map(|p| p.strip_prefix(prefix.as_str()))
-        .collect();
-    if inner.is_empty() {
-        return None;
-    }
-    let masked = |v: &Option<Value>| {
-        v.as_ref().map(|v| {
-            let mut v = v.clone();
-            for found in crate::registry::pointers_at(&inner, &v) {
-                if let Some(slot) = v.pointer_mut(&found) {
-                    *slot = Value::String(SHOWN.into());
-                }
-            }
-            v
-        })
-    };
-    let (before, after) = (masked(&f.before), masked(&f.after));
-    if before == f.before && after == f.after {
-        return None;
-    }
-    Some(crate::plan::normalize::FieldChange {
-        path: f.path.clone(),
-        before,
-        after,
-    })
 }
 
 /// ServiceAccount tokens (read-only secret fields) answered by the creates of this process,

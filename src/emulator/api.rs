@@ -78,8 +78,7 @@ pub struct Api {
     pub server_defaults: bool,
     /// The largest page served.
     pub max_page_size: u64,
-    /// Secrets answered `**REDACTED**` (`serve --redact-secrets off`: in clear, as an older
-    /// tenant does).
+    /// Secrets answered `**REDACTED**` (`--redact-secrets off`: in clear, as older tenants).
     pub redact_secrets: bool,
 }
 
@@ -133,13 +132,6 @@ impl Api {
             server_defaults,
             redact_secrets: true,
         }
-    }
-
-    /// Whether secrets are answered `**REDACTED**` (else in clear, as an older tenant does).
-    #[must_use]
-    pub fn with_redacted_secrets(mut self, redact: bool) -> Api {
-        self.redact_secrets = redact;
-        self
     }
 
     /// The largest page it serves (`page.max_size` beyond is cut to it), at most
@@ -341,10 +333,7 @@ impl Api {
     /// GET one.
     pub fn read(&self, kind: Kind, slug: Option<&str>) -> Result<Value, ApiError> {
         match self.store.get(kind, slug)? {
-            Some(stored) => Ok(wire::one_response(
-                kind,
-                secrets::answered(kind, stored.object, self.redact_secrets, false),
-            )),
+            Some(s) => Ok(wire::one_response(kind, self.answered(kind, s.object))),
             None => Err(not_found(kind, slug)),
         }
     }
@@ -529,7 +518,7 @@ impl Api {
                     }
                 }
             }
-            let object = secrets::answered(kind, object, self.redact_secrets, false);
+            let object = self.answered(kind, object);
             items.push((slug.to_string(), object));
             Ok(true)
         })?;

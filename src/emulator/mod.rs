@@ -146,16 +146,17 @@ impl AppState {
         let swagger = description.for_profile(config.profile).to_string();
         let swagger_doc: Value = serde_json::from_str(&swagger).unwrap_or(Value::Null);
         Ok(Arc::new(AppState {
-            api: Mutex::new(
-                Api::new(
+            api: Mutex::new({
+                let mut api = Api::new(
                     store,
                     config.page_size.max(1),
                     description,
                     config.server_defaults,
                 )
-                .with_max_page_size(config.max_page_size)
-                .with_redacted_secrets(config.redact_secrets),
-            ),
+                .with_max_page_size(config.max_page_size);
+                api.redact_secrets = config.redact_secrets;
+                api
+            }),
             token: config.token.clone().filter(|t| !t.is_empty()),
             profile: config.profile,
             faults: config.faults.clone(),

@@ -14,6 +14,7 @@ use crate::settings::IgnoreRule;
 use crate::spec;
 
 mod embedded;
+pub mod secret;
 
 /// The comparable form of an object of a kind. One new tree (the manifest form), then every
 /// step in place: no step copies the object again.
@@ -318,7 +319,7 @@ pub fn displayed(kind: Kind, f: &FieldChange) -> std::borrow::Cow<'_, FieldChang
         _ => None,
     };
     // A secret field is never shown (its reference neither: `(sensitive)`).
-    if let Some(masked) = crate::secrets::mask(kind, f) {
+    if let Some(masked) = secret::mask(kind, f) {
         return std::borrow::Cow::Owned(masked);
     }
     if !kind.def().embedded_json.iter().any(|e| e.field == f.path) {
@@ -347,7 +348,7 @@ pub fn fingerprint(kind: Kind, object: &Value) -> String {
         let mut copy = object.clone();
         for f in found {
             if let Some(slot) = copy.pointer_mut(&f.pointer) {
-                *slot = Value::String(crate::secrets::SHOWN.into());
+                *slot = Value::String(crate::registry::SHOWN.into());
             }
         }
         masked = copy;

@@ -14,6 +14,30 @@ use crate::jsonpath::escape_pointer;
 /// What a target answers for a secret it keeps (and what, written back, keeps it).
 pub const REDACTED: &str = "**REDACTED**";
 
+/// A current secret the target answered in clear that differs from the manifest's (or that no
+/// manifest sets): what the plan holds instead of the value.
+pub const CHANGED: &str = "(sensitive value changed)";
+/// How a secret field's value is shown.
+pub const SHOWN: &str = "(sensitive)";
+
+/// Where a secret comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SecretRef<'a> {
+    Env(&'a str),
+    File(&'a str),
+}
+
+/// The reference a whole value is (`${env:NAME}`, `${file:PATH}`), if it is one.
+pub fn parse_reference(text: &str) -> Option<SecretRef<'_>> {
+    let inner = text.strip_prefix("${")?.strip_suffix('}')?;
+    if let Some(name) = inner.strip_prefix("env:") {
+        let ok = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        return ok.then_some(SecretRef::Env(name));
+    }
+    let path = inner.strip_prefix("file:")?;
+    (!path.is_empty() && !path.contains('}')).then_some(SecretRef::File(path))
+}
+
 /// Every secret path of a definition, depth first in property order.
 pub(super) fn paths(defs: &Map<String, Value>, def: &Value) -> Vec<String> {
     let mut out = Vec::new();

@@ -42,7 +42,7 @@ fn shown_masked_whole_or_inside_an_object() {
         before: None,
         after: Some(serde_json::json!({"api_url": "${env:X}", "channel": "#c"})),
     };
-    let m = mask(kind, &f).unwrap();
+    let m = crate::plan::normalize::secret::mask(kind, &f).unwrap();
     assert_eq!(
         m.after,
         Some(serde_json::json!({"api_url": "(sensitive)", "channel": "#c"}))
@@ -52,12 +52,12 @@ fn shown_masked_whole_or_inside_an_object() {
         before: Some("(sensitive value changed)".into()),
         after: Some("${env:X}".into()),
     };
-    let m = mask(kind, &f).unwrap();
+    let m = crate::plan::normalize::secret::mask(kind, &f).unwrap();
     assert_eq!(m.after, Some(Value::String(CHANGED.into())));
     let f = crate::plan::normalize::FieldChange {
         path: "slack.channel".into(),
         before: None,
         after: Some("#c".into()),
     };
-    assert!(mask(kind, &f).is_none());
+    assert!(crate::plan::normalize::secret::mask(kind, &f).is_none());
 }

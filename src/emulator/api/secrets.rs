@@ -66,3 +66,10 @@ pub(super) fn answered(kind: Kind, mut object: Value, redact: bool, created: boo
     }
     object
 }
+
+impl super::Api {
+    /// A stored object as a read or a list answers it.
+    pub(super) fn answered(&self, kind: Kind, object: Value) -> Value {
+        answered(kind, object, self.redact_secrets, false)
+    }
+}
