@@ -280,6 +280,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             force_delete_buckets,
             only,
             max_deletes,
+            rotate_secrets,
+            service_account_tokens,
             target,
         } => commands::apply(commands::ApplyCommand {
             source,
@@ -289,6 +291,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             force_delete_buckets,
             only,
             max_deletes,
+            rotate_secrets: rotate_secrets.map(|p| p.into_iter().collect()),
+            service_account_tokens,
             secret_dir: cli.cache.secret_dir(),
             parallelism: target.parallelism.max(1),
             verbose: cli.global.verbose > 0,
@@ -369,6 +373,7 @@ fn run_serve(command: Command) -> anyhow::Result<ExitCode> {
         page_size,
         faults,
         server_defaults,
+        redact_secrets,
         swagger,
         rate_limit,
         token,
@@ -386,6 +391,7 @@ fn run_serve(command: Command) -> anyhow::Result<ExitCode> {
             page_size,
             faults: faults.unwrap_or_default(),
             server_defaults: server_defaults == OnOff::On,
+            redact_secrets: redact_secrets == OnOff::On,
             swagger,
             rate_limit,
             ..crate::emulator::Config::default()

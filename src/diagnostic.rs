@@ -45,6 +45,8 @@ pub enum Problem {
         field: String,
         belongs_in_spec: bool,
     },
+    #[error("{address}: `{field}` is a secret field and holds a literal value; write a reference, `${{env:NAME}}` or `${{file:PATH}}` (`allow_literal_secrets: true` in cfgctl.yaml makes this a warning)")]
+    LiteralSecret { address: String, field: String },
     #[error("missing `api_version` (expected `api_version: v1/config`)")]
     MissingApiVersion,
     #[error("unsupported api_version {0} (expected `v1/config`)")]

@@ -20,6 +20,7 @@ pub mod pull;
 pub mod registry;
 pub mod render;
 pub mod safe_write;
+pub mod secrets;
 pub mod semantics;
 pub mod settings;
 pub mod spec;

@@ -23,6 +23,7 @@ use crate::yaml::{self, Document, Pos, Spans};
 
 mod locate;
 mod read;
+mod secrets;
 mod shape;
 pub use locate::Locator;
 use locate::{load_plain, spec_spans};
@@ -153,6 +154,13 @@ pub fn load_dir(dir: &Path) -> Result<Loaded, LoadError> {
         loaded.manifest_files -= one.other_files;
         loaded.diagnostics.append(&mut one.diagnostics);
         loaded.sources.0.push((shown.clone(), hash));
+    }
+    if loaded.settings.allow_literal_secrets {
+        for d in &mut loaded.diagnostics {
+            if matches!(d.problem, Problem::LiteralSecret { .. }) {
+                d.severity = diagnostic::Severity::Warning;
+            }
+        }
     }
     check_set(&mut loaded);
     diagnostic::sort(&mut loaded.diagnostics);
@@ -398,6 +406,7 @@ impl DocCheck<'_> {
                 }
             }
         }
+        self.literal_secrets(kind, slug.as_deref(), &spec);
         if self.failed {
             return None;
         }

@@ -29,8 +29,8 @@ const MIN_SECRET_LEN: usize = 4;
 
 static SECRETS: RwLock<Vec<String>> = RwLock::new(Vec::new());
 
-/// Registers a secret (and its percent-encoded forms) to be redacted from everything printed
-/// from now on, by this process.
+/// Registers a secret (and its percent-encoded, base64 and JSON-escaped forms) to be redacted
+/// from everything printed from now on, by this process.
 pub fn register_secret(secret: &str) {
     let secret = secret.trim();
     if secret.chars().count() < MIN_SECRET_LEN {
@@ -40,6 +40,12 @@ pub fn register_secret(secret: &str) {
     let query: String = form_urlencoded::byte_serialize(secret.as_bytes()).collect();
     forms.push(query);
     forms.push(crate::wire::encode_segment(secret));
+    // A value a server or a log shows encoded (a basic-auth header, a data URL) or escaped
+    // inside a JSON string is the same secret.
+    forms.extend(base64_forms(secret.as_bytes()));
+    if let Ok(json) = serde_json::to_string(secret) {
+        forms.push(json.trim_matches('"').to_string());
+    }
     let mut secrets = SECRETS.write().unwrap_or_else(|e| e.into_inner());
     for f in forms {
         if !secrets.contains(&f) {
@@ -48,6 +54,43 @@ pub fn register_secret(secret: &str) {
     }
     // Longest first, so a secret that contains another is replaced whole.
     secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+}
+
+/// The base64 forms of a value: standard and URL-safe alphabets, with and without padding.
+fn base64_forms(bytes: &[u8]) -> Vec<String> {
+    const STD: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut standard = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                standard.push(char::from(STD[((n >> (18 - 6 * i)) & 63) as usize]));
+            } else {
+                standard.push('=');
+            }
+        }
+    }
+    let url_safe: String = standard
+        .chars()
+        .map(|c| match c {
+            '+' => '-',
+            '/' => '_',
+            c => c,
+        })
+        .collect();
+    let mut forms = vec![
+        standard.trim_end_matches('=').to_string(),
+        url_safe.trim_end_matches('=').to_string(),
+        standard,
+        url_safe,
+    ];
+    forms.dedup();
+    forms
 }
 
 /// Registers what a `--url` carries that is secret: the user info's password (and a user name

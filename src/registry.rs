@@ -10,6 +10,7 @@
 
 mod derive;
 mod overrides;
+mod secrets;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -20,6 +21,10 @@ use serde_json::Value;
 use crate::jsonpath::{escape_pointer, get_path};
 
 pub use overrides::SECRET_FIELDS;
+pub use secrets::{
+    is_secret_path, parse_reference, pointers_at, strip_indices, FoundSecret, SecretRef, CHANGED,
+    REDACTED, SHOWN,
+};
 
 /// The API description compiled into cfgctl (a copy of the vendor's whole Config API v1).
 pub const EMBEDDED_DESCRIPTION: &str = include_str!("../spec/config-api-v1.swagger.json");
@@ -235,6 +240,8 @@ pub struct KindDef {
     pub references: &'static [Reference],
     /// Fields set by the server, never by a manifest.
     pub server_owned: &'static [&'static str],
+    /// Fields that hold credentials (dotted, `[]` for arrays; see `secrets`).
+    pub secrets: &'static [&'static str],
     /// Defaults and sets the swagger's descriptions do not state in a form cfgctl derives
     /// (see `semantics`); most kinds need none.
     pub field_notes: &'static [FieldNote],
@@ -385,6 +392,7 @@ fn row(kind: Kind, d: &derive::Derived, by_name: &BTreeMap<&'static str, Kind>) 
         seed_ops: o.seed_ops,
         references: leak_slice(references),
         server_owned: leak_slice(d.server_owned.iter().cloned().map(leak).collect()),
+        secrets: leak_slice(d.secrets.iter().cloned().map(leak).collect()),
         field_notes: &[],
         list_filters: leak_slice(list_filters),
         embedded_json: o.embedded_json,
@@ -643,6 +651,11 @@ impl KindDef {
             r.walk(object, r.path, &mut trail, &mut out);
         }
         out
+    }
+
+    /// Every non-empty secret value the object holds, in registry order.
+    pub fn secrets_in(&self, object: &Value) -> Vec<FoundSecret> {
+        secrets::find(self.secrets, object)
     }
 
     /// Operations of a profile.

@@ -25,7 +25,13 @@ pub const FILE_NAME: &str = "cfgctl.yaml";
 /// `max_deletes` when the file does not say.
 pub const DEFAULT_MAX_DELETES: u32 = 25;
 
-const FIELDS: &[&str] = &["prune", "exclude", "max_deletes", "ignore"];
+const FIELDS: &[&str] = &[
+    "prune",
+    "exclude",
+    "max_deletes",
+    "ignore",
+    "allow_literal_secrets",
+];
 
 /// A field the comparison skips for one kind.
 #[derive(Clone, Debug, PartialEq)]
@@ -42,6 +48,8 @@ pub struct Settings {
     pub exclude: Vec<Pattern>,
     pub max_deletes: u32,
     pub ignore: Vec<IgnoreRule>,
+    /// A literal value in a secret field is a warning, not an error.
+    pub allow_literal_secrets: bool,
 }
 
 impl Default for Settings {
@@ -51,6 +59,7 @@ impl Default for Settings {
             exclude: Vec::new(),
             max_deletes: DEFAULT_MAX_DELETES,
             ignore: Vec::new(),
+            allow_literal_secrets: false,
         }
     }
 }
@@ -153,6 +162,14 @@ pub fn parse(file: &Path, text: &str) -> Result<Settings, Vec<Diagnostic>> {
                 ),
             },
             "ignore" => settings.ignore = ignore_rules(&mut r, value),
+            "allow_literal_secrets" => match value.as_bool() {
+                Some(b) => settings.allow_literal_secrets = b,
+                None => r.error(
+                    &pointer,
+                    false,
+                    format!("`allow_literal_secrets` must be true or false, found {value}"),
+                ),
+            },
             other => {
                 let known: Vec<String> = FIELDS.iter().map(|s| s.to_string()).collect();
                 let hint = crate::jsonpath::closest(other, &known)
@@ -162,7 +179,7 @@ pub fn parse(file: &Path, text: &str) -> Result<Settings, Vec<Diagnostic>> {
                     &pointer,
                     true,
                     format!(
-                        "unknown field `{other}`{hint}; expected prune, exclude, max_deletes or ignore"
+                        "unknown field `{other}`{hint}; expected prune, exclude, max_deletes, ignore or allow_literal_secrets"
                     ),
                 );
             }
@@ -298,7 +315,7 @@ mod tests {
             errors("prune:\n  - Dashbord/*\nmax_delete: 3\n"),
             vec![
                 "cfgctl.yaml:2:5: error: invalid settings file: `prune[0]`: pattern `Dashbord/*` names unknown kind `Dashbord` (did you mean `Dashboard`?)",
-                "cfgctl.yaml:3:1: error: invalid settings file: unknown field `max_delete` (did you mean `max_deletes`?); expected prune, exclude, max_deletes or ignore",
+                "cfgctl.yaml:3:1: error: invalid settings file: unknown field `max_delete` (did you mean `max_deletes`?); expected prune, exclude, max_deletes, ignore or allow_literal_secrets",
             ]
         );
         assert_eq!(

@@ -162,6 +162,19 @@ async fn run_action(
     let body = action.body.as_deref().unwrap_or(&null);
     let failed = |e: &ClientError| Failure::of(action, e);
     match action.action {
+        // A kind whose create answers a server-owned secret (a ServiceAccount's token): the
+        // answer is read for it, and the secret kept, registered at once (`secrets`).
+        ActionKind::Create if crate::secrets::answers_secrets(kind) => {
+            match client.create(kind, body, Commit::Apply).await {
+                Ok(answer) => {
+                    if let Some(answer) = answer {
+                        crate::secrets::keep_created(kind, &action.address, &answer);
+                    }
+                    Ok(None)
+                }
+                Err(e) => Err(failed(&e)),
+            }
+        }
         ActionKind::Create => match client.submit_create(kind, body, Commit::Apply).await {
             Ok(()) => Ok(None),
             Err(e) if e.status() == Some(409) => {

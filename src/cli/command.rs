@@ -81,6 +81,16 @@ pub enum Command {
         /// deletes allowed (else the cfgctl.yaml of the current directory, else 25).
         #[arg(long, value_name = "N")]
         max_deletes: Option<u32>,
+        /// Send an update to every managed resource with a secret field (those matching
+        /// KIND/SLUG-GLOB when given), even when nothing shows a difference: a rotated secret
+        /// the target reads back as **REDACTED** cannot show one.
+        #[arg(long, value_name = "PATTERN", num_args = 0..=1, value_parser = parse_pattern)]
+        rotate_secrets: Option<Option<Pattern>>,
+        /// Write the tokens of the ServiceAccounts this apply creates to FILE, as
+        /// {"ServiceAccount/slug": "token"}; FILE is created with mode 0600 and must not
+        /// exist. Without it the tokens are never shown.
+        #[arg(long, value_name = "FILE")]
+        service_account_tokens: Option<PathBuf>,
         #[command(flatten)]
         target: TargetArgs,
     },
@@ -196,6 +206,10 @@ pub enum Command {
         /// tenant does; `off` answers without them.
         #[arg(long, value_enum, default_value_t = OnOff::On, value_name = "on|off")]
         server_defaults: OnOff,
+        /// Answer secret fields `**REDACTED**` once set, as a current tenant does; `off`
+        /// answers them in clear, as an older tenant did.
+        #[arg(long, value_enum, default_value_t = OnOff::On, value_name = "on|off")]
+        redact_secrets: OnOff,
         /// Serve this API description (swagger 2.0 JSON, say a newer one) instead of the
         /// embedded one; objects are validated against it.
         #[arg(long, value_name = "FILE")]

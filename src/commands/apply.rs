@@ -20,6 +20,10 @@ pub struct ApplyCommand {
     pub only: Vec<crate::pattern::Pattern>,
     /// `--max-deletes`: what a saved plan's unsealed guards may not exceed.
     pub max_deletes: Option<u32>,
+    /// `--rotate-secrets`: the patterns (empty: every resource with a secret field).
+    pub rotate_secrets: Option<Vec<crate::pattern::Pattern>>,
+    /// `--service-account-tokens FILE`.
+    pub service_account_tokens: Option<PathBuf>,
     /// Where the user's secret that seals saved plans lives (see `seal_key`).
     pub secret_dir: Option<PathBuf>,
     pub parallelism: usize,
@@ -108,6 +112,18 @@ pub fn apply(opts: ApplyCommand) -> anyhow::Result<ExitCode> {
     use std::io::IsTerminal;
 
     let from_file = opts.source.is_file();
+    if let Some(path) = &opts.service_account_tokens {
+        // Refused before anything is sent: the file is never overwritten.
+        if path.symlink_metadata().is_ok() {
+            anyhow::bail!(
+                "--service-account-tokens: {} exists; name a new file (it is created with mode 0600): nothing was changed",
+                path.display()
+            );
+        }
+    }
+    if from_file && opts.rotate_secrets.is_some() {
+        anyhow::bail!("--rotate-secrets needs the manifests (a directory), not a saved plan: nothing was changed");
+    }
     runtime()?.block_on(async {
         let (conn, loaded) = if from_file {
             (connect(&opts.target).await?, None)
@@ -157,11 +173,18 @@ pub fn apply(opts: ApplyCommand) -> anyhow::Result<ExitCode> {
             // The manifests are freed (on another thread, not before the first request):
             // the plan holds what apply sends.
             Some((loaded, fetched)) => {
-                let planned = plan_fetched(&conn, &loaded, fetched, opts.prune, &opts.only)?;
+                let (mut plan, current) =
+                    plan_fetched(&conn, &loaded, fetched, opts.prune, &opts.only)?;
+                if let Some(patterns) = &opts.rotate_secrets {
+                    crate::secrets::add_rotations(&mut plan, &loaded.manifests, &current, patterns);
+                }
                 super::free_aside(loaded);
-                planned
+                (plan, current)
             }
         };
+        // What is sent: the plan's secret references resolved (the plan keeps them, for what
+        // is shown); a reference that cannot be resolved stops the run before any request.
+        let sent = crate::secrets::fill_plan(&plan)?;
         // The very same check for a plan made now and a saved one; a saved plan whose guards
         // are not sealed for this user also keeps apply's own.
         let mut refused =
@@ -226,7 +249,7 @@ pub fn apply(opts: ApplyCommand) -> anyhow::Result<ExitCode> {
         let client = std::sync::Arc::new(conn.client);
         let outcomes = crate::apply::execute(
             std::sync::Arc::clone(&client),
-            &plan,
+            &sent,
             &current,
             crate::apply::ExecOptions {
                 parallelism: opts.parallelism,
@@ -239,6 +262,11 @@ pub fn apply(opts: ApplyCommand) -> anyhow::Result<ExitCode> {
             rendered.await.context("writing the plan")??;
         }
         progress.finish();
+        if let Some(path) = &opts.service_account_tokens {
+            crate::secrets::write_tokens(path, &crate::secrets::created()).with_context(|| {
+                format!("writing the service account tokens to {}", path.display())
+            })?;
+        }
         let summary =
             crate::apply::report::summary(&plan, &outcomes, client.throttle().slow_down());
         crate::output::stdout()
@@ -250,7 +278,7 @@ pub fn apply(opts: ApplyCommand) -> anyhow::Result<ExitCode> {
             ExitCode::from(1)
         };
         // The command ends here (`let_go`).
-        super::let_go((plan, outcomes, current));
+        super::let_go((plan, sent, outcomes, current));
         Ok(code)
     })
 }

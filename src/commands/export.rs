@@ -47,6 +47,15 @@ pub fn export(opts: ExportCommand) -> anyhow::Result<ExitCode> {
                 def.name
             );
         }
+        let vars = crate::export::secret_variables(&fetched.current, &opts.only);
+        if !vars.is_empty() {
+            let _ = writeln!(
+                err,
+                "note: secrets are written as references; set {} before planning: {}",
+                plural(vars.len(), "this variable", "these variables"),
+                vars.join(", ")
+            );
+        }
         let kinds: std::collections::BTreeSet<_> =
             fetched.current.resources.keys().map(|a| a.kind).collect();
         writeln!(

@@ -369,6 +369,9 @@ pub(crate) fn plan_fetched(
     prune: bool,
     only: &[crate::pattern::Pattern],
 ) -> anyhow::Result<(crate::plan::Plan, crate::plan::Current)> {
+    let mut fetched = fetched;
+    // What the target answered for secrets stands as the manifests' references (`secrets`).
+    crate::secrets::stand_in(&loaded.manifests, &mut fetched.current)?;
     let opts = crate::plan::PlanOptions {
         target: conn.name.clone(),
         prune,

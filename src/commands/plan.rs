@@ -226,6 +226,8 @@ fn plan_remembering(
     fetched: crate::state::Fetched,
 ) -> anyhow::Result<(crate::plan::Plan, BTreeSet<crate::registry::Kind>)> {
     let answers = fetched.answers;
+    // Secrets answered in clear were compared with the resolved values, which no key holds.
+    let in_clear = crate::secrets::answered_in_clear(&fetched.current);
     let (plan, current) = plan_fetched(conn, loaded, fetched, opts.prune, &opts.only)?;
     let inputs = crate::memo::Inputs {
         sources: &loaded.sources,
@@ -235,7 +237,9 @@ fn plan_remembering(
     };
     // Keyed by what the load read, not by the hashing ahead (a file may have changed since).
     let id = memo.entry_id(&inputs);
-    if let Err(e) = memo.remember(&id, answers, &plan, &current.known) {
+    if in_clear {
+        tracing::info!("secrets answered in clear: the plan is not remembered");
+    } else if let Err(e) = memo.remember(&id, answers, &plan, &current.known) {
         tracing::warn!("{e}");
     }
     Ok((plan, known_of(current)))

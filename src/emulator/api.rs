@@ -78,6 +78,8 @@ pub struct Api {
     pub server_defaults: bool,
     /// The largest page served.
     pub max_page_size: u64,
+    /// Secrets answered `**REDACTED**` (`--redact-secrets off`: in clear, as older tenants).
+    pub redact_secrets: bool,
 }
 
 fn describe(address: &Address) -> String {
@@ -128,6 +130,7 @@ impl Api {
             description,
             semantics,
             server_defaults,
+            redact_secrets: true,
         }
     }
 
@@ -239,6 +242,9 @@ impl Api {
         now: &str,
     ) -> Result<Value, ApiError> {
         spec::strip_server_owned(kind, &mut object);
+        let before = existing.as_ref().map(|e| &e.object);
+        secrets::keep_stored(kind, &mut object, before);
+        secrets::generate(kind, &mut object, before);
         if let Some(map) = object.as_object_mut() {
             if let Some(slug) = slug {
                 map.insert("slug".into(), json!(slug));
@@ -270,6 +276,8 @@ impl Api {
         // Sets are kept in the server's own order.
         semantics.sort_sets(&mut object);
         self.store.replace(kind, slug, &object, refs)?;
+        let created = existing.is_none();
+        let object = secrets::answered(kind, object, self.redact_secrets, created);
         Ok(wire::one_response(kind, object))
     }
 
@@ -325,7 +333,7 @@ impl Api {
     /// GET one.
     pub fn read(&self, kind: Kind, slug: Option<&str>) -> Result<Value, ApiError> {
         match self.store.get(kind, slug)? {
-            Some(stored) => Ok(wire::one_response(kind, stored.object)),
+            Some(s) => Ok(wire::one_response(kind, self.answered(kind, s.object))),
             None => Err(not_found(kind, slug)),
         }
     }
@@ -510,6 +518,7 @@ impl Api {
                     }
                 }
             }
+            let object = self.answered(kind, object);
             items.push((slug.to_string(), object));
             Ok(true)
         })?;
@@ -584,6 +593,7 @@ impl Api {
 }
 
 mod rewrite;
+mod secrets;
 mod token;
 use token::{decode_token, encode_token};
 #[cfg(test)]

@@ -57,6 +57,8 @@ pub struct Config {
     pub faults: Faults,
     /// Fill documented defaults a write leaves out (a real tenant does).
     pub server_defaults: bool,
+    /// Answer secrets `**REDACTED**` (a current tenant does; `false`: in clear).
+    pub redact_secrets: bool,
     /// Serve this API description instead of the embedded one.
     pub swagger: Option<PathBuf>,
     /// At most this many API requests a second (`--rate-limit`); unlimited when absent.
@@ -73,6 +75,7 @@ impl Default for Config {
             max_page_size: api::MAX_PAGE_SIZE,
             faults: Faults::default(),
             server_defaults: true,
+            redact_secrets: true,
             swagger: None,
             rate_limit: None,
         }
@@ -143,15 +146,17 @@ impl AppState {
         let swagger = description.for_profile(config.profile).to_string();
         let swagger_doc: Value = serde_json::from_str(&swagger).unwrap_or(Value::Null);
         Ok(Arc::new(AppState {
-            api: Mutex::new(
-                Api::new(
+            api: Mutex::new({
+                let mut api = Api::new(
                     store,
                     config.page_size.max(1),
                     description,
                     config.server_defaults,
                 )
-                .with_max_page_size(config.max_page_size),
-            ),
+                .with_max_page_size(config.max_page_size);
+                api.redact_secrets = config.redact_secrets;
+                api
+            }),
             token: config.token.clone().filter(|t| !t.is_empty()),
             profile: config.profile,
             faults: config.faults.clone(),

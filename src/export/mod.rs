@@ -88,8 +88,30 @@ fn path_with(address: &Address, name: fn(&str) -> String) -> PathBuf {
 
 /// The spec of a manifest for a server object: its manifest form (one canonicalisation for
 /// export and the planner, [`crate::spec::manifest_form`]).
+///
+/// A secret the target answered (`**REDACTED**`, or a value in clear) is written as a
+/// reference, `${env:KIND_SLUG_FIELD}` (`secrets::references_for_export`), never as it came.
 pub fn manifest_spec(kind: Kind, object: &Value) -> Value {
-    crate::spec::manifest_form(kind, object)
+    let mut spec = crate::spec::manifest_form(kind, object);
+    let address = Address::new(kind, crate::registry::object_slug(kind, object));
+    crate::secrets::references_for_export(&address, &mut spec);
+    spec
+}
+
+/// The environment variables the secrets of an export of `current` are written as, sorted.
+pub fn secret_variables(current: &Current, only: &[Pattern]) -> Vec<String> {
+    let mut vars: Vec<String> = current
+        .resources
+        .iter()
+        .filter(|(a, _)| only.is_empty() || only.iter().any(|p| p.matches(a)))
+        .flat_map(|(address, object)| {
+            let spec = crate::spec::manifest_form(address.kind, &object.value());
+            crate::secrets::references_for_export(address, &mut spec.clone())
+        })
+        .collect();
+    vars.sort();
+    vars.dedup();
+    vars
 }
 
 /// The files of an export of `current`, sorted by path. Two resources for one path (names

@@ -23,6 +23,18 @@ fn secrets_are_redacted_in_every_form() {
 }
 
 #[test]
+fn secrets_are_redacted_base64_encoded_and_json_escaped() {
+    // base64("hooks/sl?ck>") = aG9va3Mvc2w/Y2s+ (standard), aG9va3Mvc2w_Y2s- (URL-safe).
+    register_secret("hooks/sl?ck>");
+    assert_eq!(redact("Basic aG9va3Mvc2w/Y2s+"), "Basic [REDACTED]");
+    assert_eq!(redact("u=aG9va3Mvc2w_Y2s-"), "u=[REDACTED]");
+    // base64("pass\"w1") with padding, and the JSON-escaped form.
+    register_secret("pass\"w1");
+    assert_eq!(redact("cGFzcyJ3MQ=="), "[REDACTED]");
+    assert_eq!(redact(r#"{"p":"pass\"w1"}"#), r#"{"p":"[REDACTED]"}"#);
+}
+
+#[test]
 fn a_secret_split_across_writes_is_redacted() {
     register_secret("split-secret-77");
     let mut out = Vec::new();

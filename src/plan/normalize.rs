@@ -14,6 +14,7 @@ use crate::settings::IgnoreRule;
 use crate::spec;
 
 mod embedded;
+pub mod secret;
 
 /// The comparable form of an object of a kind. One new tree (the manifest form), then every
 /// step in place: no step copies the object again.
@@ -311,12 +312,16 @@ pub fn written_fields(kind: Kind, spec: &Value) -> Vec<FieldChange> {
 
 /// A field as shown: an embedded document still held as its JSON text (a create's fields keep
 /// it so, rather than a parsed copy of every document for the whole plan) is parsed here, for
-/// the text, Markdown and JSON plans alike.
+/// the text, Markdown and JSON plans alike. Secret fields are masked (`secrets::mask`).
 pub fn displayed(kind: Kind, f: &FieldChange) -> std::borrow::Cow<'_, FieldChange> {
     let parse = |v: &Option<Value>| match v {
         Some(Value::String(text)) => serde_json::from_str::<Value>(text).ok(),
         _ => None,
     };
+    // A secret field is never shown (its reference neither: `(sensitive)`).
+    if let Some(masked) = secret::mask(kind, f) {
+        return std::borrow::Cow::Owned(masked);
+    }
     if !kind.def().embedded_json.iter().any(|e| e.field == f.path) {
         return std::borrow::Cow::Borrowed(f);
     }
@@ -330,8 +335,25 @@ pub fn displayed(kind: Kind, f: &FieldChange) -> std::borrow::Cow<'_, FieldChang
     }
 }
 
-/// A short, stable fingerprint of an object's normalised form (FNV-1a, 64 bits, hex).
+/// A short, stable fingerprint of an object's normalised form (FNV-1a, 64 bits, hex). Secret
+/// fields count as set or not, whatever they hold: a plan holds the manifests' references in
+/// place of what the target answered (`secrets::stand_in`), and a target reads them back as
+/// `**REDACTED**`.
 pub fn fingerprint(kind: Kind, object: &Value) -> String {
+    let found = kind.def().secrets_in(object);
+    let masked;
+    let object = if found.is_empty() {
+        object
+    } else {
+        let mut copy = object.clone();
+        for f in found {
+            if let Some(slot) = copy.pointer_mut(&f.pointer) {
+                *slot = Value::String(crate::registry::SHOWN.into());
+            }
+        }
+        masked = copy;
+        &masked
+    };
     let text = normalize(kind, object, &[]).to_string();
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     for b in text.bytes() {

@@ -35,6 +35,8 @@ pub(super) struct Derived {
     /// (dotted path, target kind name, `unless` sibling condition).
     pub references: Vec<FoundRef>,
     pub server_owned: Vec<String>,
+    /// Secret fields (dotted, `[]` for arrays): see `secrets`.
+    pub secrets: Vec<String>,
     /// (parameter, field, repeated).
     pub list_filters: Vec<(String, String, bool)>,
     pub force_delete: bool,
@@ -81,6 +83,7 @@ pub(super) fn kinds(doc: &Value, known_keys: &BTreeMap<String, String>) -> Vec<D
     for d in &mut out {
         if let Some(def) = defs.get(&d.definition) {
             d.server_owned = read_only(def);
+            d.secrets = super::secrets::paths(defs, def);
             let mut refs = Vec::new();
             walk(defs, def, "", &keys, &mut Vec::new(), &mut refs);
             d.references = refs;

@@ -143,6 +143,9 @@ fn special_lines(kind: Kind, f: &FieldChange, sides: Sides) -> Option<Vec<Line>>
 
 /// The plan's lines of a field change: `~ path: before -> after`, `+ path: value`, ...
 pub(crate) fn field_lines(kind: Kind, f: &FieldChange) -> Vec<Line> {
+    // A secret field (or an object holding one) is shown masked, never its reference or value.
+    let masked = crate::plan::normalize::secret::mask(kind, f);
+    let f = masked.as_ref().unwrap_or(f);
     if let Some(lines) = special_lines(kind, f, PLAN) {
         return lines;
     }
@@ -183,6 +186,8 @@ fn push_value(out: &mut Vec<Line>, sign: char, path: &str, v: &Value) {
 /// The drift report's lines of a field change, in the plan's direction and named neutrally:
 /// `~ path: target has a, manifests have b`; a member or field on one side only says which.
 pub(crate) fn drift_field_lines(kind: Kind, f: &FieldChange) -> Vec<Line> {
+    let masked = crate::plan::normalize::secret::mask(kind, f);
+    let f = masked.as_ref().unwrap_or(f);
     if let Some(lines) = special_lines(kind, f, DRIFT) {
         return lines;
     }

@@ -23,6 +23,7 @@ mod property;
 mod pull;
 mod saved_guards;
 mod schema;
+mod secrets;
 mod structure;
 mod support;
 mod traffic;

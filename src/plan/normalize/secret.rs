@@ -1,0 +1,64 @@
+//! How a secret field is shown in a plan (`(sensitive)`), whatever form the plan takes.
+
+use serde_json::Value;
+
+use super::FieldChange;
+use crate::registry::Kind;
+
+/// A field change as shown: a secret field's values as [`crate::registry::SHOWN`] (a changed one as
+/// [`crate::registry::CHANGED`]), and the secret members of an object shown whole masked the same way.
+pub fn mask(kind: Kind, f: &FieldChange) -> Option<FieldChange> {
+    let paths = kind.def().secrets;
+    if paths.is_empty() {
+        return None;
+    }
+    if crate::registry::is_secret_path(paths, &f.path) {
+        let changed = f.before.is_some() && f.after.is_some();
+        let shown = |v: &Option<Value>| {
+            v.as_ref().map(|_| {
+                Value::String(
+                    if changed {
+                        crate::registry::CHANGED
+                    } else {
+                        crate::registry::SHOWN
+                    }
+                    .into(),
+                )
+            })
+        };
+        return Some(FieldChange {
+            path: f.path.clone(),
+            before: shown(&f.before),
+            after: shown(&f.after),
+        });
+    }
+    // An object holding secret members (a create's top-level `slack`).
+    let prefix = format!("{}.", crate::registry::strip_indices(&f.path));
+    let inner: Vec<&'static str> = paths
+        .iter()
+        .filter_map(|p| p.strip_prefix(prefix.as_str()))
+        .collect();
+    if inner.is_empty() {
+        return None;
+    }
+    let masked = |v: &Option<Value>| {
+        v.as_ref().map(|v| {
+            let mut v = v.clone();
+            for found in crate::registry::pointers_at(&inner, &v) {
+                if let Some(slot) = v.pointer_mut(&found) {
+                    *slot = Value::String(crate::registry::SHOWN.into());
+                }
+            }
+            v
+        })
+    };
+    let (before, after) = (masked(&f.before), masked(&f.after));
+    if before == f.before && after == f.after {
+        return None;
+    }
+    Some(FieldChange {
+        path: f.path.clone(),
+        before,
+        after,
+    })
+}

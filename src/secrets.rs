@@ -1,0 +1,343 @@
+//! Secrets in manifests (PRODUCT.md section 2): `${env:NAME}` / `${file:PATH}` references in
+//! the registry's secret fields, resolved only where a value must reach the target.
+//!
+//! One layer: a value is registered with [`crate::output::register_secret`] the moment it is
+//! resolved (or arrives from a target), so no printed line can carry it. Everything that is
+//! kept or written (the plan, a saved plan, the memo, an export or a pull) holds the reference
+//! text, never the value: the manifests' specs keep their references, the current objects get
+//! them in place of what the target answered ([`stand_in`]), and only the bodies sent are
+//! filled ([`fill_plan`]).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+
+use crate::manifest::Manifest;
+use crate::plan::{Action, ActionKind, Current, Plan};
+use crate::registry::{Address, Kind, REDACTED};
+
+pub use crate::registry::{parse_reference as parse, SecretRef, CHANGED, SHOWN};
+
+/// A secret reference that could not be resolved: named, never its value.
+#[derive(Debug, thiserror::Error)]
+#[error("{}:{line}: {address} `{field}`: {reason}", file.display())]
+pub struct SecretError {
+    pub file: PathBuf,
+    pub line: u32,
+    pub address: String,
+    pub field: String,
+    pub reason: String,
+}
+
+/// The value of a reference; `base` is the manifest's file (a `${file:…}` is relative to its
+/// folder). The value is registered as a secret before it is returned.
+pub fn resolve(reference: SecretRef<'_>, base: &Path) -> Result<String, String> {
+    let value = match reference {
+        SecretRef::Env(name) => match std::env::var(name) {
+            Ok(v) => v,
+            Err(std::env::VarError::NotPresent) => {
+                return Err(format!("environment variable {name} is not set"))
+            }
+            Err(std::env::VarError::NotUnicode(_)) => {
+                return Err(format!("environment variable {name} is not valid UTF-8"))
+            }
+        },
+        SecretRef::File(path) => {
+            let full = base.parent().unwrap_or(Path::new("")).join(path);
+            let mut text = std::fs::read_to_string(&full)
+                .map_err(|e| format!("cannot read secret file {}: {e}", full.display()))?;
+            if text.ends_with('\n') {
+                text.pop();
+                if text.ends_with('\r') {
+                    text.pop();
+                }
+            }
+            text
+        }
+    };
+    crate::output::register_secret(&value);
+    Ok(value)
+}
+
+/// The object with every secret reference replaced by its value (`None` when it holds none).
+pub fn fill(
+    kind: Kind,
+    object: &Value,
+    file: &Path,
+    line: u32,
+    address: &Address,
+) -> Result<Option<Value>, SecretError> {
+    let found = kind.def().secrets_in(object);
+    let mut filled: Option<Value> = None;
+    for f in found {
+        let Some(reference) = parse(&f.value) else {
+            continue;
+        };
+        let value = resolve(reference, file).map_err(|reason| SecretError {
+            file: file.to_path_buf(),
+            line,
+            address: address.to_string(),
+            field: f.path.clone(),
+            reason,
+        })?;
+        let target = filled.get_or_insert_with(|| object.clone());
+        if let Some(slot) = target.pointer_mut(&f.pointer) {
+            *slot = Value::String(value);
+        }
+    }
+    Ok(filled)
+}
+
+/// The plan as it is sent: every body's references resolved (the plan itself keeps them, for
+/// what is shown and saved). Fails, before anything is sent, on the first reference that
+/// cannot be resolved.
+pub fn fill_plan(plan: &Plan) -> Result<Plan, SecretError> {
+    let mut sent = plan.clone();
+    for action in &mut sent.actions {
+        let (Some(body), Some(source)) = (&action.body, &action.source) else {
+            continue;
+        };
+        let kind = action.address.kind;
+        if let Some(filled) = fill(kind, body, &source.file, source.line, &action.address)? {
+            action.body = Some(Arc::new(filled));
+        }
+    }
+    Ok(sent)
+}
+
+/// Puts the manifests' references in place of the secrets the target answered, so the plan
+/// compares references and holds no value: `**REDACTED**` is what the manifest set (a target
+/// that redacts cannot show a diff); a value in clear is compared with the resolved reference
+/// and stands as the reference when equal, else as [`CHANGED`]. True when some target answered
+/// a secret in clear (a plan made so depends on the resolved values, which no memo key holds).
+pub fn stand_in(manifests: &[Manifest], current: &mut Current) -> Result<bool, SecretError> {
+    let by_address: BTreeMap<Address, &Manifest> =
+        manifests.iter().map(|m| (m.address(), m)).collect();
+    let mut in_clear = false;
+    let mut replaced = Vec::new();
+    for (address, object) in &current.resources {
+        let def = address.kind.def();
+        if def.secrets.is_empty() {
+            continue;
+        }
+        let mut value = object.value();
+        let found = def.secrets_in(&value);
+        if found.is_empty() {
+            continue;
+        }
+        let manifest = by_address.get(address);
+        for f in found {
+            let desired = manifest
+                .and_then(|m| m.spec.pointer(&f.pointer))
+                .and_then(Value::as_str);
+            let stand = if f.value == REDACTED {
+                match desired {
+                    Some(d) => d.to_string(),
+                    None => continue,
+                }
+            } else {
+                in_clear = true;
+                crate::output::register_secret(&f.value);
+                match (desired, manifest) {
+                    (Some(d), Some(m)) => {
+                        let wanted = match parse(d) {
+                            Some(r) => resolve(r, &m.file).map_err(|reason| SecretError {
+                                file: m.file.clone(),
+                                line: m.pos.line,
+                                address: address.to_string(),
+                                field: f.path.clone(),
+                                reason,
+                            })?,
+                            None => d.to_string(),
+                        };
+                        if wanted == f.value {
+                            d.to_string()
+                        } else {
+                            CHANGED.to_string()
+                        }
+                    }
+                    _ => CHANGED.to_string(),
+                }
+            };
+            if let Some(slot) = value.pointer_mut(&f.pointer) {
+                *slot = Value::String(stand);
+            }
+        }
+        replaced.push((address.clone(), value));
+    }
+    for (address, value) in replaced {
+        current.insert(address, &value);
+    }
+    Ok(in_clear)
+}
+
+/// Whether the target answered some secret in clear (neither `**REDACTED**` nor a reference).
+pub fn answered_in_clear(current: &Current) -> bool {
+    current.resources.iter().any(|(address, object)| {
+        let def = address.kind.def();
+        !def.secrets.is_empty()
+            && def
+                .secrets_in(&object.value())
+                .iter()
+                .any(|f| f.value != REDACTED && parse(&f.value).is_none())
+    })
+}
+
+/// `apply --rotate-secrets`: an update for every managed resource with a secret field (matching
+/// one of `patterns`; all when empty) that the plan does not change already, so the secrets are
+/// sent even when nothing shows a difference.
+pub fn add_rotations(
+    plan: &mut Plan,
+    manifests: &[Manifest],
+    current: &Current,
+    patterns: &[crate::pattern::Pattern],
+) {
+    let planned: std::collections::BTreeSet<Address> =
+        plan.actions.iter().map(|a| a.address.clone()).collect();
+    for m in manifests {
+        let address = m.address();
+        let secrets = m.kind.def().secrets_in(&m.spec);
+        if secrets.is_empty()
+            || planned.contains(&address)
+            || !(patterns.is_empty() || patterns.iter().any(|p| p.matches(&address)))
+        {
+            continue;
+        }
+        let Some(cur) = current.resources.get(&address) else {
+            continue;
+        };
+        let cur = cur.value();
+        let mut body = Value::clone(&m.spec);
+        crate::plan::newer::carry_over(m.kind, &cur, &mut body);
+        plan.actions.push(Action {
+            address,
+            action: ActionKind::Update,
+            source: Some(crate::plan::Source {
+                file: m.file.clone(),
+                line: m.pos.line,
+            }),
+            fields: secrets
+                .into_iter()
+                .map(|s| crate::plan::normalize::FieldChange {
+                    path: s.path,
+                    before: Some(Value::String(SHOWN.into())),
+                    after: Some(Value::String(SHOWN.into())),
+                })
+                .collect(),
+            depends_on: vec![],
+            reason: Some("--rotate-secrets: the secrets are sent again".into()),
+            body: Some(Arc::new(body)),
+            intended: None,
+            fingerprint: Some(crate::plan::normalize::fingerprint(m.kind, &cur)),
+            cascade: vec![],
+        });
+    }
+}
+
+/// ServiceAccount tokens (read-only secret fields) answered by the creates of this process,
+/// by address: kept for `apply --service-account-tokens`, never printed (each is registered
+/// as a secret as it arrives).
+static CREATED: Mutex<BTreeMap<String, String>> = Mutex::new(BTreeMap::new());
+
+/// Keeps the server-owned secrets of a create's answer (registered at once).
+pub fn keep_created(kind: Kind, address: &Address, answer: &Value) {
+    let def = kind.def();
+    for f in def.secrets_in(answer) {
+        if f.value == REDACTED || !def.server_owned.contains(&f.field) {
+            continue;
+        }
+        crate::output::register_secret(&f.value);
+        let mut created = CREATED.lock().unwrap_or_else(|e| e.into_inner());
+        created.insert(address.to_string(), f.value);
+    }
+}
+
+/// Whether a kind has server-owned secrets (its create's answer is read for them).
+pub fn answers_secrets(kind: Kind) -> bool {
+    let def = kind.def();
+    def.secrets.iter().any(|s| def.server_owned.contains(s))
+}
+
+/// The tokens kept so far.
+pub fn created() -> BTreeMap<String, String> {
+    CREATED.lock().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
+/// Writes the created tokens as `{"Kind/slug": "token"}` to a new file with mode 0600; refuses
+/// a file that exists (it is never overwritten or followed).
+pub fn write_tokens(path: &Path, tokens: &BTreeMap<String, String>) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let mut file = options.open(path)?;
+    let text = serde_json::to_string_pretty(tokens).map_err(std::io::Error::other)?;
+    file.write_all(text.as_bytes())?;
+    file.write_all(b"\n")?;
+    file.sync_all()
+}
+
+/// The variable `export` and `pull` write for a secret: `${env:KIND_SLUG_FIELD}`, upper snake
+/// case (`${env:NOTIFIER_ONCALL_SLACK_API_URL}`).
+pub fn variable_for(address: &Address, path: &str) -> String {
+    let raw = format!(
+        "{}_{}_{}",
+        snake(address.kind.name()),
+        address.slug.as_deref().unwrap_or(""),
+        path
+    );
+    let mut out = String::with_capacity(raw.len());
+    let mut last_underscore = true;
+    for c in raw.chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_uppercase());
+            last_underscore = false;
+        } else if !last_underscore {
+            out.push('_');
+            last_underscore = true;
+        }
+    }
+    out.trim_end_matches('_').to_string()
+}
+
+/// `ExternalConnection` -> `external_connection`.
+fn snake(name: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in name.chars().enumerate() {
+        if c.is_ascii_uppercase() && i > 0 {
+            out.push('_');
+        }
+        out.push(c.to_ascii_lowercase());
+    }
+    out
+}
+
+/// Writes references in place of the secrets of an object read from the target (what `export`
+/// and `pull` write); the variables to set, sorted.
+pub fn references_for_export(address: &Address, object: &mut Value) -> Vec<String> {
+    let mut vars = Vec::new();
+    for f in address.kind.def().secrets_in(object) {
+        if parse(&f.value).is_some() {
+            continue;
+        }
+        if f.value != REDACTED {
+            crate::output::register_secret(&f.value);
+        }
+        let var = variable_for(address, &f.path);
+        if let Some(slot) = object.pointer_mut(&f.pointer) {
+            *slot = Value::String(format!("${{env:{var}}}"));
+        }
+        vars.push(var);
+    }
+    vars.sort();
+    vars
+}
+
+#[cfg(test)]
+mod tests;
