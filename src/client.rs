@@ -36,7 +36,7 @@ pub struct ClientConfig {
     pub insecure_http: bool,
     /// First retry delay (doubled per attempt, capped at 10 s, then full jitter).
     pub min_backoff: Duration,
-    /// The longest wait a `Retry-After` can ask for (PRODUCT.md: 60 s; tests use less).
+    /// The longest wait a `Retry-After` can ask for (docs/product.md §3: 60 s; tests use less).
     pub max_retry_after: Duration,
     /// Pages one list walk may take before it is an error (`--max-pages`).
     pub max_pages: usize,

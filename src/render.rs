@@ -253,7 +253,7 @@ fn action_text(a: &Action, opts: TextOptions) -> String {
     out
 }
 
-/// The JSON plan of PRODUCT.md §4. `saved` adds what `apply PLANFILE` needs: the objects to
+/// The JSON plan of docs/product.md §4. `saved` adds what `apply PLANFILE` needs: the objects to
 /// send, the fingerprints of the current objects, step-level dependencies and the guards.
 /// One typed format ([`crate::plan::file::PlanFile`]) for both.
 pub fn json_plan(plan: &Plan, saved: bool) -> Value {
