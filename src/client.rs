@@ -36,7 +36,7 @@ pub struct ClientConfig {
     pub insecure_http: bool,
     /// First retry delay (doubled per attempt, capped at 10 s, then full jitter).
     pub min_backoff: Duration,
-    /// The longest wait a `Retry-After` can ask for (PRODUCT.md: 60 s; tests use less).
+    /// The longest wait a `Retry-After` can ask for (docs/product.md §3: 60 s; tests use less).
     pub max_retry_after: Duration,
     /// Pages one list walk may take before it is an error (`--max-pages`).
     pub max_pages: usize,
@@ -50,7 +50,8 @@ pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
 /// Default of `--max-pages`.
 pub const DEFAULT_MAX_PAGES: usize = 100_000;
 /// Default of `--max-response-mb`: a list page of 1,000 large dashboards is a few MiB; a body
-/// past this is a broken or hostile server, not a tenant (a 1.5 GB page took 7.5 GB to read).
+/// past this is a broken or hostile server, not a tenant (reading a body takes several times
+/// its size in memory).
 pub const DEFAULT_MAX_RESPONSE_MB: u64 = 64;
 pub(crate) const MIB: u64 = 1 << 20;
 

@@ -48,7 +48,7 @@ use crate::state::Answers;
 const FORMAT: u32 = 1;
 /// Entries kept; the oldest beyond this are removed when one is written.
 const KEEP: usize = 256;
-/// A larger entry is not read (one with a million unmanaged resources is ~60 MB).
+/// A larger entry is not read (well above what an entry of a very large tenant holds).
 const MAX_ENTRY: u64 = 128 << 20;
 const KEY_CONTEXT: &str = "cfgctl 2026-11-25 no-change memo: user secret and API token";
 

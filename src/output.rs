@@ -383,7 +383,7 @@ impl<W: Write> Guarded<W> {
     fn flush_pending(&mut self, all: bool) -> io::Result<()> {
         // Walk the lines by offset and drop the written ones once at the end: draining the
         // buffer line by line would shift it each time, quadratic in a large write (a plan
-        // of 10,000 creates is tens of MB written at once).
+        // of thousands of creates is written at once).
         let mut pending = std::mem::take(&mut self.pending);
         let mut start = 0;
         let mut from = self.searched.min(pending.len());

@@ -1,4 +1,4 @@
-//! Adaptive concurrency for a rate-limited target (PRODUCT.md §3, "Rate limits").
+//! Adaptive concurrency for a rate-limited target (docs/product.md §3, "Rate limits").
 //!
 //! [`Aimd`] is the pure rule, after TCP's congestion avoidance: `--parallelism` is a ceiling,
 //! not a constant. Every 429 cuts the number of requests allowed in flight in half (never
@@ -31,7 +31,7 @@ pub fn now() -> Instant {
 
 /// Multiplicative decrease on a 429.
 const DECREASE: f64 = 0.5;
-/// The longest pause a `Retry-After` can impose (PRODUCT.md §3: honoured, capped at 60 s).
+/// The longest pause a `Retry-After` can impose (docs/product.md §3: honoured, capped at 60 s).
 pub const MAX_PAUSE: Duration = Duration::from_secs(60);
 
 /// The pure AIMD rule over the number of requests in flight.

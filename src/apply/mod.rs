@@ -1,7 +1,7 @@
 //! The executor: runs a plan's actions against the target along the dependency queue, at most
 //! `parallelism` at once, each starting as soon as its own dependencies are done.
 //!
-//! It makes no decision the plan did not make, except the conflict rules of PRODUCT.md §3:
+//! It makes no decision the plan did not make, except the conflict rules of docs/product.md §3:
 //! 409 on create → read, equal → done, else update; 404 on update → create; 404 on delete →
 //! done. Every other failure fails the action and skips what depends on it.
 
@@ -59,7 +59,7 @@ impl Outcome {
     }
 }
 
-/// A conflict of PRODUCT.md §3 that the executor resolved.
+/// A conflict of docs/product.md §3 that the executor resolved.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Resolved {
     /// 409 on create, and what exists is what the manifest says.

@@ -1,9 +1,9 @@
-//! The options of the commands that talk to a target (`--url`, `--token`, `--local`, ...) and
-//! of the plan cache. They are written before the command (`cfgctl --url U plan`, PRODUCT.md's
-//! grammar, which scripts use) or after it (`cfgctl plan --url U`), but only the commands that
-//! take them show and accept them after their name: `validate`, `schema` and `completions` do
-//! not list them, and `serve` refuses them. A value given on the command line, wherever, wins
-//! over one from the environment.
+//! The options of the commands that talk to a target (`--url`, `--token`, `--local`, ...) and of
+//! the plan cache. They are written before the command (`cfgctl --url U plan`, the grammar of
+//! docs/product.md §4, which scripts use) or after it (`cfgctl plan --url U`), but only the
+//! commands that take them show and accept them after their name: `validate`, `schema` and
+//! `completions` do not list them, and `serve` refuses them. A value given on the command line,
+//! wherever, wins over one from the environment.
 
 use std::path::PathBuf;
 

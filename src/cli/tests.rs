@@ -47,7 +47,7 @@ fn local_defaults_to_the_project_store() {
     assert_eq!(target.local, Some(PathBuf::from("x.db")));
 }
 
-/// `cfgctl --url U plan` (PRODUCT.md's grammar, the perf harness) and `cfgctl plan --url U`
+/// `cfgctl --url U plan` (the grammar of docs/product.md §4, the perf harness) and `cfgctl plan --url U`
 /// are the same command line, for every target and cache option.
 #[test]
 fn target_options_go_before_or_after_the_command() {
@@ -109,7 +109,7 @@ fn offline_commands_neither_show_nor_take_target_options() {
         line.push("--url=https://t.example.com");
         let err = parse_from(&line).unwrap_err().to_string();
         assert!(err.contains("unexpected argument '--url"), "{err}");
-        // Before the name, as PRODUCT.md's grammar has it: accepted, and not used.
+        // Before the name, as docs/product.md §4's grammar has it: accepted, and not used.
         let mut line = vec!["cfgctl", "--url=https://t.example.com"];
         line.extend_from_slice(args);
         assert!(parse_from(&line).is_ok());

@@ -81,11 +81,11 @@ impl Client {
         };
         // The next page is asked for as soon as its token is guessed from this page's end
         // (`wire::trailing_next_token`), read from the chunks as received: before they are
-        // joined (a copy of the page into fresh memory, ~3 ms for 1,000 dashboards) and before
-        // the page is read through on another thread or taken by `each`. The token read from
-        // the whole page is the one that counts (a wrong guess's page is dropped, its error
-        // too). On loopback a page of 1,000 dashboards takes ~10 ms to read through, which the
-        // server would otherwise spend waiting for the next request.
+        // joined (a copy of the page into fresh memory) and before the page is read through
+        // on another thread or taken by `each`. The token read from the whole page is the one
+        // that counts (a wrong guess's page is dropped, its error too). Reading a large page
+        // through takes a while, which the server would otherwise spend waiting for the next
+        // request (docs/performance.md).
         // A page too large names its kind.
         let listing = |e: ClientError| e.listing(kind);
         let mut page: Chunks = self

@@ -153,10 +153,10 @@ pub enum Format {
 }
 
 /// Lets go of a command's large structures at its end without freeing them one by one: the
-/// process exits right after the command, and the system takes the memory back at once. At
-/// N = 10,000, freeing the manifests, the target's objects and the plan took 15-30 ms on the
-/// critical path, after the last request (docs/performance.md). Only for values whose drop
-/// frees memory and does nothing else, at the very end of a command.
+/// process exits right after the command, and the system takes the memory back at once.
+/// Freeing the manifests, the target's objects and the plan one allocation at a time is
+/// time on the critical path, after the last request (docs/performance.md). Only for values
+/// whose drop frees memory and does nothing else, at the very end of a command.
 pub(crate) fn let_go<T>(value: T) {
     std::mem::forget(value);
 }
@@ -169,8 +169,8 @@ pub(crate) fn free_aside<T: Send + 'static>(value: T) {
 
 /// The commands' runtime: one thread for all their requests. Their CPU work runs elsewhere
 /// (manifests and list pages on blocking threads and rayon), so a second worker only moved
-/// tasks between threads: at N = 10,000, apply spent ~1 s more CPU (wake-ups, task switches)
-/// and took 0.4-0.6 s longer on two cores with it.
+/// tasks between threads (wake-ups, task switches), which cost apply CPU and wall time on a
+/// small machine (docs/performance.md).
 pub(crate) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -1,5 +1,5 @@
 //! The fast way through a manifest file and the positions it leaves out: most files are read
-//! without the position of every field (half the time, a fraction of the memory); a file with
+//! without the position of every field (less time and much less memory); a file with
 //! a problem is read again by the located reader, and a problem found after loading finds its
 //! field through [`Locator`].
 

@@ -1,7 +1,7 @@
 //! The target's resources as read from its lists. Each object is kept as the JSON text it was
 //! listed as, with what a plan asks of every object worked out once, when its page arrived:
 //! the digest of its comparable form, the resources it references and the fields of a newer
-//! API it carries. A no-change plan compares digests and never holds 10,000 parsed trees; an
+//! API it carries. A no-change plan compares digests and never holds a parsed tree per object; an
 //! object is parsed again only where it changes (or is exported, pulled, deleted).
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -59,7 +59,7 @@ impl Current {
 #[derive(Clone, Debug)]
 pub struct Object {
     /// The object's JSON text: a slice of the page it was listed in (the page's buffer is
-    /// shared by its objects, not copied into 10,000 small allocations). `None` once let go
+    /// shared by its objects, not copied into one small allocation each). `None` once let go
     /// (an object its manifest describes exactly: see [`Expected`]).
     raw: Option<bytes::Bytes>,
     digest: Digest,

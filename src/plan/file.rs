@@ -232,8 +232,8 @@ pub(crate) fn guards_file(plan: &Plan) -> GuardsFile {
 
 /// A plan serialised as its [`PlanFile`] without the whole file ever being held: the same
 /// fields in the same order (so the same bytes), each change made just before it is written
-/// (on all cores, a batch at a time). A plan of 10,000 dashboard creates is hundreds of
-/// megabytes as a `PlanFile` (every document parsed for display), a few as this.
+/// (on all cores, a batch at a time). A plan of thousands of dashboard creates is many times
+/// larger as a `PlanFile` (every document parsed for display) than as this.
 pub struct PlanFileWriter<'a> {
     pub plan: &'a Plan,
     pub saved: bool,

@@ -122,7 +122,7 @@ fn graph(n: usize, edges: &[Edge]) -> DiGraph<usize, usize> {
 fn find_cycle(n: usize, edges: &[Edge], actions: &[Action]) -> Option<(Vec<usize>, Vec<usize>)> {
     let g = graph(n, edges);
     // A lone action is a cycle only through an edge to itself (looked up once: scanning the
-    // edges for each of 10,000 lone creates was quadratic).
+    // edges for each lone action is quadratic in a plan of many creates).
     let self_loops: BTreeSet<usize> = edges
         .iter()
         .filter(|e| e.from == e.to)

@@ -1,4 +1,4 @@
-//! Kinds from an API description, by rule (PRODUCT.md section 1), as kubectl learns kinds by
+//! Kinds from an API description, by rule (docs/product.md §1), as kubectl learns kinds by
 //! discovery:
 //! - name: the suffix of the `Create<Kind>` operation id (`Read<Kind>` for a read-only kind);
 //! - paths: `/api/v1/config/<segment>` and `<segment>/{slug}`; a collection path with

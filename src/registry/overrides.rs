@@ -41,7 +41,7 @@ pub(super) const REFERENCE_NAMES: &[(&str, &str)] = &[
     ("baseline_behavior_slug", "TraceBehavior"),
 ];
 
-/// Names of fields that hold credentials, wherever they are (PRODUCT.md section 2).
+/// Names of fields that hold credentials, wherever they are (docs/product.md §2).
 pub const SECRET_FIELDS: &[&str] = &[
     "password",
     "bearer_token",

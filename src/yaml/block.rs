@@ -1,6 +1,6 @@
 //! The block reader: the common shape of a manifest file (block mappings and sequences, one-line
 //! plain and quoted scalars, literal block scalars, empty `[]`/`{}`, comments, `---` between
-//! documents) read line by line, several times faster than the general parser.
+//! documents) read line by line, with much less work than the general parser.
 //!
 //! It gives up (`None`) on anything else, and on anything where the general reader might decide
 //! differently: tabs, CR, control characters, anchors, aliases, tags, flow collections with

@@ -1,6 +1,6 @@
 //! The fast reader: the same values as [`super::parse_documents`], built straight from the
-//! parser's events with no position below each document's start (half the time and a
-//! fraction of the memory). It takes the same decisions as `convert` (mapping keys written
+//! parser's events with no position below each document's start (less time and much less
+//! memory). It takes the same decisions as `convert` (mapping keys written
 //! as text the same way, non-finite numbers refused, repeated keys refused), and it gives up
 //! (`None`) on anything unusual, so the caller falls back to the located reader for the
 //! message. Both readers are checked against each other (`tests`, a property test).

@@ -1,8 +1,8 @@
 //! Reading a saved plan, change by change, from a stream: `apply PLANFILE` never holds the
 //! file's text. Each change is read into its [`ChangeFile`], checked and turned into an
 //! [`Action`] before the next is read, so at any time only the actions (what apply sends) and
-//! one change's text are held. A plan of 10,000 dashboard creates is ~75 MB of JSON; holding it
-//! whole beside the objects it describes doubled `apply PLANFILE`'s memory.
+//! one change's text are held. A plan of thousands of dashboard creates is tens of megabytes
+//! of JSON; holding it whole beside the objects it describes would hold everything twice.
 //!
 //! The file is one JSON object whose fields may come in any order (a tool such as `jq -S`
 //! sorts them): `changes` met before `format_version` are kept as their text and read once

@@ -2,8 +2,8 @@
 //!
 //! [`normalize`](super::normalize) parses an embedded document into a `Value` (an `IndexMap`
 //! per object), removes its volatile members, strips its zero values, sorts its keys and makes
-//! integral numbers integers; the digest then serialises the result. For a dashboard of a few
-//! KB that is most of a no-change plan's CPU. [`comparable`] writes the same bytes from a
+//! integral numbers integers; the digest then serialises the result. For a dashboard that is
+//! the costly part of comparing it. [`comparable`] writes the same bytes from a
 //! tree of slices of the text: no hashing of keys, no copy of a plain string or integer.
 //!
 //! It is a shortcut to the same bytes, never another form: anything it does not take on (an
