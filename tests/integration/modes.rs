@@ -78,7 +78,11 @@ async fn create_only_is_created_once_and_ignores_an_edit_on_the_target() {
         let r = apply(&t, &dir, saved, &[]).await;
         assert_eq!(r.code, 0, "{}", r.transcript());
         // Missing: created; edited on the target: left alone.
-        assert_eq!(writes(&t), vec!["POST /api/v1/config/teams"], "saved {saved}");
+        assert_eq!(
+            writes(&t),
+            vec!["POST /api/v1/config/teams"],
+            "saved {saved}"
+        );
         let a = t.read(team(), Some("team-a")).await;
         assert!(a.body.to_string().contains("Edited in the UI"), "{a:?}");
         // No diff and no drift for the edit.
@@ -90,7 +94,8 @@ async fn create_only_is_created_once_and_ignores_an_edit_on_the_target() {
     }
 }
 
-const NO_DELETE: &str = "prune: [\"Team/*\"]\nmanage:\n  - {match: \"Team/slo-*\", mode: no-delete}\n";
+const NO_DELETE: &str =
+    "prune: [\"Team/*\"]\nmanage:\n  - {match: \"Team/slo-*\", mode: no-delete}\n";
 
 #[tokio::test]
 async fn no_delete_keeps_a_removed_resource_as_orphaned_even_with_prune() {
@@ -140,9 +145,18 @@ async fn observe_never_writes_and_drift_reports_it() {
             .as_array()
             .unwrap()
             .iter()
-            .map(|d| format!("{} {}", d["class"].as_str().unwrap(), d["address"].as_str().unwrap()))
+            .map(|d| {
+                format!(
+                    "{} {}",
+                    d["class"].as_str().unwrap(),
+                    d["address"].as_str().unwrap()
+                )
+            })
             .collect();
-        assert_eq!(drift, vec!["changed Team/obs-changed", "deleted Team/obs-missing"]);
+        assert_eq!(
+            drift,
+            vec!["changed Team/obs-changed", "deleted Team/obs-missing"]
+        );
         assert_eq!(doc["orphaned"], json!(["Team/obs-removed"]));
         assert_eq!(doc["changes"], json!([]));
     }
@@ -173,7 +187,10 @@ async fn a_saved_plan_edited_to_write_an_observed_resource_is_refused() {
         };
         let (mut doc, other) = (read(&dir), read(&full));
         assert_eq!(doc["changes"], json!([]));
-        assert_eq!(doc["guards"]["manage"], json!([{"match": "Team/obs-*", "mode": "observe"}]));
+        assert_eq!(
+            doc["guards"]["manage"],
+            json!([{"match": "Team/obs-*", "mode": "observe"}])
+        );
         doc["changes"] = other["changes"].clone();
         doc["summary"] = other["summary"].clone();
         if strip {
