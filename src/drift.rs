@@ -59,7 +59,13 @@ pub struct Drifted {
 /// was read.
 pub fn drifted(plan: &Plan, known: &BTreeSet<Kind>) -> Vec<Drifted> {
     let mut out = Vec::new();
-    for a in plan.actions.iter().filter(|a| a.is_change()) {
+    // Observed differences drift like any other (they are never applied).
+    let actions = plan.actions.iter().filter(|a| a.is_change());
+    let observed = plan.observed.iter();
+    for (a, is_observed) in actions
+        .map(|a| (a, false))
+        .chain(observed.map(|a| (a, true)))
+    {
         let intended = match a.action {
             ActionKind::Unsupported => a.intended.unwrap_or(ActionKind::Update),
             other => other,
@@ -81,7 +87,7 @@ pub fn drifted(plan: &Plan, known: &BTreeSet<Kind>) -> Vec<Drifted> {
             class,
             source: a.source.clone(),
             fields,
-            reason: (a.action == ActionKind::Unsupported)
+            reason: (a.action == ActionKind::Unsupported || is_observed)
                 .then(|| a.reason.clone())
                 .flatten(),
         });

@@ -14,8 +14,8 @@
 //! - cfgctl itself: its version and commit, and its executable's size and modification time
 //!   (a rebuilt binary never trusts an older one's memo).
 //!
-//! Only plans with no action and no guard violation are remembered: their whole content is
-//! the target, the unchanged count, the unmanaged resources, the warnings, the delete guards'
+//! Only plans with no action, no observed difference and no guard violation are remembered:
+//! their whole content is the target, the unchanged count, the unmanaged and orphaned resources, the warnings, the delete guards'
 //! context and the kinds read, enough to write every format (`--out` included) byte for byte
 //! as planning would. Looking up works in two steps: the manifests and options name the entry
 //! ([`Memo::entry_id`], before any request), and the entry holds the answers' hash, compared
@@ -135,6 +135,8 @@ struct Body {
     target: String,
     unchanged: usize,
     unmanaged: Vec<UnmanagedEntry>,
+    #[serde(default)]
+    orphaned: Vec<String>,
     warnings: Vec<String>,
     guards: GuardsFile,
     known: Vec<String>,
@@ -224,7 +226,10 @@ impl Memo {
         plan: &Plan,
         known: &BTreeSet<Kind>,
     ) -> Result<bool, MemoError> {
-        if !plan.actions.is_empty() || !plan.guard_violations.is_empty() {
+        if !plan.actions.is_empty()
+            || !plan.observed.is_empty()
+            || !plan.guard_violations.is_empty()
+        {
             return Ok(false);
         }
         let body = Body {
@@ -240,6 +245,7 @@ impl Memo {
                     in_prune_scope: u.in_prune_scope,
                 })
                 .collect(),
+            orphaned: plan.orphaned.iter().map(|a| a.to_string()).collect(),
             warnings: plan.warnings.clone(),
             guards: crate::plan::file::guards_file(plan),
             known: known.iter().map(|k| k.name().to_string()).collect(),
@@ -290,6 +296,11 @@ fn remembered(body: Body) -> Option<Remembered> {
             })
         })
         .collect::<Option<Vec<_>>>()?;
+    let orphaned = body
+        .orphaned
+        .iter()
+        .map(|a| crate::plan::file::parse_address(a))
+        .collect::<Option<Vec<_>>>()?;
     let known = body
         .known
         .iter()
@@ -300,6 +311,8 @@ fn remembered(body: Body) -> Option<Remembered> {
         actions: Vec::new(),
         unchanged: body.unchanged,
         unmanaged,
+        orphaned,
+        observed: Vec::new(),
         warnings: body.warnings,
         guard_violations: Vec::new(),
         guard: crate::plan::file::guard_context(&body.guards).ok()?,

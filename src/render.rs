@@ -16,6 +16,7 @@ mod fields;
 pub mod graph;
 mod lines;
 mod markdown;
+mod modes;
 mod multiline;
 
 #[cfg(test)]
@@ -87,8 +88,14 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 pub fn summary_line(plan: &Plan) -> String {
     let s = plan.summary();
     format!(
-        "{} to create, {} to update, {} to delete, {} to upsert, {} unsupported, {} unchanged.",
-        s.create, s.update, s.delete, s.upsert, s.unsupported, s.unchanged
+        "{} to create, {} to update, {} to delete, {} to upsert, {} unsupported, {} unchanged.{}",
+        s.create,
+        s.update,
+        s.delete,
+        s.upsert,
+        s.unsupported,
+        s.unchanged,
+        modes::summary_tail(plan)
     )
 }
 
@@ -140,7 +147,7 @@ fn text_chunks(
         "{bold}cfgctl {word}{bold:#} for {}",
         Inert(&plan.target)
     );
-    if plan.actions.is_empty() {
+    if plan.actions.is_empty() && plan.observed.is_empty() {
         let _ = writeln!(
             out,
             "\nNo changes: the target matches the manifests ({}).",
@@ -158,6 +165,7 @@ fn text_chunks(
             sink(text)?;
         }
     }
+    out.push_str(&modes::text(plan, opts));
     if !plan.unmanaged.is_empty() {
         let parts: Vec<String> = unmanaged_by_kind(plan)
             .iter()

@@ -6,6 +6,8 @@
 //! max_deletes: 25               # apply refuses more deletes than this
 //! ignore:                       # server-side fields that never show as a diff
 //!   - {kind: Monitor, path: labels.generated_by}
+//! manage:                       # per-resource management modes, first match wins
+//!   - {match: "Dashboard/team-*", mode: create-only}
 //! ```
 //!
 //! Every problem is located at its line and column, like a manifest's.
@@ -31,7 +33,66 @@ const FIELDS: &[&str] = &[
     "max_deletes",
     "ignore",
     "allow_literal_secrets",
+    "manage",
 ];
+
+/// How far cfgctl manages a resource (`manage:` in `cfgctl.yaml`; see docs/prune.md,
+/// "Management modes").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Mode {
+    /// Created, updated and (with `--prune`, inside the prune scope) deleted.
+    #[default]
+    Full,
+    /// Created when missing, never updated: an edit on the target is no diff.
+    CreateOnly,
+    /// Never deleted: declared by no manifest, it is `orphaned` (kept).
+    NoDelete,
+    /// Never written, only compared (`drift`).
+    Observe,
+}
+
+impl Mode {
+    pub const ALL: [Mode; 4] = [Mode::Full, Mode::CreateOnly, Mode::NoDelete, Mode::Observe];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Full => "full",
+            Mode::CreateOnly => "create-only",
+            Mode::NoDelete => "no-delete",
+            Mode::Observe => "observe",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Mode> {
+        Mode::ALL.into_iter().find(|m| m.as_str() == name)
+    }
+
+    /// A resource of this mode is never deleted.
+    pub fn keeps(self) -> bool {
+        matches!(self, Mode::NoDelete | Mode::Observe)
+    }
+}
+
+impl std::fmt::Display for Mode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One `manage:` rule: the resources its pattern matches have its mode (first match wins).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ManageRule {
+    pub pattern: Pattern,
+    pub mode: Mode,
+}
+
+/// The mode of `address` under `rules`: the first matching rule's, else [`Mode::Full`].
+pub fn mode_of(rules: &[ManageRule], address: &crate::registry::Address) -> Mode {
+    rules
+        .iter()
+        .find(|r| r.pattern.matches(address))
+        .map_or(Mode::Full, |r| r.mode)
+}
 
 /// A field the comparison skips for one kind.
 #[derive(Clone, Debug, PartialEq)]
@@ -50,6 +111,14 @@ pub struct Settings {
     pub ignore: Vec<IgnoreRule>,
     /// A literal value in a secret field is a warning, not an error.
     pub allow_literal_secrets: bool,
+    pub manage: Vec<ManageRule>,
+}
+
+impl Settings {
+    /// The management mode of `address` (first matching `manage` rule, else full).
+    pub fn mode(&self, address: &crate::registry::Address) -> Mode {
+        mode_of(&self.manage, address)
+    }
 }
 
 impl Default for Settings {
@@ -60,6 +129,7 @@ impl Default for Settings {
             max_deletes: DEFAULT_MAX_DELETES,
             ignore: Vec::new(),
             allow_literal_secrets: false,
+            manage: Vec::new(),
         }
     }
 }
@@ -143,7 +213,7 @@ pub fn parse(file: &Path, text: &str) -> Result<Settings, Vec<Diagnostic>> {
         r.error(
             "",
             false,
-            "the settings file must be a mapping with `prune`, `exclude`, `max_deletes` or `ignore`"
+            "the settings file must be a mapping with `prune`, `exclude`, `max_deletes`, `ignore` or `manage`"
                 .into(),
         );
         return Err(r.diagnostics);
@@ -170,6 +240,7 @@ pub fn parse(file: &Path, text: &str) -> Result<Settings, Vec<Diagnostic>> {
                     format!("`allow_literal_secrets` must be true or false, found {value}"),
                 ),
             },
+            "manage" => settings.manage = manage_rules(&mut r, value),
             other => {
                 let known: Vec<String> = FIELDS.iter().map(|s| s.to_string()).collect();
                 let hint = crate::jsonpath::closest(other, &known)
@@ -179,7 +250,7 @@ pub fn parse(file: &Path, text: &str) -> Result<Settings, Vec<Diagnostic>> {
                     &pointer,
                     true,
                     format!(
-                        "unknown field `{other}`{hint}; expected prune, exclude, max_deletes, ignore or allow_literal_secrets"
+                        "unknown field `{other}`{hint}; expected prune, exclude, max_deletes, ignore, allow_literal_secrets or manage"
                     ),
                 );
             }
@@ -190,6 +261,105 @@ pub fn parse(file: &Path, text: &str) -> Result<Settings, Vec<Diagnostic>> {
     } else {
         Err(r.diagnostics)
     }
+}
+
+/// `manage: [{match: PATTERN, mode: MODE}]`, every problem located.
+fn manage_rules(r: &mut Reader<'_>, value: &Value) -> Vec<ManageRule> {
+    let Some(items) = value.as_array() else {
+        r.error(
+            "/manage",
+            false,
+            "`manage` must be a list of {match: KIND/SLUG-GLOB, mode: MODE}".into(),
+        );
+        return vec![];
+    };
+    let modes: Vec<String> = Mode::ALL.iter().map(|m| m.as_str().to_string()).collect();
+    let mut out = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let at = format!("/manage/{i}");
+        let Some(map) = item.as_object() else {
+            r.error(
+                &at,
+                false,
+                format!("`manage[{i}]` must be a mapping {{match: KIND/SLUG-GLOB, mode: MODE}}"),
+            );
+            continue;
+        };
+        for key in map.keys().filter(|k| *k != "match" && *k != "mode") {
+            let hint = crate::jsonpath::closest(key, &["match".into(), "mode".into()])
+                .map(|s| format!(" (did you mean `{s}`?)"))
+                .unwrap_or_default();
+            r.error(
+                &format!("{at}/{}", crate::jsonpath::escape_pointer(key)),
+                true,
+                format!("`manage[{i}]`: unknown field `{key}`{hint}; expected `match` and `mode`"),
+            );
+        }
+        let pattern = match map
+            .get("match")
+            .map(|v| (v, v.as_str().map(Pattern::parse)))
+        {
+            Some((_, Some(Ok(p)))) => Some(p),
+            Some((_, Some(Err(e)))) => {
+                r.error(
+                    &format!("{at}/match"),
+                    false,
+                    format!("`manage[{i}].match`: {e}"),
+                );
+                None
+            }
+            Some((_, None)) => {
+                r.error(
+                    &format!("{at}/match"),
+                    false,
+                    format!("`manage[{i}].match` must be a string such as \"Dashboard/team-*\""),
+                );
+                None
+            }
+            None => {
+                r.error(
+                    &at,
+                    false,
+                    format!("`manage[{i}]` needs `match`, a KIND/SLUG-GLOB pattern"),
+                );
+                None
+            }
+        };
+        let mode = match map.get("mode") {
+            Some(v) => match v.as_str().and_then(Mode::from_name) {
+                Some(m) => Some(m),
+                None => {
+                    let text = v.as_str().map_or_else(|| v.to_string(), str::to_string);
+                    let hint = v
+                        .as_str()
+                        .and_then(|s| crate::jsonpath::closest(s, &modes))
+                        .map(|s| format!(" (did you mean `{s}`?)"))
+                        .unwrap_or_default();
+                    r.error(
+                        &format!("{at}/mode"),
+                        false,
+                        format!(
+                            "`manage[{i}].mode`: unknown mode `{text}`{hint}; expected {}",
+                            modes.join(", ")
+                        ),
+                    );
+                    None
+                }
+            },
+            None => {
+                r.error(
+                    &at,
+                    false,
+                    format!("`manage[{i}]` needs `mode`: {}", modes.join(", ")),
+                );
+                None
+            }
+        };
+        if let (Some(pattern), Some(mode)) = (pattern, mode) {
+            out.push(ManageRule { pattern, mode });
+        }
+    }
+    out
 }
 
 fn ignore_rules(r: &mut Reader<'_>, value: &Value) -> Vec<IgnoreRule> {
@@ -315,7 +485,7 @@ mod tests {
             errors("prune:\n  - Dashbord/*\nmax_delete: 3\n"),
             vec![
                 "cfgctl.yaml:2:5: error: invalid settings file: `prune[0]`: pattern `Dashbord/*` names unknown kind `Dashbord` (did you mean `Dashboard`?)",
-                "cfgctl.yaml:3:1: error: invalid settings file: unknown field `max_delete` (did you mean `max_deletes`?); expected prune, exclude, max_deletes, ignore or allow_literal_secrets",
+                "cfgctl.yaml:3:1: error: invalid settings file: unknown field `max_delete` (did you mean `max_deletes`?); expected prune, exclude, max_deletes, ignore, allow_literal_secrets or manage",
             ]
         );
         assert_eq!(
@@ -327,6 +497,42 @@ mod tests {
             vec![
                 "cfgctl.yaml:2:12: error: invalid settings file: `ignore[0].kind`: unknown kind `Monitr` (did you mean `Monitor`?)",
                 "cfgctl.yaml:2:26: error: invalid settings file: `ignore[0].path`: \"a..b\" is not a dotted field path such as labels.generated_by",
+            ]
+        );
+    }
+
+    #[test]
+    fn manage_rules_first_match_wins() {
+        let s = parse(
+            Path::new("cfgctl.yaml"),
+            "manage:\n  - {match: \"Dashboard/team-*\", mode: create-only}\n  - {match: \"*/*\", mode: no-delete}\n",
+        )
+        .unwrap();
+        let dash = |slug: &str| {
+            crate::registry::Address::new(Kind::named("Dashboard"), Some(slug.to_string()))
+        };
+        assert_eq!(s.mode(&dash("team-a")), Mode::CreateOnly);
+        assert_eq!(s.mode(&dash("other")), Mode::NoDelete);
+        assert_eq!(
+            s.mode(&crate::registry::Address::new(
+                Kind::named("ResourcePools"),
+                None
+            )),
+            Mode::Full
+        );
+    }
+
+    #[test]
+    fn manage_errors_are_located_with_hints() {
+        assert_eq!(
+            errors("manage:\n  - {match: \"Dashbord/x\", mode: create-once}\n  - {mach: \"Monitor/*\"}\n  - observe\n"),
+            vec![
+                "cfgctl.yaml:2:13: error: invalid settings file: `manage[0].match`: pattern `Dashbord/x` names unknown kind `Dashbord` (did you mean `Dashboard`?)",
+                "cfgctl.yaml:2:33: error: invalid settings file: `manage[0].mode`: unknown mode `create-once` (did you mean `create-only`?); expected full, create-only, no-delete, observe",
+                "cfgctl.yaml:3:6: error: invalid settings file: `manage[1]`: unknown field `mach` (did you mean `match`?); expected `match` and `mode`",
+                "cfgctl.yaml:3:5: error: invalid settings file: `manage[1]` needs `match`, a KIND/SLUG-GLOB pattern",
+                "cfgctl.yaml:3:5: error: invalid settings file: `manage[1]` needs `mode`: full, create-only, no-delete, observe",
+                "cfgctl.yaml:4:5: error: invalid settings file: `manage[2]` must be a mapping {match: KIND/SLUG-GLOB, mode: MODE}",
             ]
         );
     }

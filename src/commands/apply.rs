@@ -96,6 +96,7 @@ fn unsealed_refusals(opts: &ApplyCommand, plan: &crate::plan::Plan) -> anyhow::R
         applied.max_deletes = settings.max_deletes;
         applied.prune = settings.prune;
         applied.exclude = settings.exclude;
+        applied.manage = settings.manage;
     }
     if let Some(max) = opts.max_deletes {
         applied.max_deletes = max;

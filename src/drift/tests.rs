@@ -49,6 +49,8 @@ pub(crate) fn plan(actions: Vec<Action>, unmanaged: Vec<(&str, bool)>) -> Plan {
                 in_prune_scope,
             })
             .collect(),
+        orphaned: vec![],
+        observed: vec![],
         warnings: vec![],
         guard_violations: vec![],
         guard: Default::default(),

@@ -24,6 +24,8 @@ fn plan() -> Plan {
                 in_prune_scope: false,
             },
         ],
+        orphaned: vec![],
+        observed: vec![],
         warnings: vec!["the target lists a Team without a slug; skipped".into()],
         guard_violations: Vec::new(),
         guard: GuardContext {
@@ -33,6 +35,7 @@ fn plan() -> Plan {
             declared: [Kind::named("Team"), Kind::named("Bucket")]
                 .into_iter()
                 .collect(),
+            manage: vec![],
             seal: None,
         },
     }

@@ -34,7 +34,13 @@ pub struct PlanFile<F = Vec<FieldFile>> {
     pub target: String,
     pub summary: SummaryFile,
     pub changes: Vec<ChangeFile<F>>,
+    /// What `observe` resources would need: shown, never applied (no `step`, even saved).
+    #[serde(default)]
+    pub observed: Vec<ChangeFile<F>>,
     pub unmanaged: Vec<String>,
+    /// Declared by no manifest and kept by their mode (`no-delete`, `observe`).
+    #[serde(default)]
+    pub orphaned: Vec<String>,
     pub warnings: Vec<String>,
     /// Saved plans only: what the delete guards are checked against.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -118,9 +124,21 @@ pub struct GuardsFile {
     pub prune: Vec<String>,
     pub exclude: Vec<String>,
     pub declared_kinds: Vec<String>,
+    /// The management modes (`manage:` of cfgctl.yaml), first match wins.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub manage: Vec<ManageFile>,
     /// The guards' seal (see `GuardContext::seal_with`); absent when none was made.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seal: Option<String>,
+}
+
+/// One `manage:` rule, saved with the plan.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ManageFile {
+    #[serde(rename = "match")]
+    pub pattern: String,
+    pub mode: String,
 }
 
 impl From<Summary> for SummaryFile {
@@ -195,7 +213,9 @@ impl PlanFile<Vec<FieldFile>> {
                 .iter()
                 .map(|a| change_file(plan, a, saved))
                 .collect(),
+            observed: observed_file(plan),
             unmanaged: unmanaged_file(plan),
+            orphaned: orphaned_file(plan),
             warnings: warnings_file(plan),
             guards: saved.then(|| guards_file(plan)),
         }
@@ -206,6 +226,18 @@ fn unmanaged_file(plan: &Plan) -> Vec<String> {
     plan.unmanaged
         .iter()
         .map(|u| u.address.to_string())
+        .collect()
+}
+
+fn orphaned_file(plan: &Plan) -> Vec<String> {
+    plan.orphaned.iter().map(Address::to_string).collect()
+}
+
+fn observed_file(plan: &Plan) -> Vec<ChangeFile> {
+    // Never applied, so never a step.
+    plan.observed
+        .iter()
+        .map(|a| change_file(plan, a, false))
         .collect()
 }
 
@@ -226,6 +258,15 @@ pub(crate) fn guards_file(plan: &Plan) -> GuardsFile {
             .iter()
             .map(|k| k.name().to_string())
             .collect(),
+        manage: plan
+            .guard
+            .manage
+            .iter()
+            .map(|r| ManageFile {
+                pattern: r.pattern.to_string(),
+                mode: r.mode.as_str().to_string(),
+            })
+            .collect(),
         seal: plan.guard.seal.clone(),
     }
 }
@@ -242,7 +283,7 @@ pub struct PlanFileWriter<'a> {
 impl Serialize for PlanFileWriter<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
-        let mut st = s.serialize_struct("PlanFile", 7)?;
+        let mut st = s.serialize_struct("PlanFile", 9)?;
         self.serialize_fields(&mut st)?;
         st.end()
     }
@@ -260,7 +301,9 @@ impl PlanFileWriter<'_> {
         st.serialize_field("target", &plan.target)?;
         st.serialize_field("summary", &SummaryFile::from(plan.summary()))?;
         st.serialize_field("changes", &ChangesWriter(self))?;
+        st.serialize_field("observed", &observed_file(plan))?;
         st.serialize_field("unmanaged", &unmanaged_file(plan))?;
+        st.serialize_field("orphaned", &orphaned_file(plan))?;
         st.serialize_field("warnings", &warnings_file(plan))?;
         if self.saved {
             st.serialize_field("guards", &guards_file(plan))?;
@@ -348,6 +391,19 @@ pub(crate) fn guard_context(g: &GuardsFile) -> Result<GuardContext, SavedPlanErr
             .map(|p| pattern(p, "exclude"))
             .collect::<Result<_, _>>()?,
         declared,
+        manage: g
+            .manage
+            .iter()
+            .map(|r| {
+                let mode = crate::settings::Mode::from_name(&r.mode).ok_or_else(|| {
+                    SavedPlanError::Invalid(format!("guards.manage: unknown mode `{}`", r.mode))
+                })?;
+                Ok(crate::settings::ManageRule {
+                    pattern: pattern(&r.pattern, "manage")?,
+                    mode,
+                })
+            })
+            .collect::<Result<_, SavedPlanError>>()?,
         seal: g.seal.clone(),
     })
 }

@@ -9,7 +9,7 @@ use super::{matches_any, Action, ActionKind, Current, Plan};
 use crate::manifest::Manifest;
 use crate::pattern::Pattern;
 use crate::registry::{Address, Kind};
-use crate::settings::Settings;
+use crate::settings::{ManageRule, Mode, Settings};
 
 /// A resource that a cascading delete would take with it, and what it is to this repository.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -30,6 +30,8 @@ pub enum CascadeStatus {
     UnmanagedInPruneScope,
     /// Not declared, outside the prune scope: not the repository's to delete.
     Unmanaged,
+    /// Its management mode (`no-delete`, `observe`) says it is never deleted.
+    Kept,
     /// Every resource of a kind that may reference the deleted one, which the target cannot
     /// list: what the cascade takes of it cannot be known (the member's address is the kind).
     Unread,
@@ -47,6 +49,7 @@ impl CascadeStatus {
             CascadeStatus::Excluded => "excluded in cfgctl.yaml",
             CascadeStatus::UnmanagedInPruneScope => "unmanaged, in the prune scope",
             CascadeStatus::Unmanaged => "unmanaged, outside the prune scope",
+            CascadeStatus::Kept => "never deleted by its mode in cfgctl.yaml",
             CascadeStatus::Unread => {
                 "any that reference it: the target cannot list this kind, so what the cascade takes is unknown"
             }
@@ -62,6 +65,8 @@ pub struct GuardContext {
     pub exclude: Vec<Pattern>,
     /// Kinds that at least one manifest declares (a kind not here must not be emptied).
     pub declared: BTreeSet<Kind>,
+    /// The management modes (`manage:`), first match wins: what no action may break.
+    pub manage: Vec<ManageRule>,
     /// A saved plan's seal of these guards ([`seal`]): set by the command that writes the
     /// plan, checked by `apply PLANFILE`; a file's guards count only as far as they are
     /// sealed under the applying user's key, or no looser than what apply enforces anyway.
@@ -75,6 +80,7 @@ impl Default for GuardContext {
             prune: Vec::new(),
             exclude: Vec::new(),
             declared: BTreeSet::new(),
+            manage: Vec::new(),
             seal: None,
         }
     }
@@ -87,6 +93,7 @@ impl GuardContext {
             prune: settings.prune.clone(),
             exclude: settings.exclude.clone(),
             declared: desired.iter().map(|m| m.kind).collect(),
+            manage: settings.manage.clone(),
             seal: None,
         }
     }
@@ -113,6 +120,12 @@ impl GuardContext {
         field(&(self.declared.len() as u64).to_le_bytes());
         for k in &self.declared {
             field(k.name().as_bytes());
+        }
+        field(b"manage");
+        field(&(self.manage.len() as u64).to_le_bytes());
+        for r in &self.manage {
+            field(r.pattern.to_string().as_bytes());
+            field(r.mode.as_str().as_bytes());
         }
         h.finalize()
     }
@@ -190,6 +203,8 @@ fn set_cascades(
             .map(|address| {
                 let status = if matches_any(&guard.exclude, &address) {
                     CascadeStatus::Excluded
+                } else if crate::settings::mode_of(&guard.manage, &address).keeps() {
+                    CascadeStatus::Kept
                 } else if declared(&address) {
                     CascadeStatus::Managed
                 } else if matches_any(&guard.prune, &address) {
@@ -250,6 +265,40 @@ pub fn guards(actions: &[Action], ctx: &GuardContext) -> Vec<Guard> {
     out
 }
 
+/// The actions that break the management mode of their resource: any write of an `observe`
+/// one, an update (or upsert) of a `create-only` one (but the follow-up update of a create
+/// the plan makes itself), a delete of a `no-delete` one. The planner makes none; a saved plan
+/// edited by hand may hold one, and apply refuses it. Each entry is one reason, in words.
+pub fn mode_violations(actions: &[Action], manage: &[ManageRule]) -> Vec<String> {
+    let mut out = Vec::new();
+    for a in actions {
+        let mode = crate::settings::mode_of(manage, &a.address);
+        let after_own_create = || {
+            a.depends_on.iter().any(|&d| {
+                actions
+                    .get(d)
+                    .is_some_and(|c| c.address == a.address && c.action == ActionKind::Create)
+            })
+        };
+        let broken = match (mode, a.action) {
+            (_, ActionKind::Unsupported) | (Mode::Full, _) => false,
+            (Mode::Observe, _) => true,
+            (Mode::CreateOnly, ActionKind::Update) => !after_own_create(),
+            (Mode::CreateOnly, ActionKind::Upsert) => true,
+            (Mode::NoDelete, ActionKind::Delete) => true,
+            _ => false,
+        };
+        if broken {
+            out.push(format!(
+                "the plan would {} {}, whose mode in cfgctl.yaml is {mode}",
+                a.action.as_str(),
+                a.address
+            ));
+        }
+    }
+    out
+}
+
 /// What `apply PLANFILE` refuses beyond [`refusals`] when the file's guards are not sealed
 /// under the applying user's key (edited, or made with another token): the plan must also
 /// keep the guards apply enforces without it, `applied` (`--max-deletes`, the `cfgctl.yaml`
@@ -265,6 +314,11 @@ pub fn unsealed_refusals(
         .into_iter()
         .filter(|g| !(matches!(g, Guard::EmptyPrune { .. }) && allow_empty_prune))
         .map(|g| format!("{g} ({why} settings count)"))
+        .chain(
+            mode_violations(&plan.actions, &applied.manage)
+                .into_iter()
+                .map(|m| format!("{m} ({why} management modes count)")),
+        )
         .collect();
     let outside: Vec<String> = plan
         .actions
@@ -293,13 +347,14 @@ pub fn unsealed_refusals(
 }
 
 /// What `apply` refuses, from a directory or a saved plan alike: the delete guards (the
-/// empty-prune one unless `allow_empty_prune`), and with `force_delete` a cascade that would
+/// empty-prune one unless `allow_empty_prune`), an action that breaks a management mode, and with `force_delete` a cascade that would
 /// take a resource the repository may not delete. Each entry is one reason, in words.
 pub fn refusals(plan: &Plan, allow_empty_prune: bool, force_delete: bool) -> Vec<String> {
     let mut out: Vec<String> = guards(&plan.actions, &plan.guard)
         .into_iter()
         .filter(|g| !(matches!(g, Guard::EmptyPrune { .. }) && allow_empty_prune))
         .map(|g| g.to_string())
+        .chain(mode_violations(&plan.actions, &plan.guard.manage))
         .collect();
     if force_delete {
         for a in &plan.actions {

@@ -5,6 +5,7 @@
 //! and no randomness; the same inputs give the same plan, byte for byte.
 
 mod current;
+mod decide;
 pub mod file;
 mod guard;
 pub mod newer;
@@ -21,7 +22,8 @@ use crate::diagnostic::Diagnostic;
 use crate::manifest::Manifest;
 use crate::pattern::Pattern;
 use crate::registry::{Address, Kind, Op, Ops};
-use crate::settings::Settings;
+use crate::settings::{Mode, Settings};
+use decide::Decision;
 use normalize::FieldChange;
 
 pub use current::{Current, Expected, Object};
@@ -189,6 +191,12 @@ pub struct Plan {
     pub actions: Vec<Action>,
     pub unchanged: usize,
     pub unmanaged: Vec<Unmanaged>,
+    /// On the target, declared by no manifest, and never deleted by its management mode
+    /// (`no-delete`, `observe`): kept, with or without `--prune`. Sorted.
+    pub orphaned: Vec<Address>,
+    /// What `observe` resources would need (a create or an update), shown and counted by
+    /// `drift`, never sent: apply walks `actions` only. By address.
+    pub observed: Vec<Action>,
     pub warnings: Vec<String>,
     /// Deletes would break `max_deletes` or the empty-prune guard (apply refuses).
     pub guard_violations: Vec<Guard>,
@@ -231,9 +239,12 @@ impl Plan {
         self.actions.iter().any(Action::is_change)
     }
 
-    /// What `drift` reports: managed changes, or unmanaged resources in the prune scope.
+    /// What `drift` reports: managed changes, observed differences, or unmanaged resources
+    /// in the prune scope. (Orphaned resources are kept on purpose: not drift.)
     pub fn has_drift(&self) -> bool {
-        self.has_changes() || self.unmanaged.iter().any(|u| u.in_prune_scope)
+        self.has_changes()
+            || !self.observed.is_empty()
+            || self.unmanaged.iter().any(|u| u.in_prune_scope)
     }
 }
 
@@ -271,65 +282,6 @@ fn source(m: &Manifest) -> Source {
     }
 }
 
-fn unsupported(
-    address: Address,
-    intended: ActionKind,
-    reason: String,
-    source: Option<Source>,
-    fingerprint: Option<String>,
-) -> Action {
-    Action {
-        address,
-        action: ActionKind::Unsupported,
-        source,
-        fields: vec![],
-        depends_on: vec![],
-        reason: Some(reason),
-        body: None,
-        intended: Some(intended),
-        fingerprint,
-        cascade: vec![],
-    }
-}
-
-/// The delete of a resource no manifest declares, inside the prune scope (`pattern` is the
-/// first prune pattern it matches): it says why, and shows what it deletes (the fields of the
-/// current object, as a manifest would hold them).
-fn delete(address: &Address, cur: &Object, pattern: &Pattern, caps: &Capabilities) -> Action {
-    let kind = address.kind;
-    let value = cur.value();
-    let fp = Some(normalize::fingerprint(kind, &value));
-    let fields = normalize::all_fields(&crate::spec::manifest_form(kind, &value), false);
-    if !caps.has(kind, Op::Delete) {
-        let mut a = unsupported(
-            address.clone(),
-            ActionKind::Delete,
-            format!(
-                "the target does not offer {}",
-                crate::wire::operation_id(kind, Op::Delete)
-            ),
-            None,
-            fp,
-        );
-        a.fields = fields;
-        return a;
-    }
-    Action {
-        address: address.clone(),
-        action: ActionKind::Delete,
-        source: None,
-        fields,
-        depends_on: vec![],
-        reason: Some(format!(
-            "not declared by any manifest, inside the prune scope (`{pattern}`)"
-        )),
-        body: None,
-        intended: None,
-        fingerprint: fp,
-        cascade: vec![],
-    }
-}
-
 /// Makes the plan. Pure.
 pub fn plan(
     desired: &[Manifest],
@@ -347,12 +299,18 @@ pub fn plan(
     let mut warnings = Vec::new();
     let mut checked = refs::Checked::default();
     let mut newer_fields = caps.newer_fields.clone();
+    // A create-only resource that exists is never compared.
     let mut compared = compare_all(&by_address, current, settings, |a| {
-        in_scope(a) && !excluded(a)
+        in_scope(a) && !excluded(a) && settings.mode(a) != Mode::CreateOnly
     });
+    let mut observed = Vec::new();
+    let ctx = decide::Ctx {
+        current,
+        caps,
+        settings,
+    };
 
     for (address, m) in &by_address {
-        let kind = address.kind;
         if excluded(address) {
             warnings.push(format!(
                 "{address} ({}) matches an `exclude` pattern of cfgctl.yaml: it is never applied",
@@ -372,101 +330,12 @@ pub fn plan(
         if !in_scope(address) {
             continue;
         }
-        let name = |op| crate::wire::operation_id(kind, op);
-        // Cloned only for an action: an unchanged resource sends nothing.
-        let body = || Some(std::sync::Arc::clone(&m.spec));
-        if current.known.contains(&kind) {
-            match current.resources.get(address) {
-                Some(cur) => {
-                    newer_fields.extend(
-                        cur.newer_fields()
-                            .iter()
-                            .map(|path| format!("{kind}.{path}")),
-                    );
-                    let compared = match compared.remove(address) {
-                        Some(c @ (Compared::Same | Compared::Differ(..))) => c,
-                        _ => compare(kind, cur, m, settings),
-                    };
-                    let Compared::Differ(before, after) = compared else {
-                        unchanged += 1;
-                        continue;
-                    };
-                    let cur = &cur.value();
-                    let fp = Some(normalize::fingerprint(kind, cur));
-                    if caps.has(kind, Op::Update) {
-                        // What the target has and this cfgctl does not manage is kept.
-                        let mut body = Value::clone(&m.spec);
-                        newer::carry_over(kind, cur, &mut body);
-                        actions.push(Action {
-                            address: address.clone(),
-                            action: ActionKind::Update,
-                            source: Some(source(m)),
-                            fields: normalize::diff(kind, &before, &after),
-                            depends_on: vec![],
-                            reason: None,
-                            body: Some(std::sync::Arc::new(body)),
-                            intended: None,
-                            fingerprint: fp,
-                            cascade: vec![],
-                        });
-                    } else {
-                        let mut a = unsupported(
-                            address.clone(),
-                            ActionKind::Update,
-                            format!("the target does not offer {}", name(Op::Update)),
-                            Some(source(m)),
-                            fp,
-                        );
-                        a.fields = normalize::diff(kind, &before, &after);
-                        actions.push(a);
-                    }
-                }
-                None if caps.has(kind, Op::Create) => actions.push(Action {
-                    address: address.clone(),
-                    action: ActionKind::Create,
-                    source: Some(source(m)),
-                    fields: vec![],
-                    depends_on: vec![],
-                    reason: None,
-                    body: body(),
-                    intended: None,
-                    fingerprint: None,
-                    cascade: vec![],
-                }),
-                None => actions.push(unsupported(
-                    address.clone(),
-                    ActionKind::Create,
-                    format!("the target does not offer {}", name(Op::Create)),
-                    Some(source(m)),
-                    None,
-                )),
-            }
-        } else if caps.has(kind, Op::Update) {
-            actions.push(Action {
-                address: address.clone(),
-                action: ActionKind::Upsert,
-                source: Some(source(m)),
-                fields: vec![],
-                depends_on: vec![],
-                reason: Some(format!(
-                    "the target cannot read {kind}: sent with create_if_missing on every apply"
-                )),
-                body: body(),
-                intended: None,
-                fingerprint: None,
-                cascade: vec![],
-            });
-        } else {
-            actions.push(unsupported(
-                address.clone(),
-                ActionKind::Create,
-                match kind.def().unaddressable {
-                    Some(why) => why.to_string(),
-                    None => format!("the target can neither read nor write {kind}"),
-                },
-                Some(source(m)),
-                None,
-            ));
+        let ahead = compared.remove(address);
+        match decide::manifest(&ctx, address, m, ahead, &mut newer_fields) {
+            Decision::Unchanged => unchanged += 1,
+            Decision::Act(a) => actions.push(a),
+            Decision::Observed(a) => observed.push(a),
+            Decision::Warn(w) => warnings.push(w),
         }
     }
     let refs::Checked {
@@ -486,14 +355,27 @@ pub fn plan(
         );
     }
 
+    warnings.extend(decide::unmatched_rules(
+        settings,
+        by_address.keys().chain(current.resources.keys()),
+    ));
+
     let mut unmanaged = Vec::new();
+    let mut orphaned = Vec::new();
     for (address, cur) in &current.resources {
         if by_address.contains_key(address) || excluded(address) || !in_scope(address) {
             continue;
         }
+        // Never deleted, even with --prune: kept, and reported as such.
+        if settings.mode(address).keeps() {
+            orphaned.push(address.clone());
+            continue;
+        }
         let prune_pattern = settings.prune.iter().find(|p| p.matches(address));
         match prune_pattern {
-            Some(pattern) if opts.prune => actions.push(delete(address, cur, pattern, caps)),
+            Some(pattern) if opts.prune => {
+                actions.push(decide::delete(address, cur, pattern, caps))
+            }
             _ => unmanaged.push(Unmanaged {
                 address: address.clone(),
                 in_prune_scope: prune_pattern.is_some(),
@@ -515,6 +397,8 @@ pub fn plan(
         actions,
         unchanged,
         unmanaged,
+        orphaned,
+        observed,
         warnings,
         guard_violations,
         guard,

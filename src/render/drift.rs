@@ -168,6 +168,21 @@ pub fn text(plan: &Plan, known: &BTreeSet<Kind>, color: bool, verbose: bool) -> 
             }
         }
     }
+    if !plan.orphaned.is_empty() {
+        let _ =
+            writeln!(
+            out,
+            "\nNot drift: {} on the target, in no manifest, kept by {} mode (no-delete, observe){}",
+            plural(plan.orphaned.len(), "orphaned resource", "orphaned resources"),
+            if plan.orphaned.len() == 1 { "its" } else { "their" },
+            if verbose { ":" } else { " (-v lists them)." }
+        );
+        if verbose {
+            for a in &plan.orphaned {
+                let _ = writeln!(out, "  = {}", Inert(a));
+            }
+        }
+    }
     for w in warnings(plan) {
         let _ = writeln!(out, "\nWarning: {}", Inert(&w));
     }
@@ -187,6 +202,13 @@ pub fn markdown(plan: &Plan, known: &BTreeSet<Kind>, budget: usize) -> String {
             tail,
             "Not drift: {} on the target outside the prune scope.\n",
             plural(outside, "unmanaged resource", "unmanaged resources")
+        );
+    }
+    if !plan.orphaned.is_empty() {
+        let _ = writeln!(
+            tail,
+            "Not drift: {} on the target, in no manifest, kept by their mode (no-delete, observe).\n",
+            plural(plan.orphaned.len(), "orphaned resource", "orphaned resources")
         );
     }
     for w in warnings(plan) {
@@ -306,7 +328,7 @@ pub fn write_json(
     impl serde::Serialize for Report<'_> {
         fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
             use serde::ser::SerializeStruct;
-            let mut st = s.serialize_struct("Drift", 8)?;
+            let mut st = s.serialize_struct("Drift", 10)?;
             crate::plan::file::PlanFileWriter {
                 plan: self.plan,
                 saved: false,

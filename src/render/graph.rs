@@ -203,6 +203,8 @@ mod tests {
             actions,
             unchanged: 0,
             unmanaged: vec![],
+            orphaned: vec![],
+            observed: vec![],
             warnings: vec![],
             guard_violations: vec![],
             guard: Default::default(),

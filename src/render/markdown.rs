@@ -95,7 +95,7 @@ pub fn markdown(plan: &Plan, budget: usize, drift: bool) -> String {
         let _ = writeln!(head, "| {label} | {n} |");
     }
     head.push('\n');
-    let mut tail = String::new();
+    let mut tail = super::modes::markdown(plan);
     for w in plan
         .warnings
         .iter()

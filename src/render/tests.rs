@@ -35,6 +35,8 @@ fn plan_of(n: usize, desc_len: usize) -> Plan {
             address: Address::new(Kind::named("Dashboard"), Some("scratch".into())),
             in_prune_scope: false,
         }],
+        orphaned: vec![],
+        observed: vec![],
         warnings: vec![],
         guard_violations: vec![],
         guard: Default::default(),

@@ -18,6 +18,7 @@ mod install;
 mod kinds;
 mod limits;
 mod memo;
+mod modes;
 mod plan;
 mod property;
 mod pull;

@@ -69,7 +69,9 @@ pub(super) const FIELDS: &[&str] = &[
     "target",
     "summary",
     "changes",
+    "observed",
     "unmanaged",
+    "orphaned",
     "warnings",
     "guards",
 ];
@@ -111,6 +113,8 @@ impl Parts {
             unchanged: self.summary.map_or(0, |s| s.unchanged),
             actions,
             unmanaged: vec![],
+            orphaned: vec![],
+            observed: vec![],
             warnings: vec![],
             guard_violations,
             guard,
@@ -178,6 +182,13 @@ impl<'de> Visitor<'de> for FileVisitor<'_> {
                 "unmanaged" => {
                     map.next_value::<Vec<String>>()?;
                     parts.unmanaged = true;
+                }
+                // Shown only: nothing in them is applied (their shape is still checked).
+                "orphaned" => {
+                    map.next_value::<Vec<String>>()?;
+                }
+                "observed" => {
+                    map.next_value::<Vec<ChangeFile<Box<RawValue>>>>()?;
                 }
                 "warnings" => {
                     map.next_value::<Vec<String>>()?;

@@ -54,6 +54,9 @@ fn reads_what_it_writes() {
         {"path": "slug", "before": null, "after": "t"},
         {"path": "name", "before": null, "after": "T"},
     ]);
+    // Written always; a file without them (an older cfgctl's) is read.
+    original["observed"] = json!([]);
+    original["orphaned"] = json!([]);
     assert_eq!(again, original);
 }
 
