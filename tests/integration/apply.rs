@@ -6,7 +6,7 @@ use std::sync::Arc;
 use cfgctl::client::Client;
 use cfgctl::emulator::faults::Faults;
 use cfgctl::emulator::Config;
-use cfgctl::registry::{kinds, Address, Kind};
+use cfgctl::registry::{embedded_kinds, Address, Kind};
 use cfgctl::wire;
 use serde_json::{json, Value};
 
@@ -25,7 +25,7 @@ fn address_of(path: &str) -> Option<Address> {
 /// Every resource of the tenant, by address, read through the lists.
 async fn everything(t: &Tenant) -> BTreeMap<Address, Value> {
     let mut out = BTreeMap::new();
-    for def in kinds().into_iter().filter(|d| d.full_ops.list) {
+    for def in embedded_kinds().into_iter().filter(|d| d.full_ops.list) {
         let (items, _) = t.list_all(def.kind, &wire::ListQuery::default()).await;
         for item in items {
             let slug = item["slug"].as_str().unwrap().to_string();

@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use cfgctl::emulator::faults::Faults;
 use cfgctl::emulator::{Config, STATS_PATH};
-use cfgctl::registry::{kinds, Kind, Profile};
+use cfgctl::registry::{embedded_kinds, Kind, Profile};
 use cfgctl::wire::{self, ListQuery};
 use reqwest::Method;
 use serde_json::{json, Value};
@@ -46,7 +46,7 @@ async fn every_kind_and_operation_of_the_full_profile() {
             assert_eq!(&got["name"], name);
         }
     }
-    for def in kinds().into_iter().filter(|d| d.full_ops.list) {
+    for def in embedded_kinds().into_iter().filter(|d| d.full_ops.list) {
         let r = t.list(def.kind, "").await;
         assert_eq!(r.status, 200);
         let (items, _) = wire::parse_list_response(def.kind, &r.body).unwrap();
@@ -101,7 +101,7 @@ async fn seed_profile_serves_exactly_the_seed_column() {
     let swagger = t.request(Method::GET, wire::SWAGGER_PATH, None).await;
     assert_eq!(swagger.status, 200);
     let described = cfgctl::spec::described_operations(&swagger.body);
-    for def in kinds() {
+    for def in embedded_kinds() {
         let ops = described.get(&def.kind).copied().unwrap_or_default();
         assert_eq!(ops, def.seed_ops, "{}", def.name);
     }

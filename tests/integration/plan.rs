@@ -86,7 +86,7 @@ async fn seeded_tenant_plans_no_change_with_list_requests_only() {
     for (kind, _, _) in fixture_objects() {
         *per_kind.entry(kind).or_insert(0usize) += 1;
     }
-    for def in cfgctl::registry::kinds() {
+    for def in cfgctl::registry::embedded_kinds() {
         if !def.full_ops.list && !def.singleton {
             continue;
         }
