@@ -28,7 +28,8 @@ static ADOPTED: std::sync::RwLock<Vec<&'static Description>> = std::sync::RwLock
 /// (`cfgctl serve --swagger FILE` serves another, say newer, API). Its checkers compile on
 /// first use, per kind.
 pub struct Description {
-    doc: Value,
+    /// The document; the embedded one is the registry's parse, shared, not a copy.
+    doc: std::borrow::Cow<'static, Value>,
     checkers: [OnceLock<Option<jsonschema::Validator>>; crate::registry::MAX_KINDS],
     check_definitions: OnceLock<Map<String, Value>>,
 }
@@ -50,7 +51,7 @@ pub enum DescriptionError {
 }
 
 impl Description {
-    fn new(doc: Value) -> Description {
+    fn new(doc: std::borrow::Cow<'static, Value>) -> Description {
         Description {
             doc,
             checkers: [const { OnceLock::new() }; crate::registry::MAX_KINDS],
@@ -83,7 +84,7 @@ impl Description {
         if !doc.get("definitions").is_some_and(Value::is_object) {
             return Err(DescriptionError::NoDefinitions);
         }
-        Ok(Description::new(doc))
+        Ok(Description::new(std::borrow::Cow::Owned(doc)))
     }
 
     /// The description compiled into this cfgctl.
@@ -131,7 +132,9 @@ impl Description {
         EMBEDDED.get_or_init(|| {
             // The file is part of the binary and checked by a unit test; a parse failure here
             // is a build defect, not an input error.
-            std::sync::Arc::new(Description::new(crate::registry::embedded_doc().clone()))
+            std::sync::Arc::new(Description::new(std::borrow::Cow::Borrowed(
+                crate::registry::embedded_doc(),
+            )))
         })
     }
 
@@ -225,7 +228,7 @@ impl Description {
 
     /// This document restricted to the operations of a profile.
     pub fn for_profile(&self, profile: Profile) -> Value {
-        restrict(self.doc.clone(), profile)
+        restrict(self.doc.clone().into_owned(), profile)
     }
 }
 
