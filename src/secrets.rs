@@ -318,6 +318,19 @@ fn snake(name: &str) -> String {
     out
 }
 
+/// The `${env:NAME}` variables a text names (what a pulled file asks to be set), sorted.
+pub fn env_variables(text: &str) -> std::collections::BTreeSet<String> {
+    text.match_indices("${env:")
+        .filter_map(|(at, open)| {
+            let rest = &text[at + open.len()..];
+            let name = &rest[..rest.find('}')?];
+            let ok =
+                !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+            ok.then(|| name.to_string())
+        })
+        .collect()
+}
+
 /// Writes references in place of the secrets of an object read from the target (what `export`
 /// and `pull` write); the variables to set, sorted.
 pub fn references_for_export(address: &Address, object: &mut Value) -> Vec<String> {

@@ -52,7 +52,11 @@ pub fn export(opts: ExportCommand) -> anyhow::Result<ExitCode> {
             let _ = writeln!(
                 err,
                 "note: secrets are written as references; set {} before planning: {}",
-                plural(vars.len(), "this variable", "these variables"),
+                if vars.len() == 1 {
+                    "this variable"
+                } else {
+                    "these variables"
+                },
                 vars.join(", ")
             );
         }

@@ -111,6 +111,36 @@ pub fn pull(opts: PullCommand) -> anyhow::Result<ExitCode> {
             plural(in_scope, "unmanaged resource", "unmanaged resources")
         );
     }
+    // Secrets come back as `${env:...}` references: the variables this pull adds are named.
+    let mut vars = std::collections::BTreeSet::new();
+    for f in &pulled.created {
+        vars.extend(crate::secrets::env_variables(&f.text));
+    }
+    for f in &pulled.rewritten {
+        let before = texts
+            .get(&f.path)
+            .or_else(|| texts.get(&opts.dir.join(&f.path)))
+            .map(|t| crate::secrets::env_variables(t))
+            .unwrap_or_default();
+        vars.extend(
+            crate::secrets::env_variables(&f.text)
+                .difference(&before)
+                .cloned(),
+        );
+    }
+    if !vars.is_empty() {
+        let names: Vec<String> = vars.iter().map(|v| inert(v)).collect();
+        let _ = writeln!(
+            out,
+            "\nSecrets are written as references: set {} before planning: {}",
+            if vars.len() == 1 {
+                "this variable"
+            } else {
+                "these variables"
+            },
+            names.join(", ")
+        );
+    }
     let pulled_count: usize = pulled.rewritten.iter().map(|f| f.addresses.len()).sum();
     let _ = writeln!(
         out,

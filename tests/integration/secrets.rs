@@ -329,3 +329,41 @@ async fn service_account_tokens_go_only_to_a_new_0600_file() {
     assert!(run.stderr.contains("tokens.json exists"), "{}", run.stderr);
     assert_eq!(std::fs::read_to_string(&tokens).unwrap(), text);
 }
+
+#[tokio::test]
+async fn pull_writes_new_secrets_as_references_and_names_the_variables() {
+    let t = Tenant::full().await;
+    let notifier = serde_json::json!({"slug": "ops", "name": "Ops",
+        "slack": {"api_url": SLACK_URL, "channel": "#ops"}});
+    assert_eq!(
+        t.create(Kind::named("Notifier"), notifier).await.status,
+        200
+    );
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "cfgctl.yaml", "prune: [\"Notifier/*\"]\n");
+    write(
+        dir.path(),
+        "team.yaml",
+        "api_version: v1/config\nkind: Team\nspec: {slug: t, name: T}\n",
+    );
+    let r: Run = Cfgctl::new(&t)
+        .dir(dir.path())
+        .args(&["pull", ".", "--include-unmanaged"])
+        .run()
+        .await;
+    assert_eq!(r.code, 0, "{}", r.transcript());
+    assert!(
+        r.stdout.contains(
+            "Secrets are written as references: set this variable before planning: NOTIFIER_OPS_SLACK_API_URL"
+        ),
+        "{}",
+        r.stdout
+    );
+    let written = std::fs::read_to_string(dir.path().join("notifiers/ops.yaml")).unwrap();
+    assert!(
+        written.contains("${env:NOTIFIER_OPS_SLACK_API_URL}"),
+        "{written}"
+    );
+    assert_clean("pulled file", &written);
+    assert_clean("pull output", &r.transcript());
+}
