@@ -67,15 +67,22 @@ fn described(text: &str, path: &str, required: &[&str]) -> String {
     }
 }
 
-/// The rows of `node`'s fields (nested ones too); `required` holds the paths a rule requires.
+/// What a kind's rows mark: the paths a rule requires, and the secret fields.
+struct Marks<'a> {
+    required: &'a [&'a str],
+    secrets: &'a [&'static str],
+}
+
+/// The rows of `node`'s fields (nested ones too).
 fn fields(
     node: &'static Value,
     prefix: &str,
     depth: usize,
     out: &mut String,
     seen: &mut Vec<String>,
-    required: &[&str],
+    marks: &Marks<'_>,
 ) {
+    let required = marks.required;
     let n = resolve(node);
     let Some(props) = n.get("properties").and_then(Value::as_object) else {
         return;
@@ -91,6 +98,12 @@ fn fields(
         let mut notes = Vec::new();
         if read_only {
             notes.push("read-only: set by the server".to_string());
+        }
+        if crate::registry::is_secret_path(marks.secrets, &path) && !read_only {
+            notes.push(
+                "secret: write a `${env:NAME}` or `${file:PATH}` reference, never the value"
+                    .to_string(),
+            );
         }
         if let Some(values) = target.get("enum").and_then(Value::as_array) {
             let vs: Vec<String> = values
@@ -136,7 +149,7 @@ fn fields(
             } else {
                 path.clone()
             };
-            fields(item, &child, depth + 1, out, seen, required);
+            fields(item, &child, depth + 1, out, seen, marks);
             seen.pop();
         }
     }
@@ -242,7 +255,11 @@ pub fn reference_markdown() -> String {
                     _ => None,
                 })
                 .collect();
-            fields(d, "", 0, &mut out, &mut seen, &required);
+            let marks = Marks {
+                required: &required,
+                secrets: def.secrets,
+            };
+            fields(d, "", 0, &mut out, &mut seen, &marks);
         }
         out.push('\n');
     }
