@@ -18,6 +18,7 @@ mod lines;
 mod markdown;
 mod modes;
 mod multiline;
+mod risk;
 
 #[cfg(test)]
 use fields::document_diff;
@@ -153,6 +154,13 @@ fn text_chunks(
             "\nNo changes: the target matches the manifests ({}).",
             plural(plan.unchanged, "resource", "resources")
         );
+    }
+    // The risk summary first, worked out from the whole plan before any action is written.
+    if !opts.drift {
+        let summary = crate::plan::risk::summarize(plan);
+        if !summary.is_quiet() {
+            out.push_str(&risk::text(&summary));
+        }
     }
     sink(&out)?;
     out.clear();

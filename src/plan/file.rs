@@ -33,6 +33,9 @@ pub struct PlanFile<F = Vec<FieldFile>> {
     pub format_version: u32,
     pub target: String,
     pub summary: SummaryFile,
+    /// The risk summary a reviewer reads first (`plan::risk`); shown only, never applied.
+    #[serde(default)]
+    pub risk: super::risk::Risk,
     pub changes: Vec<ChangeFile<F>>,
     /// What `observe` resources would need: shown, never applied (no `step`, even saved).
     #[serde(default)]
@@ -208,6 +211,7 @@ impl PlanFile<Vec<FieldFile>> {
             format_version: FORMAT_VERSION,
             target: plan.target.clone(),
             summary: plan.summary().into(),
+            risk: super::risk::summarize(plan),
             changes: plan
                 .actions
                 .iter()
@@ -283,7 +287,7 @@ pub struct PlanFileWriter<'a> {
 impl Serialize for PlanFileWriter<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
-        let mut st = s.serialize_struct("PlanFile", 9)?;
+        let mut st = s.serialize_struct("PlanFile", 10)?;
         self.serialize_fields(&mut st)?;
         st.end()
     }
@@ -300,6 +304,7 @@ impl PlanFileWriter<'_> {
         st.serialize_field("format_version", &FORMAT_VERSION)?;
         st.serialize_field("target", &plan.target)?;
         st.serialize_field("summary", &SummaryFile::from(plan.summary()))?;
+        st.serialize_field("risk", &super::risk::summarize(plan))?;
         st.serialize_field("changes", &ChangesWriter(self))?;
         st.serialize_field("observed", &observed_file(plan))?;
         st.serialize_field("unmanaged", &unmanaged_file(plan))?;

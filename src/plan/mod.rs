@@ -12,6 +12,7 @@ pub mod newer;
 pub mod normalize;
 mod order;
 mod refs;
+pub mod risk;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;

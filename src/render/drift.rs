@@ -328,7 +328,7 @@ pub fn write_json(
     impl serde::Serialize for Report<'_> {
         fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
             use serde::ser::SerializeStruct;
-            let mut st = s.serialize_struct("Drift", 10)?;
+            let mut st = s.serialize_struct("Drift", 11)?;
             crate::plan::file::PlanFileWriter {
                 plan: self.plan,
                 saved: false,

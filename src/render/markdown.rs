@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use super::fields::{self, Line};
 use super::{cascade_lines, graph, plural, summary_line, unmanaged_by_kind};
 use crate::output::{code_span, Inert, Markdown};
-use crate::plan::{Action, Plan};
+use crate::plan::{Action, ActionKind, Plan};
 
 fn markdown_details(a: &Action) -> String {
     let mut body = String::new();
@@ -81,20 +81,42 @@ pub fn markdown(plan: &Plan, budget: usize, drift: bool) -> String {
     let mut head = String::new();
     let word = if drift { "drift" } else { "plan" };
     let _ = writeln!(head, "### cfgctl {word} for {}\n", code_span(&plan.target));
+    let risk = crate::plan::risk::summarize(plan);
+    if !drift && !risk.is_quiet() {
+        let _ = writeln!(head, "#### Risk summary\n");
+    }
     let _ = writeln!(head, "**{}**\n", summary_line(plan));
-    let _ = writeln!(head, "| action | resources |\n|---|---:|");
-    for (label, n) in [
-        ("`+` create", s.create),
-        ("`~` update", s.update),
-        ("`-` delete", s.delete),
-        ("`^` upsert", s.upsert),
-        ("`!` unsupported", s.unsupported),
-        ("unchanged", s.unchanged),
-        ("unmanaged", plan.unmanaged.len()),
+    // The risk summary: counts per action and kind, then (a plan, not a drift report) its
+    // lists. Written first and never cut; the details below get the room it leaves.
+    let by_action = super::risk::by_action(&risk.counts);
+    let kinds_of = |action: ActionKind| {
+        by_action
+            .iter()
+            .find(|(a, _, _)| *a == action)
+            .map(|(_, _, kinds)| kinds.clone())
+            .unwrap_or_default()
+    };
+    let _ = writeln!(head, "| action | resources | by kind |\n|---|---:|---|");
+    for (label, n, kinds) in [
+        ("`+` create", s.create, kinds_of(ActionKind::Create)),
+        ("`~` update", s.update, kinds_of(ActionKind::Update)),
+        ("`-` delete", s.delete, kinds_of(ActionKind::Delete)),
+        ("`^` upsert", s.upsert, kinds_of(ActionKind::Upsert)),
+        (
+            "`!` unsupported",
+            s.unsupported,
+            kinds_of(ActionKind::Unsupported),
+        ),
+        ("unchanged", s.unchanged, String::new()),
+        ("unmanaged", plan.unmanaged.len(), String::new()),
     ] {
-        let _ = writeln!(head, "| {label} | {n} |");
+        let _ = writeln!(head, "| {label} | {n} | {kinds} |");
     }
     head.push('\n');
+    if !drift && !risk.is_quiet() {
+        let room = (budget / 2).saturating_sub(head.len());
+        head.push_str(&super::risk::markdown_lists(&risk, room));
+    }
     let mut tail = super::modes::markdown(plan);
     for w in plan
         .warnings

@@ -355,3 +355,37 @@ fn a_delete_says_why_and_shows_what_it_deletes() {
         "{md}"
     );
 }
+
+#[test]
+fn the_risk_summary_opens_the_plans_and_fits_the_markdown_budget() {
+    // 3,000 deletes: far more than the summary may list in a comment.
+    let mut p = plan_of(3000, 10);
+    for a in &mut p.actions {
+        a.action = ActionKind::Delete;
+    }
+    let t = text(&p, TextOptions::default());
+    let summary = t.find("\nRisk summary:\n").unwrap();
+    assert!(summary < t.find("\n  - Team/team-0000").unwrap());
+    assert_eq!(
+        t.matches("    - Team/team-").count(),
+        3000,
+        "text lists every delete"
+    );
+    assert!(
+        t.contains("apply refuses: the plan deletes 3000 resources, more than max_deletes (25)")
+    );
+    let md = markdown(&p, MARKDOWN_BUDGET, false);
+    assert!(md.len() <= MARKDOWN_BUDGET, "{}", md.len());
+    let head = &md[..md.find("<details>").unwrap_or(md.len())];
+    assert!(head.contains("#### Risk summary"), "{head}");
+    assert!(head.contains("more deletes (the text and JSON plans list every one)"));
+    // What follows the cut lists is still there: the summary is never cut.
+    assert!(head.contains(
+        "**Guards:** max_deletes 25, 3000 deletes in this plan: apply refuses this plan."
+    ));
+    assert!(head.contains("**Environments:** <code>https://t.example.com</code>."));
+    // A plan with nothing to review says so without a summary.
+    let quiet = plan_of(0, 1);
+    assert!(!text(&quiet, TextOptions::default()).contains("Risk summary"));
+    assert!(!markdown(&quiet, MARKDOWN_BUDGET, false).contains("Risk summary"));
+}

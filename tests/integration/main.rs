@@ -22,6 +22,7 @@ mod modes;
 mod plan;
 mod property;
 mod pull;
+mod risk;
 mod saved_guards;
 mod schema;
 mod secrets;

@@ -68,6 +68,7 @@ pub(super) const FIELDS: &[&str] = &[
     "format_version",
     "target",
     "summary",
+    "risk",
     "changes",
     "observed",
     "unmanaged",
@@ -184,6 +185,9 @@ impl<'de> Visitor<'de> for FileVisitor<'_> {
                     parts.unmanaged = true;
                 }
                 // Shown only: nothing in them is applied (their shape is still checked).
+                "risk" => {
+                    map.next_value::<crate::plan::risk::Risk>()?;
+                }
                 "orphaned" => {
                     map.next_value::<Vec<String>>()?;
                 }

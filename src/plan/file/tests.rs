@@ -57,7 +57,27 @@ fn reads_what_it_writes() {
     // Written always; a file without them (an older cfgctl's) is read.
     original["observed"] = json!([]);
     original["orphaned"] = json!([]);
+    // The risk summary too (this file has none): worked out from the plan.
+    original["risk"] = serde_json::to_value(crate::plan::risk::summarize(&plan)).unwrap();
+    assert_eq!(again["risk"]["deletes"][0]["address"], "Bucket/b");
     assert_eq!(again, original);
+}
+
+#[test]
+fn a_saved_plan_with_its_risk_summary_is_read_and_a_bad_one_refused() {
+    let plan = read_saved(&saved(two_changes(), guards())).unwrap();
+    let mut written = Vec::new();
+    crate::render::write_saved_plan(&mut written, &plan).unwrap();
+    let text = String::from_utf8(written).unwrap();
+    assert!(text.contains(r#""risk":{"counts":"#), "{text}");
+    assert_eq!(read_saved(&text).unwrap().actions, plan.actions);
+    let mut doc: Value = serde_json::from_str(&text).unwrap();
+    doc["risk"]["surprise"] = json!(1);
+    assert!(
+        refused(&doc.to_string()).contains("surprise"),
+        "{}",
+        refused(&doc.to_string())
+    );
 }
 
 fn refused(text: &str) -> String {
