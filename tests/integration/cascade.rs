@@ -192,3 +192,61 @@ async fn a_saved_plan_sees_a_referrer_that_appeared_since() {
     );
     assert_eq!(deletes(&t), Vec::<String>::new());
 }
+
+/// The hostile tester's first repro: a seed-profile tenant cannot list NotificationPolicy, and
+/// a bucket's cascade would take an excluded one.
+#[tokio::test]
+async fn on_a_seed_tenant_a_cascade_into_notification_policies_is_refused() {
+    let scratch = tempfile::tempdir().unwrap();
+    let data = scratch.path().join("tenant.db");
+    {
+        let t = Tenant::start(Config {
+            data: Some(data.clone()),
+            ..Config::default()
+        })
+        .await;
+        let r = t
+            .create(kind("Bucket"), json!({"slug": "old", "name": "Old"}))
+            .await;
+        assert_eq!(r.status, 200, "{r:?}");
+        let policy = json!({"slug": "np", "name": "NP", "bucket_slug": "old"});
+        let r = t.create(kind("NotificationPolicy"), policy).await;
+        assert_eq!(r.status, 200, "{r:?}");
+    }
+    let t = Tenant::start(Config {
+        data: Some(data),
+        profile: cfgctl::registry::Profile::Seed,
+        ..Config::default()
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "cfgctl.yaml",
+        "prune: [\"Bucket/*\"]\nexclude: [\"NotificationPolicy/np\"]\n",
+    );
+    write(
+        dir.path(),
+        "bucket.yaml",
+        "api_version: v1/config\nkind: Bucket\nspec: {slug: keep, name: Keep}\n",
+    );
+    let args = [
+        "apply",
+        ".",
+        "--prune",
+        "--auto-approve",
+        "--force-delete-buckets",
+    ];
+    let r = Cfgctl::new(&t).dir(dir.path()).args(&args).run().await;
+    assert_eq!(r.code, 1, "{}", r.transcript());
+    assert!(
+        r.stderr
+            .contains("--force-delete-buckets would make the delete of Bucket/old take ")
+            && r.stderr.contains(
+                "NotificationPolicy (any that reference it: the target cannot list this kind"
+            ),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(deletes(&t), Vec::<String>::new());
+}
