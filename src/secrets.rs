@@ -90,10 +90,19 @@ pub fn fill(
     Ok(filled)
 }
 
-/// The plan as it is sent: every body's references resolved (the plan itself keeps them, for
+/// The plan as it is sent, when it differs from the plan (`None`: it sends no secret field):
+/// every body's references resolved (the plan itself keeps them, for
 /// what is shown and saved). Fails, before anything is sent, on the first reference that
 /// cannot be resolved.
-pub fn fill_plan(plan: &Plan) -> Result<Plan, SecretError> {
+pub fn fill_plan(plan: &Plan) -> Result<Option<Plan>, SecretError> {
+    // Most plans send no secret: then the plan itself is what is sent, not a copy of it.
+    let sends_secrets = plan
+        .actions
+        .iter()
+        .any(|a| a.body.is_some() && !a.address.kind.def().secrets.is_empty());
+    if !sends_secrets {
+        return Ok(None);
+    }
     let mut sent = plan.clone();
     for action in &mut sent.actions {
         let (Some(body), Some(source)) = (&action.body, &action.source) else {
@@ -104,7 +113,7 @@ pub fn fill_plan(plan: &Plan) -> Result<Plan, SecretError> {
             action.body = Some(Arc::new(filled));
         }
     }
-    Ok(sent)
+    Ok(Some(sent))
 }
 
 /// Puts the manifests' references in place of the secrets the target answered, so the plan

@@ -250,7 +250,7 @@ pub fn apply(opts: ApplyCommand) -> anyhow::Result<ExitCode> {
         let client = std::sync::Arc::new(conn.client);
         let outcomes = crate::apply::execute(
             std::sync::Arc::clone(&client),
-            &sent,
+            sent.as_ref().unwrap_or(&plan),
             &current,
             crate::apply::ExecOptions {
                 parallelism: opts.parallelism,
