@@ -108,11 +108,8 @@ fn unsealed_refusals(opts: &ApplyCommand, plan: &crate::plan::Plan) -> anyhow::R
     ))
 }
 
-/// `cfgctl apply`: plan (or read a saved plan), confirm, execute, report.
-pub fn apply(opts: ApplyCommand) -> anyhow::Result<ExitCode> {
-    use std::io::IsTerminal;
-
-    let from_file = opts.source.is_file();
+/// What `apply` refuses before it reads or sends anything.
+fn refuse_before_anything(opts: &ApplyCommand, from_file: bool) -> anyhow::Result<()> {
     if let Some(path) = &opts.service_account_tokens {
         // Refused before anything is sent: the file is never overwritten.
         if path.symlink_metadata().is_ok() {
@@ -125,6 +122,55 @@ pub fn apply(opts: ApplyCommand) -> anyhow::Result<ExitCode> {
     if from_file && opts.rotate_secrets.is_some() {
         anyhow::bail!("--rotate-secrets needs the manifests (a directory), not a saved plan: nothing was changed");
     }
+    Ok(())
+}
+
+/// A saved plan, read as a stream (a plan of thousands of creates is tens of megabytes of
+/// text, never held whole beside the objects it holds), refused when made for another target
+/// or stale; with `--force-delete-buckets` its cascades are worked out again from the target.
+async fn read_saved_plan(
+    opts: &ApplyCommand,
+    conn: &Connection,
+) -> anyhow::Result<crate::plan::Plan> {
+    let file = std::fs::File::open(&opts.source)
+        .with_context(|| format!("reading the plan file {}", opts.source.display()))?;
+    let mut plan = crate::apply::saved::parse(std::io::BufReader::with_capacity(1 << 16, file))
+        .with_context(|| format!("reading the plan file {}", opts.source.display()))?;
+    if plan.target != conn.name {
+        anyhow::bail!(
+            "the plan in {} was made for {}, not for {}: nothing was changed",
+            opts.source.display(),
+            plan.target,
+            conn.name
+        );
+    }
+    let stale = crate::apply::saved::stale(&conn.client, &plan, opts.parallelism)
+        .await
+        .context("checking the saved plan against the target")?;
+    if !stale.is_empty() {
+        let mut err = crate::output::stderr();
+        for s in &stale {
+            let _ = writeln!(err, "  {}", crate::output::Inert(s));
+        }
+        anyhow::bail!(
+            "the saved plan is stale ({} changed since it was made): nothing was changed; run `cfgctl plan --out` again",
+            plural(stale.len(), "resource", "resources")
+        );
+    }
+    if opts.force_delete_buckets {
+        crate::apply::saved::recompute_cascades(&conn.client, &mut plan)
+            .await
+            .context("reading what the saved plan's cascading deletes would take")?;
+    }
+    Ok(plan)
+}
+
+/// `cfgctl apply`: plan (or read a saved plan), confirm, execute, report.
+pub fn apply(opts: ApplyCommand) -> anyhow::Result<ExitCode> {
+    use std::io::IsTerminal;
+
+    let from_file = opts.source.is_file();
+    refuse_before_anything(&opts, from_file)?;
     runtime()?.block_on(async {
         let (conn, loaded) = if from_file {
             (connect(&opts.target).await?, None)
@@ -133,44 +179,10 @@ pub fn apply(opts: ApplyCommand) -> anyhow::Result<ExitCode> {
             (conn, Some((loaded, fetched)))
         };
         let (plan, current) = match loaded {
-            None => {
-                // Read as a stream: a plan of thousands of creates is tens of megabytes of
-                // text, never held whole beside the objects it holds.
-                let file = std::fs::File::open(&opts.source)
-                    .with_context(|| format!("reading the plan file {}", opts.source.display()))?;
-                let mut plan = crate::apply::saved::parse(std::io::BufReader::with_capacity(
-                    1 << 16,
-                    file,
-                ))
-                .with_context(|| format!("reading the plan file {}", opts.source.display()))?;
-                if plan.target != conn.name {
-                    anyhow::bail!(
-                        "the plan in {} was made for {}, not for {}: nothing was changed",
-                        opts.source.display(),
-                        plan.target,
-                        conn.name
-                    );
-                }
-                let stale = crate::apply::saved::stale(&conn.client, &plan, opts.parallelism)
-                    .await
-                    .context("checking the saved plan against the target")?;
-                if !stale.is_empty() {
-                    let mut err = crate::output::stderr();
-                    for s in &stale {
-                        let _ = writeln!(err, "  {}", crate::output::Inert(s));
-                    }
-                    anyhow::bail!(
-                        "the saved plan is stale ({} changed since it was made): nothing was changed; run `cfgctl plan --out` again",
-                        plural(stale.len(), "resource", "resources")
-                    );
-                }
-                if opts.force_delete_buckets {
-                    crate::apply::saved::recompute_cascades(&conn.client, &mut plan)
-                        .await
-                        .context("reading what the saved plan's cascading deletes would take")?;
-                }
-                (plan, crate::plan::Current::default())
-            }
+            None => (
+                read_saved_plan(&opts, &conn).await?,
+                crate::plan::Current::default(),
+            ),
             // The manifests are freed (on another thread, not before the first request):
             // the plan holds what apply sends.
             Some((loaded, fetched)) => {

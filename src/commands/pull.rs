@@ -111,23 +111,7 @@ pub fn pull(opts: PullCommand) -> anyhow::Result<ExitCode> {
             plural(in_scope, "unmanaged resource", "unmanaged resources")
         );
     }
-    // Secrets come back as `${env:...}` references: the variables this pull adds are named.
-    let mut vars = std::collections::BTreeSet::new();
-    for f in &pulled.created {
-        vars.extend(crate::secrets::env_variables(&f.text));
-    }
-    for f in &pulled.rewritten {
-        let before = texts
-            .get(&f.path)
-            .or_else(|| texts.get(&opts.dir.join(&f.path)))
-            .map(|t| crate::secrets::env_variables(t))
-            .unwrap_or_default();
-        vars.extend(
-            crate::secrets::env_variables(&f.text)
-                .difference(&before)
-                .cloned(),
-        );
-    }
+    let vars = new_secret_variables(&pulled, &texts, &opts.dir);
     if !vars.is_empty() {
         let names: Vec<String> = vars.iter().map(|v| inert(v)).collect();
         let _ = writeln!(
@@ -155,6 +139,32 @@ pub fn pull(opts: PullCommand) -> anyhow::Result<ExitCode> {
         .write_all(out.as_bytes())
         .context("writing to stdout")?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Secrets come back as `${env:...}` references: the variables this pull adds (in new files,
+/// and in rewritten files beyond those they named already), sorted.
+fn new_secret_variables(
+    pulled: &crate::pull::Pulled,
+    texts: &std::collections::BTreeMap<PathBuf, String>,
+    dir: &std::path::Path,
+) -> std::collections::BTreeSet<String> {
+    let mut vars = std::collections::BTreeSet::new();
+    for f in &pulled.created {
+        vars.extend(crate::secrets::env_variables(&f.text));
+    }
+    for f in &pulled.rewritten {
+        let before = texts
+            .get(&f.path)
+            .or_else(|| texts.get(&dir.join(&f.path)))
+            .map(|t| crate::secrets::env_variables(t))
+            .unwrap_or_default();
+        vars.extend(
+            crate::secrets::env_variables(&f.text)
+                .difference(&before)
+                .cloned(),
+        );
+    }
+    vars
 }
 
 /// A manifest file's path (as the load shows it) relative to the directory loaded.
