@@ -7,9 +7,13 @@ use std::process::ExitCode;
 use clap::{Args, Parser, ValueEnum};
 
 mod command;
+mod resolve;
 mod target;
 
-pub use command::{Command, FormatArg, GraphFormatArg, OnOff, ProfileArg};
+pub use command::{
+    ApplyArgs, Command, CompletionsArgs, DriftArgs, ExportArgs, FormatArg, GraphArgs,
+    GraphFormatArg, OnOff, PlanArgs, ProfileArg, PullArgs, SchemaArgs, ServeArgs, ValidateArgs,
+};
 pub use target::{CacheArgs, TargetArgs};
 
 use crate::commands;
@@ -111,6 +115,8 @@ pub fn main() -> ExitCode {
                     .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
             });
             if !broken_pipe {
+                // The located problems behind it first (`ops::Diagnosed`), one a line.
+                commands::print_diagnosed(&err);
                 // One line, redacted, whatever the server or the manifests put in it.
                 let text = error_line(&err);
                 let _ = writeln!(
@@ -147,9 +153,7 @@ pub fn error_line(err: &anyhow::Error) -> String {
 /// printed: the token, and what a `--url` carries in its user info or query.
 fn register_secrets(cli: &Cli) {
     let serving = match &cli.command {
-        Command::Serve {
-            token, token_file, ..
-        } => Some((token.as_deref(), token_file.as_deref())),
+        Command::Serve(serve) => Some((serve.token.as_deref(), serve.token_file.as_deref())),
         _ => None,
     };
     let targets = [Some(&cli.target), cli.command.target()];
@@ -159,7 +163,7 @@ fn register_secrets(cli: &Cli) {
         .map(|t| (t.token.as_deref(), t.token_file.as_deref()))
         .chain(serving);
     for (token, file) in tokens {
-        if let Ok(Some(token)) = commands::resolve_token(token, file) {
+        if let Ok(Some(token)) = crate::ops::resolve_token(token, file) {
             crate::output::register_secret(&token);
         }
     }
@@ -192,17 +196,18 @@ where
     };
     let (before, before_cache) = (&cli.target, &cli.cache);
     match &mut cli.command {
-        Command::Plan { target, cache, .. } | Command::Drift { target, cache, .. } => {
+        Command::Plan(PlanArgs { target, cache, .. })
+        | Command::Drift(DriftArgs { target, cache, .. }) => {
             target.merge(own, before, &matches);
             cache.merge(own, before_cache, &matches);
         }
-        Command::Apply { target, .. }
-        | Command::Export { target, .. }
-        | Command::Pull { target, .. }
-        | Command::Graph { target, .. } => target.merge(own, before, &matches),
-        Command::Serve {
+        Command::Apply(ApplyArgs { target, .. })
+        | Command::Export(ExportArgs { target, .. })
+        | Command::Pull(PullArgs { target, .. })
+        | Command::Graph(GraphArgs { target, .. }) => target.merge(own, before, &matches),
+        Command::Serve(ServeArgs {
             token, token_file, ..
-        } => {
+        }) => {
             let refused = target::TARGET_IDS
                 .iter()
                 .find(|id| !matches!(**id, "token" | "token_file") && target::given(&matches, id));
@@ -227,12 +232,12 @@ where
                 token_file.clone_from(&before.token_file);
             }
         }
-        Command::Validate { .. } | Command::Schema { .. } | Command::Completions { .. } => {}
+        Command::Validate(_) | Command::Schema(_) | Command::Completions(_) => {}
     }
     Ok(cli)
 }
 
-/// Runs a parsed command line.
+/// Runs a parsed command line: its settings resolved (`resolve`), then its command.
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     register_secrets(&cli);
     let choice = match cli.global.color {
@@ -241,162 +246,26 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         ColorArg::Never => anstream::ColorChoice::Never,
     };
     choice.write_global();
-    init_logging(&cli.global, matches!(cli.command, Command::Serve { .. }));
+    init_logging(&cli.global, matches!(cli.command, Command::Serve(_)));
+    let global = &cli.global;
     match cli.command {
-        Command::Validate { dir } => commands::validate(&commands::ValidateOptions {
-            dir,
-            github_annotations: std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true"),
-            quiet: cli.global.quiet,
-        }),
-        Command::Plan {
-            dir,
-            format,
-            detailed_exitcode,
-            out,
-            prune,
-            server_validate,
-            only,
-            target,
-            cache,
-        } => commands::plan(commands::PlanCommand {
-            dir,
-            format: format.into(),
-            detailed_exitcode,
-            out,
-            prune,
-            server_validate,
-            only,
-            drift: false,
-            verbose: cli.global.verbose > 0,
-            cache: cache.dir(),
-            secret_dir: cache.secret_dir(),
-            target: target.options()?,
-        }),
-        Command::Apply {
-            source,
-            auto_approve,
-            prune,
-            allow_empty_prune,
-            force_delete_buckets,
-            only,
-            max_deletes,
-            rotate_secrets,
-            service_account_tokens,
-            target,
-        } => commands::apply(commands::ApplyCommand {
-            source,
-            auto_approve,
-            prune,
-            allow_empty_prune,
-            force_delete_buckets,
-            only,
-            max_deletes,
-            rotate_secrets: rotate_secrets.map(|p| p.into_iter().collect()),
-            service_account_tokens,
-            secret_dir: cli.cache.secret_dir(),
-            parallelism: target.parallelism.max(1),
-            verbose: cli.global.verbose > 0,
-            target: target.options()?,
-        }),
-        Command::Drift {
-            dir,
-            format,
-            target,
-            cache,
-        } => commands::plan(commands::PlanCommand {
-            dir,
-            format: format.into(),
-            detailed_exitcode: true,
-            out: None,
-            prune: false,
-            server_validate: false,
-            only: vec![],
-            drift: true,
-            verbose: cli.global.verbose > 0,
-            cache: cache.dir(),
-            secret_dir: cache.secret_dir(),
-            target: target.options()?,
-        }),
-        Command::Schema { out } => commands::schema(out.as_deref()),
-        Command::Graph {
-            dir,
-            format,
-            prune,
-            only,
-            target,
-        } => commands::graph(commands::GraphCommand {
-            dir,
-            format: format.into(),
-            prune,
-            only,
-            target: target.options()?,
-        }),
-        Command::Pull {
-            dir,
-            only,
-            include_unmanaged,
-            target,
-        } => commands::pull(commands::PullCommand {
-            dir,
-            only,
-            include_unmanaged,
-            target: target.options()?,
-        }),
-        Command::Export {
-            out,
-            force,
-            only,
-            target,
-        } => commands::export(commands::ExportCommand {
-            out,
-            force,
-            only,
-            target: target.options()?,
-        }),
-        Command::Completions { shell } => {
+        Command::Validate(args) => commands::validate(&resolve::validate(args, global)),
+        Command::Plan(args) => commands::plan(resolve::plan(args, global)?),
+        Command::Drift(args) => commands::plan(resolve::drift(args, global)?),
+        Command::Apply(args) => commands::apply(resolve::apply(args, global, &cli.cache)?),
+        Command::Graph(args) => commands::graph(resolve::graph(args)?),
+        Command::Pull(args) => commands::pull(resolve::pull(args)?),
+        Command::Export(args) => commands::export(resolve::export(args)?),
+        Command::Schema(args) => commands::schema(&resolve::schema(args)),
+        Command::Serve(args) => commands::serve(resolve::serve(args)?),
+        Command::Completions(CompletionsArgs { shell }) => {
             // Completions are about the command line itself: they stay here, with clap.
             let mut cmd = <Cli as clap::CommandFactory>::command();
             #[allow(clippy::disallowed_methods)]
             clap_complete::generate(shell, &mut cmd, "cfgctl", &mut std::io::stdout().lock());
             Ok(ExitCode::SUCCESS)
         }
-        serve @ Command::Serve { .. } => run_serve(serve),
     }
-}
-
-/// `cfgctl serve` from its parsed options.
-fn run_serve(command: Command) -> anyhow::Result<ExitCode> {
-    let Command::Serve {
-        listen,
-        data,
-        profile,
-        page_size,
-        faults,
-        server_defaults,
-        redact_secrets,
-        swagger,
-        rate_limit,
-        token,
-        token_file,
-    } = command
-    else {
-        anyhow::bail!("not the serve command");
-    };
-    commands::serve(commands::ServeOptions {
-        listen,
-        config: crate::emulator::Config {
-            data,
-            token: commands::resolve_token(token.as_deref(), token_file.as_deref())?,
-            profile: profile.into(),
-            page_size,
-            faults: faults.unwrap_or_default(),
-            server_defaults: server_defaults == OnOff::On,
-            redact_secrets: redact_secrets == OnOff::On,
-            swagger,
-            rate_limit,
-            ..crate::emulator::Config::default()
-        },
-    })
 }
 
 #[cfg(test)]

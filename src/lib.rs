@@ -13,6 +13,7 @@ pub mod export;
 pub mod jsonpath;
 pub mod manifest;
 pub mod memo;
+pub mod ops;
 pub mod output;
 pub mod pattern;
 pub mod plan;

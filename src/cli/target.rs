@@ -137,25 +137,6 @@ impl TargetArgs {
     }
 }
 
-impl TargetArgs {
-    /// The options the commands take.
-    pub fn options(&self) -> anyhow::Result<crate::commands::TargetOptions> {
-        Ok(crate::commands::TargetOptions {
-            url: self.url.clone().filter(|u| !u.trim().is_empty()),
-            token: crate::commands::resolve_token(
-                self.token.as_deref(),
-                self.token_file.as_deref(),
-            )?,
-            local: self.local.clone(),
-            timeout: std::time::Duration::from_secs(self.timeout.max(1)),
-            max_retries: self.max_retries,
-            insecure_http: self.insecure_http,
-            max_pages: self.max_pages.max(1),
-            max_response_bytes: self.max_response_mb.max(1).saturating_mul(1 << 20),
-        })
-    }
-}
-
 impl CacheArgs {
     /// The plan cache's directory, or `None` when it is off (or there is nowhere to put it).
     pub fn dir(&self) -> Option<PathBuf> {

@@ -67,7 +67,7 @@ fn target_options_go_before_or_after_the_command() {
     let before = parse_from(["cfgctl"].into_iter().chain(flags).chain(["plan", "d"])).unwrap();
     let after = parse_from(["cfgctl", "plan", "d"].into_iter().chain(flags)).unwrap();
     for cli in [&before, &after] {
-        let Command::Plan { target, cache, .. } = &cli.command else {
+        let Command::Plan(PlanArgs { target, cache, .. }) = &cli.command else {
             panic!("not plan");
         };
         assert_eq!(target.url.as_deref(), Some("https://t.example.com"));
@@ -137,7 +137,7 @@ fn serve_refuses_target_options_and_takes_its_token() {
         &["cfgctl", "--token=s", "serve"][..],
         &["cfgctl", "serve", "--token=s"],
     ] {
-        let Command::Serve { token, .. } = parse_from(line).unwrap().command else {
+        let Command::Serve(ServeArgs { token, .. }) = parse_from(line).unwrap().command else {
             panic!("not serve");
         };
         assert_eq!(token.as_deref(), Some("s"));

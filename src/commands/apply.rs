@@ -6,29 +6,28 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
-use super::*;
+use super::{plural, runtime};
+use crate::ops::{self, Connection, PlanRequest};
 
-/// Options of `cfgctl apply`.
+/// Settings of `cfgctl apply`.
 #[derive(Debug, Clone)]
-pub struct ApplyCommand {
-    /// A manifest directory, or a plan file written by `plan --out`.
-    pub source: PathBuf,
+pub struct ApplySettings {
+    /// The plan to make (keeping the manifests, the target's objects and the connection);
+    /// when its `dir` is a plan file written by `plan --out`, only its target counts.
+    pub request: PlanRequest,
     pub auto_approve: bool,
-    pub prune: bool,
     pub allow_empty_prune: bool,
     pub force_delete_buckets: bool,
-    pub only: Vec<crate::pattern::Pattern>,
     /// `--max-deletes`: what a saved plan's unsealed guards may not exceed.
     pub max_deletes: Option<u32>,
     /// `--rotate-secrets`: the patterns (empty: every resource with a secret field).
     pub rotate_secrets: Option<Vec<crate::pattern::Pattern>>,
     /// `--service-account-tokens FILE`.
     pub service_account_tokens: Option<PathBuf>,
-    /// Where the user's secret that seals saved plans lives (see `seal_key`).
+    /// Where the user's secret that seals saved plans lives (see `ops::seal_key`).
     pub secret_dir: Option<PathBuf>,
     pub parallelism: usize,
     pub verbose: bool,
-    pub target: TargetOptions,
 }
 
 pub(super) fn ask_confirmation(plan: &crate::plan::Plan) -> anyhow::Result<bool> {
@@ -76,8 +75,14 @@ fn join_rendering(rendering: std::thread::JoinHandle<std::io::Result<()>>) -> an
 /// A saved plan's guards count when sealed under this user's key (the token, else the
 /// user's secret); otherwise the plan must also keep the guards apply enforces without it:
 /// `--max-deletes`, the `cfgctl.yaml` of the current directory, else the defaults.
-fn unsealed_refusals(opts: &ApplyCommand, plan: &crate::plan::Plan) -> anyhow::Result<Vec<String>> {
-    let key = seal_key(opts.target.token.as_deref(), opts.secret_dir.as_deref());
+fn unsealed_refusals(
+    opts: &ApplySettings,
+    plan: &crate::plan::Plan,
+) -> anyhow::Result<Vec<String>> {
+    let key = ops::seal_key(
+        opts.request.target.token.as_deref(),
+        opts.secret_dir.as_deref(),
+    );
     if key.is_some_and(|k| plan.guard.is_sealed(&plan.target, &k)) {
         return Ok(Vec::new());
     }
@@ -86,13 +91,14 @@ fn unsealed_refusals(opts: &ApplyCommand, plan: &crate::plan::Plan) -> anyhow::R
     if settings_file.is_file() {
         let text = std::fs::read_to_string(settings_file)
             .with_context(|| format!("reading {}", settings_file.display()))?;
-        let settings = crate::settings::parse(settings_file, &text).map_err(|problems| {
-            print_diagnostics(&problems);
-            anyhow::anyhow!(
-                "{} is not valid: nothing was changed",
-                settings_file.display()
-            )
-        })?;
+        let settings =
+            crate::settings::parse(settings_file, &text).map_err(|problems| ops::Diagnosed {
+                diagnostics: problems,
+                message: format!(
+                    "{} is not valid: nothing was changed",
+                    settings_file.display()
+                ),
+            })?;
         applied.max_deletes = settings.max_deletes;
         applied.prune = settings.prune;
         applied.exclude = settings.exclude;
@@ -109,7 +115,7 @@ fn unsealed_refusals(opts: &ApplyCommand, plan: &crate::plan::Plan) -> anyhow::R
 }
 
 /// What `apply` refuses before it reads or sends anything.
-fn refuse_before_anything(opts: &ApplyCommand, from_file: bool) -> anyhow::Result<()> {
+fn refuse_before_anything(opts: &ApplySettings, from_file: bool) -> anyhow::Result<()> {
     if let Some(path) = &opts.service_account_tokens {
         // Refused before anything is sent: the file is never overwritten.
         if path.symlink_metadata().is_ok() {
@@ -129,17 +135,17 @@ fn refuse_before_anything(opts: &ApplyCommand, from_file: bool) -> anyhow::Resul
 /// text, never held whole beside the objects it holds), refused when made for another target
 /// or stale; with `--force-delete-buckets` its cascades are worked out again from the target.
 async fn read_saved_plan(
-    opts: &ApplyCommand,
+    opts: &ApplySettings,
     conn: &Connection,
 ) -> anyhow::Result<crate::plan::Plan> {
-    let file = std::fs::File::open(&opts.source)
-        .with_context(|| format!("reading the plan file {}", opts.source.display()))?;
+    let file = std::fs::File::open(&opts.request.dir)
+        .with_context(|| format!("reading the plan file {}", opts.request.dir.display()))?;
     let mut plan = crate::apply::saved::parse(std::io::BufReader::with_capacity(1 << 16, file))
-        .with_context(|| format!("reading the plan file {}", opts.source.display()))?;
+        .with_context(|| format!("reading the plan file {}", opts.request.dir.display()))?;
     if plan.target != conn.name {
         anyhow::bail!(
             "the plan in {} was made for {}, not for {}: nothing was changed",
-            opts.source.display(),
+            opts.request.dir.display(),
             plan.target,
             conn.name
         );
@@ -166,35 +172,11 @@ async fn read_saved_plan(
 }
 
 /// `cfgctl apply`: plan (or read a saved plan), confirm, execute, report.
-pub fn apply(opts: ApplyCommand) -> anyhow::Result<ExitCode> {
-    use std::io::IsTerminal;
-
-    let from_file = opts.source.is_file();
+pub fn apply(opts: ApplySettings) -> anyhow::Result<ExitCode> {
+    let from_file = opts.request.dir.is_file();
     refuse_before_anything(&opts, from_file)?;
     runtime()?.block_on(async {
-        let (conn, loaded) = if from_file {
-            (connect(&opts.target).await?, None)
-        } else {
-            let (loaded, conn, fetched) = load_connect_fetch(&opts.source, &opts.target).await?;
-            (conn, Some((loaded, fetched)))
-        };
-        let (plan, current) = match loaded {
-            None => (
-                read_saved_plan(&opts, &conn).await?,
-                crate::plan::Current::default(),
-            ),
-            // The manifests are freed (on another thread, not before the first request):
-            // the plan holds what apply sends.
-            Some((loaded, fetched)) => {
-                let (mut plan, current) =
-                    plan_fetched(&conn, &loaded, fetched, opts.prune, &opts.only)?;
-                if let Some(patterns) = &opts.rotate_secrets {
-                    crate::secrets::add_rotations(&mut plan, &loaded.manifests, &current, patterns);
-                }
-                super::free_aside(loaded);
-                (plan, current)
-            }
-        };
+        let (conn, plan, current) = planned_or_saved(&opts, from_file).await?;
         // What is sent: the plan's secret references resolved (the plan keeps them, for what
         // is shown); a reference that cannot be resolved stops the run before any request.
         let sent = crate::secrets::fill_plan(&plan)?;
@@ -206,80 +188,11 @@ pub fn apply(opts: ApplyCommand) -> anyhow::Result<ExitCode> {
             refused.extend(unsealed_refusals(&opts, &plan)?);
         }
         let plan = std::sync::Arc::new(plan);
-        // Approved ahead (`--auto-approve`) with something to do: the plan's text is written
-        // while the first actions run (it is megabytes for thousands of creates), and the
-        // progress waits for it, so the output reads as if it had come first. Otherwise the
-        // text comes first: it is what is refused, or what is confirmed.
-        let ahead = opts.auto_approve && refused.is_empty() && !plan.actions.is_empty();
-        let rendering = {
-            let plan = std::sync::Arc::clone(&plan);
-            let verbose = opts.verbose;
-            std::thread::spawn(move || write_plan_text(&plan, verbose))
-        };
-        let rendering = if ahead {
-            Some(rendering)
-        } else {
-            join_rendering(rendering)?;
-            None
-        };
-        if !refused.is_empty() {
-            anyhow::bail!("refusing to apply: {}; nothing was changed", refused.join("; "));
-        }
-        if plan.actions.is_empty() {
-            writeln!(crate::output::stdout(), "\nNothing to apply.").context("writing to stdout")?;
+        let Some(rendering) = show_and_confirm(&opts, &plan, &refused)? else {
             return Ok(ExitCode::SUCCESS);
-        }
-        if !opts.auto_approve {
-            if !std::io::stdin().is_terminal() {
-                anyhow::bail!(
-                    "apply needs --auto-approve when standard input is not a terminal: nothing was changed"
-                );
-            }
-            if !ask_confirmation(&plan)? {
-                anyhow::bail!("not confirmed: nothing was changed");
-            }
-        }
-
-        let progress = std::sync::Arc::new(crate::apply::report::Progress::held(
-            plan.actions.len(),
-            crate::output::stderr_is_terminal(),
-        ));
-        let rendered = match rendering {
-            // The progress is let go when the text is written.
-            Some(rendering) => {
-                let progress = std::sync::Arc::clone(&progress);
-                Some(tokio::task::spawn_blocking(move || {
-                    let written = join_rendering(rendering);
-                    progress.release();
-                    written
-                }))
-            }
-            None => {
-                progress.release();
-                None
-            }
         };
         let client = std::sync::Arc::new(conn.client);
-        let outcomes = crate::apply::execute(
-            std::sync::Arc::clone(&client),
-            sent.as_ref().unwrap_or(&plan),
-            &current,
-            crate::apply::ExecOptions {
-                parallelism: opts.parallelism,
-                force_delete_buckets: opts.force_delete_buckets,
-            },
-            |a, o| progress.report(a, o),
-        )
-        .await;
-        if let Some(rendered) = rendered {
-            rendered.await.context("writing the plan")??;
-        }
-        progress.finish();
-        if let Some(path) = &opts.service_account_tokens {
-            crate::secrets::write_tokens(path, &crate::secrets::created()).with_context(|| {
-                format!("writing the service account tokens to {}", path.display())
-            })?;
-        }
+        let outcomes = execute(&opts, &client, &plan, sent.as_ref(), &current, rendering).await?;
         let summary =
             crate::apply::report::summary(&plan, &outcomes, client.throttle().slow_down());
         crate::output::stdout()
@@ -291,7 +204,138 @@ pub fn apply(opts: ApplyCommand) -> anyhow::Result<ExitCode> {
             ExitCode::from(1)
         };
         // The command ends here (`let_go`).
-        super::let_go((plan, sent, outcomes, current));
+        ops::let_go((plan, sent, outcomes, current));
         Ok(code)
     })
+}
+
+/// The plan made now through `ops` (with the target's objects, for the conflict rules), or
+/// the saved plan read back; the connection it is sent through.
+async fn planned_or_saved(
+    opts: &ApplySettings,
+    from_file: bool,
+) -> anyhow::Result<(Connection, crate::plan::Plan, crate::plan::Current)> {
+    if from_file {
+        let conn = ops::connect(&opts.request.target).await?;
+        let plan = read_saved_plan(opts, &conn).await?;
+        return Ok((conn, plan, crate::plan::Current::default()));
+    }
+    let ops::Planned {
+        mut plan,
+        current: Some(current),
+        manifests: Some(loaded),
+        connection: Some(conn),
+        ..
+    } = ops::plan(&opts.request).await?
+    else {
+        anyhow::bail!("the plan came back without what apply keeps");
+    };
+    if let Some(patterns) = &opts.rotate_secrets {
+        crate::secrets::add_rotations(&mut plan, &loaded.manifests, &current, patterns);
+    }
+    // The manifests are freed (on another thread, not before the first request): the plan
+    // holds what apply sends.
+    ops::free_aside(loaded);
+    Ok((conn, plan, current))
+}
+
+/// Shows the plan, refuses or asks for confirmation: `None` when there is nothing to do,
+/// else the plan's text still being written (when approved ahead).
+///
+/// Approved ahead (`--auto-approve`) with something to do: the plan's text is written while
+/// the first actions run (it is megabytes for thousands of creates), and the progress waits
+/// for it, so the output reads as if it had come first. Otherwise the text comes first: it is
+/// what is refused, or what is confirmed.
+fn show_and_confirm(
+    opts: &ApplySettings,
+    plan: &std::sync::Arc<crate::plan::Plan>,
+    refused: &[String],
+) -> anyhow::Result<Option<Option<Rendering>>> {
+    use std::io::IsTerminal;
+    let ahead = opts.auto_approve && refused.is_empty() && !plan.actions.is_empty();
+    let rendering = {
+        let plan = std::sync::Arc::clone(plan);
+        let verbose = opts.verbose;
+        std::thread::spawn(move || write_plan_text(&plan, verbose))
+    };
+    let rendering = if ahead {
+        Some(rendering)
+    } else {
+        join_rendering(rendering)?;
+        None
+    };
+    if !refused.is_empty() {
+        anyhow::bail!(
+            "refusing to apply: {}; nothing was changed",
+            refused.join("; ")
+        );
+    }
+    if plan.actions.is_empty() {
+        writeln!(crate::output::stdout(), "\nNothing to apply.").context("writing to stdout")?;
+        return Ok(None);
+    }
+    if !opts.auto_approve {
+        if !std::io::stdin().is_terminal() {
+            anyhow::bail!(
+                "apply needs --auto-approve when standard input is not a terminal: nothing was changed"
+            );
+        }
+        if !ask_confirmation(plan)? {
+            anyhow::bail!("not confirmed: nothing was changed");
+        }
+    }
+    Ok(Some(rendering))
+}
+
+type Rendering = std::thread::JoinHandle<std::io::Result<()>>;
+
+/// Runs the plan's actions with the progress on stderr (held until the plan's text is out);
+/// then writes the new ServiceAccounts' tokens when asked.
+async fn execute(
+    opts: &ApplySettings,
+    client: &std::sync::Arc<crate::client::Client>,
+    plan: &crate::plan::Plan,
+    sent: Option<&crate::plan::Plan>,
+    current: &crate::plan::Current,
+    rendering: Option<Rendering>,
+) -> anyhow::Result<Vec<crate::apply::Outcome>> {
+    let progress = std::sync::Arc::new(crate::apply::report::Progress::held(
+        plan.actions.len(),
+        crate::output::stderr_is_terminal(),
+    ));
+    let rendered = match rendering {
+        // The progress is let go when the text is written.
+        Some(rendering) => {
+            let progress = std::sync::Arc::clone(&progress);
+            Some(tokio::task::spawn_blocking(move || {
+                let written = join_rendering(rendering);
+                progress.release();
+                written
+            }))
+        }
+        None => {
+            progress.release();
+            None
+        }
+    };
+    let outcomes = crate::apply::execute(
+        std::sync::Arc::clone(client),
+        sent.unwrap_or(plan),
+        current,
+        crate::apply::ExecOptions {
+            parallelism: opts.parallelism,
+            force_delete_buckets: opts.force_delete_buckets,
+        },
+        |a, o| progress.report(a, o),
+    )
+    .await;
+    if let Some(rendered) = rendered {
+        rendered.await.context("writing the plan")??;
+    }
+    progress.finish();
+    if let Some(path) = &opts.service_account_tokens {
+        crate::secrets::write_tokens(path, &crate::secrets::created())
+            .with_context(|| format!("writing the service account tokens to {}", path.display()))?;
+    }
+    Ok(outcomes)
 }

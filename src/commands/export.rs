@@ -6,19 +6,20 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
-use super::*;
+use super::{plural, runtime};
+use crate::ops::{self, TargetSettings};
 
-/// Options of `cfgctl export`.
+/// Settings of `cfgctl export`.
 #[derive(Debug, Clone)]
-pub struct ExportCommand {
+pub struct ExportSettings {
     pub out: PathBuf,
     pub force: bool,
     pub only: Vec<crate::pattern::Pattern>,
-    pub target: TargetOptions,
+    pub target: TargetSettings,
 }
 
 /// `cfgctl export`: writes the target's state as manifests.
-pub fn export(opts: ExportCommand) -> anyhow::Result<ExitCode> {
+pub fn export(opts: ExportSettings) -> anyhow::Result<ExitCode> {
     // Refuse a non-empty folder before reading the target at all.
     if crate::export::write::is_non_empty(&opts.out) && !opts.force {
         return Err(crate::export::write::WriteError::NotEmpty {
@@ -27,10 +28,8 @@ pub fn export(opts: ExportCommand) -> anyhow::Result<ExitCode> {
         .into());
     }
     runtime()?.block_on(async {
-        let conn = connect(&opts.target).await?;
-        let fetched = crate::state::fetch(&conn.client)
-            .await
-            .with_context(|| format!("reading the current state of {}", conn.name))?;
+        let conn = ops::connect(&opts.target).await?;
+        let fetched = ops::fetch(&conn).await?;
         let files = crate::export::export_files(&fetched.current, &opts.only)?;
         crate::export::write::write_export(&opts.out, &files, opts.force)?;
         let mut err = crate::output::stderr();

@@ -7,25 +7,30 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
-use super::*;
+use super::{plural, runtime};
+use crate::ops::{self, PlanRequest};
 
-/// Options of `cfgctl pull`.
+/// Settings of `cfgctl pull`: its plan never prunes, and keeps the manifests and the
+/// target's objects.
 #[derive(Debug, Clone)]
-pub struct PullCommand {
-    pub dir: PathBuf,
-    pub only: Vec<crate::pattern::Pattern>,
+pub struct PullSettings {
+    pub request: PlanRequest,
     pub include_unmanaged: bool,
-    pub target: TargetOptions,
 }
 
 /// `cfgctl pull`: writes the target's state back into the manifests (reads only from the
 /// target); the files are written at the end, all or none ([`crate::safe_write`]).
-pub fn pull(opts: PullCommand) -> anyhow::Result<ExitCode> {
-    let (loaded, plan, current) = runtime()?.block_on(async {
-        let (loaded, conn, fetched) = load_connect_fetch(&opts.dir, &opts.target).await?;
-        let (plan, current) = plan_fetched(&conn, &loaded, fetched, false, &opts.only)?;
-        anyhow::Ok((loaded, plan, current))
-    })?;
+pub fn pull(opts: PullSettings) -> anyhow::Result<ExitCode> {
+    let ops::Planned {
+        plan,
+        current: Some(current),
+        manifests: Some(loaded),
+        ..
+    } = runtime()?.block_on(ops::plan(&opts.request))?
+    else {
+        anyhow::bail!("the plan came back without what pull keeps");
+    };
+    let dir = &opts.request.dir;
     let mut texts = std::collections::BTreeMap::new();
     for m in &loaded.manifests {
         if !texts.contains_key(&m.file) {
@@ -45,19 +50,15 @@ pub fn pull(opts: PullCommand) -> anyhow::Result<ExitCode> {
     .context("nothing was written")?;
     // One batch: every file is checked before anything is written, and a failure midway
     // undoes what was already in place.
-    let mut batch = crate::safe_write::Batch::new(&opts.dir);
+    let mut batch = crate::safe_write::Batch::new(dir);
     for f in &pulled.rewritten {
-        batch.replace(under(&opts.dir, &f.path)?, f.text.as_str());
+        batch.replace(under(dir, &f.path)?, f.text.as_str());
     }
     for f in &pulled.created {
         batch.create(&f.path, f.text.as_str());
     }
     batch.commit()?;
-    let new_paths: Vec<PathBuf> = pulled
-        .created
-        .iter()
-        .map(|f| opts.dir.join(&f.path))
-        .collect();
+    let new_paths: Vec<PathBuf> = pulled.created.iter().map(|f| dir.join(&f.path)).collect();
 
     // Names from the target are printed inert (no control characters reach the terminal).
     let inert = |s: &dyn std::fmt::Display| crate::output::Inert(s).to_string();
@@ -111,7 +112,7 @@ pub fn pull(opts: PullCommand) -> anyhow::Result<ExitCode> {
             plural(in_scope, "unmanaged resource", "unmanaged resources")
         );
     }
-    let vars = new_secret_variables(&pulled, &texts, &opts.dir);
+    let vars = new_secret_variables(&pulled, &texts, dir);
     if !vars.is_empty() {
         let names: Vec<String> = vars.iter().map(|v| inert(v)).collect();
         let _ = writeln!(

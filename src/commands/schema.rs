@@ -5,11 +5,18 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
+/// Settings of `cfgctl schema`.
+#[derive(Debug, Clone)]
+pub struct SchemaSettings {
+    /// The file to write; stdout when `None`.
+    pub out: Option<std::path::PathBuf>,
+}
+
 /// `cfgctl schema`: the editor JSON Schema on stdout, or in `out`.
-pub fn schema(out: Option<&std::path::Path>) -> anyhow::Result<ExitCode> {
+pub fn schema(settings: &SchemaSettings) -> anyhow::Result<ExitCode> {
     let text = serde_json::to_string_pretty(&crate::spec::manifest_schema())
         .context("serialising the schema")?;
-    match out {
+    match &settings.out {
         Some(path) => std::fs::write(path, text + "\n")
             .with_context(|| format!("writing the schema to {}", path.display()))?,
         None => {

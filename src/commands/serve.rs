@@ -5,15 +5,15 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
-/// Options of `cfgctl serve`.
+/// Settings of `cfgctl serve`.
 #[derive(Debug, Clone)]
-pub struct ServeOptions {
+pub struct ServeSettings {
     pub listen: std::net::SocketAddr,
     pub config: crate::emulator::Config,
 }
 
 /// `cfgctl serve`: runs the emulator until Ctrl-C.
-pub fn serve(opts: ServeOptions) -> anyhow::Result<ExitCode> {
+pub fn serve(opts: ServeSettings) -> anyhow::Result<ExitCode> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

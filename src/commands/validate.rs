@@ -7,13 +7,13 @@ use std::process::ExitCode;
 use anstyle::{AnsiColor, Style};
 use anyhow::Context;
 
-use super::*;
+use super::plural;
 use crate::diagnostic::Severity;
 use crate::manifest;
 
-/// Options of `cfgctl validate`.
+/// Settings of `cfgctl validate`.
 #[derive(Debug, Clone)]
-pub struct ValidateOptions {
+pub struct ValidateSettings {
     pub dir: PathBuf,
     /// Also print GitHub workflow annotations (`GITHUB_ACTIONS=true`).
     pub github_annotations: bool,
@@ -22,7 +22,7 @@ pub struct ValidateOptions {
 }
 
 /// `cfgctl validate DIR`: offline checks; exit 1 on any error.
-pub fn validate(opts: &ValidateOptions) -> anyhow::Result<ExitCode> {
+pub fn validate(opts: &ValidateSettings) -> anyhow::Result<ExitCode> {
     let loaded = manifest::load_dir(&opts.dir)?;
     let dir = opts.dir.display();
     if loaded.manifest_files == 0 && loaded.diagnostics.is_empty() {

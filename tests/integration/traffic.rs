@@ -32,7 +32,7 @@ async fn plan_now(
 ) -> (Arc<Client>, cfgctl::plan::Plan, cfgctl::plan::Current) {
     let loaded = cfgctl::manifest::load_dir(dir).unwrap();
     assert_eq!(loaded.error_count(), 0);
-    let conn = cfgctl::commands::connect(&cfgctl::commands::TargetOptions {
+    let conn = cfgctl::ops::connect(&cfgctl::ops::TargetSettings {
         url: Some(t.emulator.url()),
         token: None,
         local: None,
@@ -44,7 +44,7 @@ async fn plan_now(
     })
     .await
     .unwrap();
-    let (plan, current) = cfgctl::commands::plan_against(&conn, &loaded, false, &[])
+    let (plan, current) = cfgctl::ops::plan_against(&conn, &loaded, false, &[])
         .await
         .unwrap();
     (Arc::new(conn.client), plan, current)

@@ -1,0 +1,174 @@
+//! The command line resolved into the commands' settings (after uv's `settings.rs`): one
+//! function per command, the one place where clap's types become `commands::*Settings` and
+//! `ops` requests. What a command keeps of its plan (`ops::Keep`) is decided here too, with
+//! the rest of its request.
+
+use super::command::{
+    ApplyArgs, DriftArgs, ExportArgs, GraphArgs, PlanArgs, PullArgs, SchemaArgs, ServeArgs,
+    ValidateArgs,
+};
+use super::{CacheArgs, GlobalArgs, OnOff, TargetArgs};
+use crate::commands::{
+    ApplySettings, ExportSettings, GraphSettings, PlanSettings, PullSettings, SchemaSettings,
+    ServeSettings, ValidateSettings,
+};
+use crate::ops::{self, Keep, PlanRequest, TargetSettings};
+
+/// The target options as the commands take them (the token read, the bounds at least 1).
+pub fn target(args: &TargetArgs) -> anyhow::Result<TargetSettings> {
+    Ok(TargetSettings {
+        url: args.url.clone().filter(|u| !u.trim().is_empty()),
+        token: ops::resolve_token(args.token.as_deref(), args.token_file.as_deref())?,
+        local: args.local.clone(),
+        timeout: std::time::Duration::from_secs(args.timeout.max(1)),
+        max_retries: args.max_retries,
+        insecure_http: args.insecure_http,
+        max_pages: args.max_pages.max(1),
+        max_response_bytes: args.max_response_mb.max(1).saturating_mul(1 << 20),
+    })
+}
+
+/// A plan request with nothing kept but the plan, no dry run, no memo.
+fn request(args: &TargetArgs, dir: std::path::PathBuf) -> anyhow::Result<PlanRequest> {
+    Ok(PlanRequest {
+        target: target(args)?,
+        dir,
+        environment: None,
+        prune: false,
+        only: vec![],
+        server_validate: false,
+        drift: false,
+        cache: None,
+        keep: Keep::default(),
+    })
+}
+
+pub fn validate(args: ValidateArgs, global: &GlobalArgs) -> ValidateSettings {
+    ValidateSettings {
+        dir: args.dir,
+        github_annotations: std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true"),
+        quiet: global.quiet,
+    }
+}
+
+pub fn plan(args: PlanArgs, global: &GlobalArgs) -> anyhow::Result<PlanSettings> {
+    Ok(PlanSettings {
+        request: PlanRequest {
+            prune: args.prune,
+            only: args.only,
+            server_validate: args.server_validate,
+            cache: args.cache.dir(),
+            ..request(&args.target, args.dir)?
+        },
+        format: args.format.into(),
+        detailed_exitcode: args.detailed_exitcode,
+        out: args.out,
+        verbose: global.verbose > 0,
+        secret_dir: args.cache.secret_dir(),
+    })
+}
+
+/// `drift` is a plan without prune or `--only`, reported as drift (exit 2 on drift).
+pub fn drift(args: DriftArgs, global: &GlobalArgs) -> anyhow::Result<PlanSettings> {
+    Ok(PlanSettings {
+        request: PlanRequest {
+            drift: true,
+            cache: args.cache.dir(),
+            ..request(&args.target, args.dir)?
+        },
+        format: args.format.into(),
+        detailed_exitcode: true,
+        out: None,
+        verbose: global.verbose > 0,
+        secret_dir: args.cache.secret_dir(),
+    })
+}
+
+/// `apply` keeps the manifests (`--rotate-secrets`), the target's objects (the conflict
+/// rules) and the connection (it sends through it); it has no plan cache of its own, but
+/// seals with the user's secret of the one written before its name.
+pub fn apply(
+    args: ApplyArgs,
+    global: &GlobalArgs,
+    cache: &CacheArgs,
+) -> anyhow::Result<ApplySettings> {
+    Ok(ApplySettings {
+        request: PlanRequest {
+            prune: args.prune,
+            only: args.only,
+            keep: Keep {
+                manifests: true,
+                current: true,
+                connection: true,
+            },
+            ..request(&args.target, args.source)?
+        },
+        auto_approve: args.auto_approve,
+        allow_empty_prune: args.allow_empty_prune,
+        force_delete_buckets: args.force_delete_buckets,
+        max_deletes: args.max_deletes,
+        rotate_secrets: args.rotate_secrets.map(|p| p.into_iter().collect()),
+        service_account_tokens: args.service_account_tokens,
+        secret_dir: cache.secret_dir(),
+        parallelism: args.target.parallelism.max(1),
+        verbose: global.verbose > 0,
+    })
+}
+
+pub fn schema(args: SchemaArgs) -> SchemaSettings {
+    SchemaSettings { out: args.out }
+}
+
+pub fn graph(args: GraphArgs) -> anyhow::Result<GraphSettings> {
+    Ok(GraphSettings {
+        request: PlanRequest {
+            prune: args.prune,
+            only: args.only,
+            ..request(&args.target, args.dir)?
+        },
+        format: args.format.into(),
+    })
+}
+
+/// `pull` never prunes; it keeps the manifests and the target's objects (what it merges).
+pub fn pull(args: PullArgs) -> anyhow::Result<PullSettings> {
+    Ok(PullSettings {
+        request: PlanRequest {
+            only: args.only,
+            keep: Keep {
+                manifests: true,
+                current: true,
+                connection: false,
+            },
+            ..request(&args.target, args.dir)?
+        },
+        include_unmanaged: args.include_unmanaged,
+    })
+}
+
+pub fn export(args: ExportArgs) -> anyhow::Result<ExportSettings> {
+    Ok(ExportSettings {
+        out: args.out,
+        force: args.force,
+        only: args.only,
+        target: target(&args.target)?,
+    })
+}
+
+pub fn serve(args: ServeArgs) -> anyhow::Result<ServeSettings> {
+    Ok(ServeSettings {
+        listen: args.listen,
+        config: crate::emulator::Config {
+            data: args.data,
+            token: ops::resolve_token(args.token.as_deref(), args.token_file.as_deref())?,
+            profile: args.profile.into(),
+            page_size: args.page_size,
+            faults: args.faults.unwrap_or_default(),
+            server_defaults: args.server_defaults == OnOff::On,
+            redact_secrets: args.redact_secrets == OnOff::On,
+            swagger: args.swagger,
+            rate_limit: args.rate_limit,
+            ..crate::emulator::Config::default()
+        },
+    })
+}

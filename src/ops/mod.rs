@@ -1,0 +1,62 @@
+//! The orchestration layer, after cargo's `ops`: the steps the commands share, written once.
+//! A command (`commands::*`) resolves nothing and orchestrates nothing: it hands its settings
+//! to `ops`, renders what comes back and picks the exit code. `ops` knows no clap and prints
+//! nothing: a failure that comes with located problems is a [`Diagnosed`] error, whose
+//! problems the command edge prints before the error line.
+//!
+//! - `connect`: a target (`--url`, or the `--local` tenant) as a [`Connection`].
+//! - `load`: the manifests, loaded on blocking threads while the target is read.
+//! - `plan`: [`plan()`], the one door to a plan: load + fetch + the no-change memo + plan.
+//!
+//! Everything here may run several times at once inside one runtime (one call per target or
+//! environment): no `block_on`, no process-wide state but the kind registry and the output
+//! layer's secrets; the runtime is made at the command edge.
+
+mod connect;
+mod load;
+mod plan;
+
+pub use connect::{connect, fetch, resolve_token, seal_key, Connection, TargetSettings};
+pub use load::{load_fetch, load_valid};
+pub use plan::{plan, plan_against, Keep, PlanRequest, Planned};
+
+use crate::diagnostic::Diagnostic;
+
+/// A failure that comes with the located problems behind it (the manifests' errors, the
+/// planner's, the server's rejections of a dry run): the command edge prints each problem on
+/// its line, then the error.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct Diagnosed {
+    pub diagnostics: Vec<Diagnostic>,
+    pub message: String,
+}
+
+impl From<crate::plan::PlanError> for Diagnosed {
+    fn from(e: crate::plan::PlanError) -> Diagnosed {
+        let message = e.to_string();
+        Diagnosed {
+            diagnostics: e.0,
+            message,
+        }
+    }
+}
+
+pub(crate) fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// Lets go of a command's large structures at its end without freeing them one by one: the
+/// process exits right after the command, and the system takes the memory back at once.
+/// Freeing the manifests, the target's objects and the plan one allocation at a time is
+/// time on the critical path, after the last request (docs/performance.md). Only for values
+/// whose drop frees memory and does nothing else, at the very end of a command.
+pub fn let_go<T>(value: T) {
+    std::mem::forget(value);
+}
+
+/// Frees a large value on another thread: the memory is given back while the command goes on
+/// (the manifests once apply has its plan) rather than before it goes on.
+pub fn free_aside<T: Send + 'static>(value: T) {
+    std::thread::spawn(move || drop(value));
+}

@@ -1,0 +1,362 @@
+//! [`plan()`]: the one door to a plan. It owns the whole way there: the manifests loaded while
+//! the target is read, the no-change memo (one hit-or-miss branch), the planner, the server's
+//! dry run, and what the caller keeps of it all ([`Keep`]). `plan`, `drift`, `apply`,
+//! `graph` and `pull` plan through it.
+//!
+//! A request carries everything a plan depends on (its target, its manifests, its options),
+//! so several plans may run at once in one runtime, one per target or environment.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use anyhow::Context;
+
+use super::load::{first_with, load_deferred, load_early, load_fetch};
+use super::{connect, fetch, let_go, plural, Connection, Diagnosed, TargetSettings};
+use crate::manifest::Loaded;
+use crate::memo::{Memo, Remembered};
+use crate::pattern::Pattern;
+use crate::plan::{Current, Plan};
+use crate::registry::Kind;
+
+/// What to plan, against what, and what to keep of the way there.
+#[derive(Debug, Clone)]
+pub struct PlanRequest {
+    pub target: TargetSettings,
+    /// The manifests' directory.
+    pub dir: PathBuf,
+    /// The environment the manifests are planned for (variables, overlay): not read yet. A
+    /// plan for one is never remembered until the memo's key holds it.
+    pub environment: Option<String>,
+    /// Deletes inside the prune scope (`--prune`).
+    pub prune: bool,
+    /// Only the resources matching these (all when empty).
+    pub only: Vec<Pattern>,
+    /// Every create and update sent as a dry run, so the server's own validation runs.
+    pub server_validate: bool,
+    /// A drift report is asked for: the same plan (said for the log and for hooks).
+    pub drift: bool,
+    /// The no-change memo's folder (`crate::memo`); `None`: off.
+    pub cache: Option<PathBuf>,
+    pub keep: Keep,
+}
+
+/// What the caller needs besides the plan and the kinds read. Each is kept only when asked
+/// (the rest is let go at once), and each rules the memo out: a remembered plan has none.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Keep {
+    /// The loaded manifests (`apply --rotate-secrets`, `pull`).
+    pub manifests: bool,
+    /// The target's objects as read (`apply`'s conflict rules, `pull`).
+    pub current: bool,
+    /// The connection (`apply` sends through it).
+    pub connection: bool,
+}
+
+impl Keep {
+    fn anything(self) -> bool {
+        self.manifests || self.current || self.connection
+    }
+}
+
+/// A plan and what its request asked to keep.
+pub struct Planned {
+    pub plan: Plan,
+    /// The kinds the target's objects were read from.
+    pub known: BTreeSet<Kind>,
+    /// When [`Keep::current`].
+    pub current: Option<Current>,
+    /// When [`Keep::manifests`].
+    pub manifests: Option<Loaded>,
+    /// When [`Keep::connection`].
+    pub connection: Option<Connection>,
+}
+
+/// The plan of `req`: remembered when the manifests and the target's answers are those of an
+/// earlier no-change plan (`crate::memo`), else made (and remembered when it has nothing to
+/// do). Plan errors are [`Diagnosed`], located.
+pub async fn plan(req: &PlanRequest) -> anyhow::Result<Planned> {
+    tracing::debug!(
+        drift = req.drift,
+        environment = req.environment.as_deref(),
+        "planning"
+    );
+    match memo_for(req) {
+        Some(memo) => remembered_or_planned(req, &memo).await,
+        None => {
+            let (loaded, conn, fetched) = load_fetch(&req.dir, connect(&req.target)).await?;
+            planned(req, None, conn, loaded, fetched).await
+        }
+    }
+}
+
+/// Reads the target and plans manifests loaded already against it (no memo, nothing let go).
+pub async fn plan_against(
+    conn: &Connection,
+    loaded: &Loaded,
+    prune: bool,
+    only: &[Pattern],
+) -> anyhow::Result<(Plan, Current)> {
+    let fetched = fetch(conn).await?;
+    plan_fetched(conn, loaded, fetched, prune, only)
+}
+
+/// The memo of a request that may be answered from it: one that keeps nothing but the plan,
+/// with no dry run and no environment (a folder that cannot be used is only logged).
+fn memo_for(req: &PlanRequest) -> Option<Memo> {
+    if req.server_validate || req.keep.anything() || req.environment.is_some() {
+        return None;
+    }
+    let dir = req.cache.as_deref()?;
+    Memo::open(dir, req.target.token.as_deref())
+        .map_err(|e| tracing::warn!("{e}; planning without it"))
+        .ok()
+}
+
+/// What the memo's way read: the files hashed (not parsed) while the lists were read (their
+/// texts kept, not worked out), and the manifests loading already when nothing was
+/// remembered.
+struct MemoRead {
+    conn: Connection,
+    remembered: Option<Remembered>,
+    loading: Option<tokio::task::JoinHandle<anyhow::Result<Option<Loaded>>>>,
+    listing: Result<crate::state::Listing, crate::client::ClientError>,
+}
+
+async fn remembered_or_planned(req: &PlanRequest, memo: &Memo) -> anyhow::Result<Planned> {
+    let read = match read_for_memo(req, memo).await {
+        Ok(read) => read,
+        // No connection, or the files could not be hashed: planned in full, which reports
+        // the problem as without the memo.
+        Err(conn) => {
+            let connecting = async {
+                match conn {
+                    Some(conn) => Ok(conn),
+                    None => connect(&req.target).await,
+                }
+            };
+            let (loaded, conn, fetched) = load_fetch(&req.dir, connecting).await?;
+            return planned(req, Some(memo), conn, loaded, fetched).await;
+        }
+    };
+    let MemoRead {
+        conn,
+        remembered,
+        loading,
+        listing,
+    } = read;
+    // Hit or miss.
+    let listing = match remembered {
+        Some(remembered) => {
+            let listing =
+                listing.with_context(|| format!("reading the current state of {}", conn.name))?;
+            if listing.answers == remembered.answers {
+                tracing::info!("the manifests and the target are as at a no-change plan");
+                // The pages read (megabytes): the command ends with this plan (`let_go`).
+                let_go(listing);
+                return Ok(Planned {
+                    plan: remembered.plan,
+                    known: remembered.known,
+                    current: None,
+                    manifests: None,
+                    connection: None,
+                });
+            }
+            Ok(listing)
+        }
+        None => listing,
+    };
+    let (loaded, fetched) = work_out(req, &conn, loading, listing).await?;
+    planned(req, Some(memo), conn, loaded, fetched).await
+}
+
+/// Connects, then hashes the files while the lists are read: `Err` with the connection (when
+/// there is one) when either could not be done.
+async fn read_for_memo(req: &PlanRequest, memo: &Memo) -> Result<MemoRead, Option<Connection>> {
+    let dir = req.dir.clone();
+    let hashing = tokio::task::spawn_blocking(move || crate::manifest::sources(&dir));
+    let Ok(conn) = connect(&req.target).await else {
+        return Err(None);
+    };
+    let read = {
+        let listing = crate::state::list_deferred(&conn.client);
+        tokio::pin!(listing);
+        let (hashed, listed) = first_with(hashing, listing.as_mut()).await;
+        match hashed {
+            Ok(Ok(sources)) => {
+                let id = memo.entry_id(&crate::memo::Inputs {
+                    sources: &sources,
+                    target: &conn.name,
+                    prune: req.prune,
+                    only: &req.only,
+                });
+                let remembered = memo.recall(&id);
+                // Nothing remembered: the manifests load while the lists are still read.
+                let dir = req.dir.clone();
+                let loading = remembered
+                    .is_none()
+                    .then(|| tokio::task::spawn_blocking(move || load_early(&dir)));
+                let listing = match listed {
+                    Some(l) => l,
+                    None => listing.await,
+                };
+                Some((remembered, loading, listing))
+            }
+            _ => None,
+        }
+    };
+    match read {
+        Some((remembered, loading, listing)) => Ok(MemoRead {
+            conn,
+            remembered,
+            loading,
+            listing,
+        }),
+        None => Err(Some(conn)),
+    }
+}
+
+/// The manifests loaded (already loading when nothing was remembered) and the kept pages
+/// worked out. A manifest problem wins over a target problem, as without the memo.
+async fn work_out(
+    req: &PlanRequest,
+    conn: &Connection,
+    loading: Option<tokio::task::JoinHandle<anyhow::Result<Option<Loaded>>>>,
+    listing: Result<crate::state::Listing, crate::client::ClientError>,
+) -> anyhow::Result<(Loaded, crate::state::Fetched)> {
+    let loading = loading.unwrap_or_else(|| {
+        let dir = req.dir.clone();
+        tokio::task::spawn_blocking(move || load_early(&dir))
+    });
+    let loaded = loading.await.context("loading the manifests")??;
+    let loaded = load_deferred(loaded, &req.dir).await?;
+    let listing = listing.with_context(|| format!("reading the current state of {}", conn.name))?;
+    let name = conn.name.clone();
+    tokio::task::spawn_blocking(move || {
+        let mut fetched = listing
+            .finish(&crate::plan::Expected::default())
+            .with_context(|| format!("reading the current state of {name}"))?;
+        // Only the manifests the target has are compared (digested); the objects they
+        // describe exactly let go of their text.
+        let compared: Vec<&crate::manifest::Manifest> = loaded
+            .manifests
+            .iter()
+            .filter(|m| fetched.current.resources.contains_key(&m.address()))
+            .collect();
+        crate::plan::prepare(&compared);
+        let expected = crate::plan::Expected::default();
+        expected.set(&compared, &loaded.settings);
+        fetched.current.release_expected(&expected);
+        anyhow::Ok((loaded, fetched))
+    })
+    .await
+    .context("reading the lists")?
+}
+
+/// Plans in full; with `--server-validate` the server checks every create and update; with a
+/// memo, the plan is remembered when it has nothing to do (a cache that cannot be written is
+/// only logged). Keeps what the request asked for and lets go of the rest.
+async fn planned(
+    req: &PlanRequest,
+    memo: Option<&Memo>,
+    conn: Connection,
+    loaded: Loaded,
+    fetched: crate::state::Fetched,
+) -> anyhow::Result<Planned> {
+    let answers = fetched.answers;
+    // Secrets answered in clear were compared with the resolved values, which no key holds.
+    let in_clear = crate::secrets::answered_in_clear(&fetched.current);
+    let (mut plan, current) = plan_fetched(&conn, &loaded, fetched, req.prune, &req.only)?;
+    if req.server_validate {
+        let rejected =
+            crate::apply::dry_run::server_validate(&conn.client, &mut plan, &loaded.manifests)
+                .await
+                .context("validating on the server")?;
+        if !rejected.is_empty() {
+            let message = format!(
+                "the server rejected {} (dry run)",
+                plural(rejected.len(), "change", "changes")
+            );
+            return Err(Diagnosed {
+                diagnostics: rejected,
+                message,
+            }
+            .into());
+        }
+    }
+    if let Some(memo) = memo {
+        // Keyed by what the load read, not by the hashing ahead (a file may have changed).
+        let id = memo.entry_id(&crate::memo::Inputs {
+            sources: &loaded.sources,
+            target: &conn.name,
+            prune: req.prune,
+            only: &req.only,
+        });
+        if in_clear {
+            tracing::info!("secrets answered in clear: the plan is not remembered");
+        } else if let Err(e) = memo.remember(&id, answers, &plan, &current.known) {
+            tracing::warn!("{e}");
+        }
+    }
+    Ok(kept(req.keep, plan, current, loaded, conn))
+}
+
+/// The plan with what `keep` asks for; the rest is let go (`let_go`: the plan is all the
+/// command still needs of it).
+fn kept(keep: Keep, plan: Plan, mut current: Current, loaded: Loaded, conn: Connection) -> Planned {
+    let (known, current) = if keep.current {
+        (current.known.clone(), Some(current))
+    } else {
+        let known = std::mem::take(&mut current.known);
+        let_go(current);
+        (known, None)
+    };
+    let manifests = if keep.manifests {
+        Some(loaded)
+    } else {
+        let_go(loaded);
+        None
+    };
+    Planned {
+        plan,
+        known,
+        current,
+        manifests,
+        connection: keep.connection.then_some(conn),
+    }
+}
+
+/// Plans the manifests against what was read from the target; plan errors are located.
+fn plan_fetched(
+    conn: &Connection,
+    loaded: &Loaded,
+    fetched: crate::state::Fetched,
+    prune: bool,
+    only: &[Pattern],
+) -> anyhow::Result<(Plan, Current)> {
+    let mut fetched = fetched;
+    // What the target answered for secrets stands as the manifests' references (`secrets`).
+    crate::secrets::stand_in(&loaded.manifests, &mut fetched.current)?;
+    let opts = crate::plan::PlanOptions {
+        target: conn.name.clone(),
+        prune,
+        only: only.to_vec(),
+    };
+    let mut plan = match crate::plan::plan(
+        &loaded.manifests,
+        &fetched.current,
+        &fetched.caps,
+        &loaded.settings,
+        &opts,
+    ) {
+        Ok(p) => p,
+        Err(mut e) => {
+            loaded.locate(&mut e.0);
+            return Err(Diagnosed::from(e).into());
+        }
+    };
+    let mut warnings = fetched.warnings;
+    warnings.append(&mut plan.warnings);
+    plan.warnings = warnings;
+    Ok((plan, fetched.current))
+}
