@@ -31,14 +31,7 @@ pub fn pull(opts: PullSettings) -> anyhow::Result<ExitCode> {
         anyhow::bail!("the plan came back without what pull keeps");
     };
     let dir = &opts.request.dir;
-    let mut texts = std::collections::BTreeMap::new();
-    for m in &loaded.manifests {
-        if !texts.contains_key(&m.file) {
-            let text = std::fs::read_to_string(&m.file)
-                .with_context(|| format!("reading {}", m.file.display()))?;
-            texts.insert(m.file.clone(), text);
-        }
-    }
+    let texts = read_texts(&loaded.manifests)?;
     let pulled = crate::pull::pull(&crate::pull::PullInput {
         manifests: &loaded.manifests,
         texts: &texts,
@@ -140,6 +133,21 @@ pub fn pull(opts: PullSettings) -> anyhow::Result<ExitCode> {
         .write_all(out.as_bytes())
         .context("writing to stdout")?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The text of every manifest file, as read now (what `pull` rewrites).
+fn read_texts(
+    manifests: &[crate::manifest::Manifest],
+) -> anyhow::Result<std::collections::BTreeMap<PathBuf, String>> {
+    let mut texts = std::collections::BTreeMap::new();
+    for m in manifests {
+        if !texts.contains_key(&m.file) {
+            let text = std::fs::read_to_string(&m.file)
+                .with_context(|| format!("reading {}", m.file.display()))?;
+            texts.insert(m.file.clone(), text);
+        }
+    }
+    Ok(texts)
 }
 
 /// Secrets come back as `${env:...}` references: the variables this pull adds (in new files,

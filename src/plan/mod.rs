@@ -291,98 +291,35 @@ pub fn plan(
     settings: &Settings,
     opts: &PlanOptions,
 ) -> Result<Plan, PlanError> {
-    let in_scope = |a: &Address| opts.only.is_empty() || matches_any(&opts.only, a);
-    let excluded = |a: &Address| matches_any(&settings.exclude, a);
     let by_address: BTreeMap<Address, &Manifest> =
         desired.iter().map(|m| (m.address(), m)).collect();
-    let mut actions: Vec<Action> = Vec::new();
-    let mut unchanged = 0;
-    let mut warnings = Vec::new();
-    let mut checked = refs::Checked::default();
-    let mut newer_fields = caps.newer_fields.clone();
-    // A create-only resource that exists is never compared.
-    let mut compared = compare_all(&by_address, current, settings, |a| {
-        in_scope(a) && !excluded(a) && settings.mode(a) != Mode::CreateOnly
-    });
-    let mut observed = Vec::new();
     let ctx = decide::Ctx {
         current,
         caps,
         settings,
     };
-
-    for (address, m) in &by_address {
-        if excluded(address) {
-            warnings.push(format!(
-                "{address} ({}) matches an `exclude` pattern of cfgctl.yaml: it is never applied",
-                m.source()
-            ));
-            continue;
-        }
-        // References must exist somewhere; checked for every manifest, even out of --only.
-        refs::check(
-            address,
-            m,
-            &by_address,
-            current,
-            &mut checked,
-            &mut warnings,
-        );
-        if !in_scope(address) {
-            continue;
-        }
-        let ahead = compared.remove(address);
-        match decide::manifest(&ctx, address, m, ahead, &mut newer_fields) {
-            Decision::Unchanged => unchanged += 1,
-            Decision::Act(a) => actions.push(a),
-            Decision::Observed(a) => observed.push(a),
-            Decision::Warn(w) => warnings.push(w),
-        }
-    }
-    let refs::Checked {
-        mut problems,
-        on_target,
-    } = checked;
-    if !problems.is_empty() {
-        crate::diagnostic::sort(&mut problems);
-        return Err(PlanError(problems));
-    }
-    warnings.extend(newer::warning(&newer_fields));
+    let mut gathered = Gathered::default();
+    let on_target = gather_declared(&mut gathered, &ctx, &by_address, opts)?;
     if opts.prune && settings.prune.is_empty() {
-        warnings.push(
+        gathered.warnings.push(
             "--prune deletes nothing: cfgctl.yaml has no `prune` patterns (they say which resources \
              the repository owns; see docs/prune.md)"
                 .to_string(),
         );
     }
-
-    warnings.extend(decide::unmatched_rules(
+    gathered.warnings.extend(decide::unmatched_rules(
         settings,
         by_address.keys().chain(current.resources.keys()),
     ));
-
-    let mut unmanaged = Vec::new();
-    let mut orphaned = Vec::new();
-    for (address, cur) in &current.resources {
-        if by_address.contains_key(address) || excluded(address) || !in_scope(address) {
-            continue;
-        }
-        // Never deleted, even with --prune: kept, and reported as such.
-        if settings.mode(address).keeps() {
-            orphaned.push(address.clone());
-            continue;
-        }
-        let prune_pattern = settings.prune.iter().find(|p| p.matches(address));
-        match prune_pattern {
-            Some(pattern) if opts.prune => {
-                actions.push(decide::delete(address, cur, pattern, caps))
-            }
-            _ => unmanaged.push(Unmanaged {
-                address: address.clone(),
-                in_prune_scope: prune_pattern.is_some(),
-            }),
-        }
-    }
+    gather_undeclared(&mut gathered, &ctx, &by_address, opts);
+    let Gathered {
+        mut actions,
+        unchanged,
+        observed,
+        warnings,
+        unmanaged,
+        orphaned,
+    } = gathered;
     let mut problems = refs::deleted_but_referenced(&on_target, &actions);
     if !problems.is_empty() {
         crate::diagnostic::sort(&mut problems);
@@ -404,6 +341,113 @@ pub fn plan(
         guard_violations,
         guard,
     })
+}
+
+/// What the per-resource decisions add up to, before the plan is checked and ordered.
+#[derive(Default)]
+struct Gathered {
+    actions: Vec<Action>,
+    unchanged: usize,
+    observed: Vec<Action>,
+    warnings: Vec<String>,
+    unmanaged: Vec<Unmanaged>,
+    orphaned: Vec<Address>,
+}
+
+/// Whether `--only` takes the address in (all when it is empty).
+fn in_scope(opts: &PlanOptions, a: &Address) -> bool {
+    opts.only.is_empty() || matches_any(&opts.only, a)
+}
+
+/// The decision for each manifest (`decide::manifest`), its references checked (every
+/// manifest's, even out of `--only`); the references on the target that the deletes must
+/// keep, or the located problems of references to nothing.
+fn gather_declared<'a>(
+    gathered: &mut Gathered,
+    ctx: &decide::Ctx<'_>,
+    by_address: &BTreeMap<Address, &'a Manifest>,
+    opts: &PlanOptions,
+) -> Result<Vec<refs::OnTarget<'a>>, PlanError> {
+    let (current, settings) = (ctx.current, ctx.settings);
+    let excluded = |a: &Address| matches_any(&settings.exclude, a);
+    let mut checked = refs::Checked::default();
+    let mut newer_fields = ctx.caps.newer_fields.clone();
+    // A create-only resource that exists is never compared.
+    let mut compared = compare_all(by_address, current, settings, |a| {
+        in_scope(opts, a) && !excluded(a) && settings.mode(a) != Mode::CreateOnly
+    });
+    for (address, m) in by_address {
+        if excluded(address) {
+            gathered.warnings.push(format!(
+                "{address} ({}) matches an `exclude` pattern of cfgctl.yaml: it is never applied",
+                m.source()
+            ));
+            continue;
+        }
+        // References must exist somewhere; checked for every manifest, even out of --only.
+        refs::check(
+            address,
+            m,
+            by_address,
+            current,
+            &mut checked,
+            &mut gathered.warnings,
+        );
+        if !in_scope(opts, address) {
+            continue;
+        }
+        let ahead = compared.remove(address);
+        match decide::manifest(ctx, address, m, ahead, &mut newer_fields) {
+            Decision::Unchanged => gathered.unchanged += 1,
+            Decision::Act(a) => gathered.actions.push(a),
+            Decision::Observed(a) => gathered.observed.push(a),
+            Decision::Warn(w) => gathered.warnings.push(w),
+        }
+    }
+    let refs::Checked {
+        mut problems,
+        on_target,
+    } = checked;
+    if !problems.is_empty() {
+        crate::diagnostic::sort(&mut problems);
+        return Err(PlanError(problems));
+    }
+    gathered.warnings.extend(newer::warning(&newer_fields));
+    Ok(on_target)
+}
+
+/// What becomes of each resource on the target that no manifest declares: kept by its mode
+/// (`orphaned`), deleted inside the prune scope with `--prune`, else reported unmanaged.
+fn gather_undeclared(
+    gathered: &mut Gathered,
+    ctx: &decide::Ctx<'_>,
+    by_address: &BTreeMap<Address, &Manifest>,
+    opts: &PlanOptions,
+) {
+    let settings = ctx.settings;
+    for (address, cur) in &ctx.current.resources {
+        if by_address.contains_key(address)
+            || matches_any(&settings.exclude, address)
+            || !in_scope(opts, address)
+        {
+            continue;
+        }
+        // Never deleted, even with --prune: kept, and reported as such.
+        if settings.mode(address).keeps() {
+            gathered.orphaned.push(address.clone());
+            continue;
+        }
+        let prune_pattern = settings.prune.iter().find(|p| p.matches(address));
+        match prune_pattern {
+            Some(pattern) if opts.prune => gathered
+                .actions
+                .push(decide::delete(address, cur, pattern, ctx.caps)),
+            _ => gathered.unmanaged.push(Unmanaged {
+                address: address.clone(),
+                in_prune_scope: prune_pattern.is_some(),
+            }),
+        }
+    }
 }
 
 /// The digest of a manifest's comparable form, worked out once.

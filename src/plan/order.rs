@@ -177,101 +177,116 @@ pub fn order(
             return Err(vec![cycle_error(&members, &actions, desired)]);
         };
         let edge = all_edges.remove(k);
-        let pointer = edge.breakable.clone().unwrap_or_default();
         let cycle_text = describe_cycle(&members, &actions);
-        match actions[edge.to].action {
-            ActionKind::Create => {
-                // Create without the reference now, set it once the target exists.
-                let full = actions[edge.to].body.clone();
-                let held = &mut actions[edge.to];
-                if let Some(body) = held.body.as_mut().map(std::sync::Arc::make_mut) {
-                    removes_pointer(body, &pointer);
-                    held.fields = super::normalize::written_fields(held.address.kind, body);
-                }
-                let target = actions[edge.from].address.clone();
-                let after = full.as_ref().and_then(|b| b.pointer(&pointer)).cloned();
-                let follow_up = Action {
-                    address: actions[edge.to].address.clone(),
-                    action: ActionKind::Update,
-                    source: actions[edge.to].source.clone(),
-                    fields: vec![FieldChange {
-                        path: edge.path.clone(),
-                        before: None,
-                        after,
-                    }],
-                    depends_on: vec![],
-                    reason: Some(format!(
-                        "sets `{}` once {target} exists (breaks the reference cycle {cycle_text})",
-                        edge.path
-                    )),
-                    body: full,
-                    intended: None,
-                    fingerprint: None,
-                    cascade: vec![],
-                };
-                let u = actions.len();
-                actions.push(follow_up);
-                all_edges.push(Edge {
-                    from: edge.to,
-                    to: u,
-                    breakable: None,
-                    path: edge.path.clone(),
-                });
-                all_edges.push(Edge {
-                    from: edge.from,
-                    to: u,
-                    breakable: None,
-                    path: edge.path.clone(),
-                });
-            }
-            _ => {
-                // A delete cycle: the referrer (edge.from) first drops its reference.
-                let referrer = edge.from;
-                let address = actions[referrer].address.clone();
-                let Some(cur) = current.resources.get(&address) else {
-                    return Err(vec![cycle_error(&members, &actions, desired)]);
-                };
-                let mut body = crate::spec::canonical(address.kind, &cur.value());
-                crate::spec::strip_server_owned(address.kind, &mut body);
-                let before = body.pointer(&pointer).cloned();
-                removes_pointer(&mut body, &pointer);
-                let target = actions[edge.to].address.clone();
-                let drop = Action {
-                    address: address.clone(),
-                    action: ActionKind::Update,
-                    source: None,
-                    fields: vec![FieldChange {
-                        path: edge.path.clone(),
-                        before,
-                        after: None,
-                    }],
-                    depends_on: vec![],
-                    reason: Some(format!(
-                        "drops `{}` so that {target} can be deleted (breaks the reference cycle {cycle_text})",
-                        edge.path
-                    )),
-                    body: Some(std::sync::Arc::new(body)),
-                    intended: None,
-                    fingerprint: actions[referrer].fingerprint.clone(),
-                    cascade: vec![],
-                };
-                let u = actions.len();
-                actions.push(drop);
-                for to in [edge.to, referrer] {
-                    all_edges.push(Edge {
-                        from: u,
-                        to,
-                        breakable: None,
-                        path: edge.path.clone(),
-                    });
-                }
-            }
-        }
+        let added = match actions[edge.to].action {
+            ActionKind::Create => Some(set_later(&mut actions, &edge, &cycle_text)),
+            _ => drop_first(&mut actions, &edge, &cycle_text, current),
+        };
+        let Some(added) = added else {
+            return Err(vec![cycle_error(&members, &actions, desired)]);
+        };
+        all_edges.extend(added);
     }
     if let Some((members, _)) = find_cycle(actions.len(), &all_edges, &actions) {
         return Err(vec![cycle_error(&members, &actions, desired)]);
     }
     Ok(topological(actions, &all_edges))
+}
+
+/// Breaks a create cycle at `edge`: its holder is created without the reference now, and an
+/// update sets it once the target exists; the new update's edges.
+fn set_later(actions: &mut Vec<Action>, edge: &Edge, cycle_text: &str) -> Vec<Edge> {
+    let pointer = edge.breakable.clone().unwrap_or_default();
+    let full = actions[edge.to].body.clone();
+    let held = &mut actions[edge.to];
+    if let Some(body) = held.body.as_mut().map(std::sync::Arc::make_mut) {
+        removes_pointer(body, &pointer);
+        held.fields = super::normalize::written_fields(held.address.kind, body);
+    }
+    let target = actions[edge.from].address.clone();
+    let after = full.as_ref().and_then(|b| b.pointer(&pointer)).cloned();
+    let follow_up = Action {
+        address: actions[edge.to].address.clone(),
+        action: ActionKind::Update,
+        source: actions[edge.to].source.clone(),
+        fields: vec![FieldChange {
+            path: edge.path.clone(),
+            before: None,
+            after,
+        }],
+        depends_on: vec![],
+        reason: Some(format!(
+            "sets `{}` once {target} exists (breaks the reference cycle {cycle_text})",
+            edge.path
+        )),
+        body: full,
+        intended: None,
+        fingerprint: None,
+        cascade: vec![],
+    };
+    let u = actions.len();
+    actions.push(follow_up);
+    [edge.to, edge.from]
+        .into_iter()
+        .map(|from| Edge {
+            from,
+            to: u,
+            breakable: None,
+            path: edge.path.clone(),
+        })
+        .collect()
+}
+
+/// Breaks a delete cycle at `edge`: the referrer (`edge.from`) first drops its reference by
+/// an update, before either delete; the new update's edges. `None` when the referrer is not
+/// on the target (the cycle cannot be broken).
+fn drop_first(
+    actions: &mut Vec<Action>,
+    edge: &Edge,
+    cycle_text: &str,
+    current: &Current,
+) -> Option<Vec<Edge>> {
+    let pointer = edge.breakable.clone().unwrap_or_default();
+    let referrer = edge.from;
+    let address = actions[referrer].address.clone();
+    let cur = current.resources.get(&address)?;
+    let mut body = crate::spec::canonical(address.kind, &cur.value());
+    crate::spec::strip_server_owned(address.kind, &mut body);
+    let before = body.pointer(&pointer).cloned();
+    removes_pointer(&mut body, &pointer);
+    let target = actions[edge.to].address.clone();
+    let drop = Action {
+        address: address.clone(),
+        action: ActionKind::Update,
+        source: None,
+        fields: vec![FieldChange {
+            path: edge.path.clone(),
+            before,
+            after: None,
+        }],
+        depends_on: vec![],
+        reason: Some(format!(
+            "drops `{}` so that {target} can be deleted (breaks the reference cycle {cycle_text})",
+            edge.path
+        )),
+        body: Some(std::sync::Arc::new(body)),
+        intended: None,
+        fingerprint: actions[referrer].fingerprint.clone(),
+        cascade: vec![],
+    };
+    let u = actions.len();
+    actions.push(drop);
+    Some(
+        [edge.to, referrer]
+            .into_iter()
+            .map(|to| Edge {
+                from: u,
+                to,
+                breakable: None,
+                path: edge.path.clone(),
+            })
+            .collect(),
+    )
 }
 
 fn describe_cycle(members: &[usize], actions: &[Action]) -> String {

@@ -120,3 +120,110 @@ fn only_the_registry_names_a_kind() {
         found.join("\n")
     );
 }
+
+/// Functions longer than this are split (ARCHITECTURE.md: "Functions under ~120 lines").
+const MAX_FUNCTION_LINES: usize = 120;
+
+/// Functions over the limit that another change splits; each entry is `file: fn` and must
+/// still be over it (a stale entry fails too).
+const LONG_FUNCTIONS_BEING_SPLIT: &[&str] = &["manifest.rs: check"];
+
+/// Every function of `code` with its first line and its length in lines, signature to
+/// closing brace. The source is rustfmt's: a body's closing brace stands alone at the
+/// indentation of its `fn` line.
+fn functions(code: &str) -> Vec<(String, usize, usize)> {
+    let lines: Vec<&str> = code.lines().collect();
+    let mut found = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let trimmed = line.trim_start();
+        let indent = &line[..line.len() - trimmed.len()];
+        let words: Vec<&str> = trimmed.split_whitespace().collect();
+        let Some(at) = words.iter().position(|w| *w == "fn") else {
+            continue;
+        };
+        let qualifiers = ["pub", "async", "const", "unsafe", "extern"];
+        if !words[..at]
+            .iter()
+            .all(|w| qualifiers.contains(w) || w.starts_with("pub("))
+        {
+            continue;
+        }
+        let Some(name) = words.get(at + 1).map(|w| {
+            w.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .next()
+                .unwrap_or("")
+                .to_string()
+        }) else {
+            continue;
+        };
+        // The signature ends at `{` (a body) or `;` (none).
+        let Some(open) = (i..lines.len()).find(|&j| {
+            let t = lines[j].trim_end();
+            t.ends_with('{') || t.ends_with(';') || t.ends_with("{}")
+        }) else {
+            continue;
+        };
+        let t = lines[open].trim_end();
+        if t.ends_with(';') {
+            continue;
+        }
+        if t.ends_with("{}") {
+            found.push((name, i + 1, open - i + 1));
+            continue;
+        }
+        let close = format!("{indent}}}");
+        if let Some(end) = (open + 1..lines.len()).find(|&j| lines[j].trim_end() == close) {
+            found.push((name, i + 1, end - i + 1));
+        }
+    }
+    found
+}
+
+#[test]
+fn no_function_over_120_lines() {
+    let mut long = Vec::new();
+    let mut being_split = Vec::new();
+    for (path, code) in sources() {
+        for (name, line, lines) in functions(&code) {
+            if lines <= MAX_FUNCTION_LINES {
+                continue;
+            }
+            let entry = format!("{}: {name}", path.display());
+            if LONG_FUNCTIONS_BEING_SPLIT.contains(&entry.as_str()) {
+                being_split.push(entry);
+            } else {
+                long.push(format!(
+                    "src/{}:{line}: fn {name} ({lines} lines)",
+                    path.display()
+                ));
+            }
+        }
+    }
+    assert!(
+        long.is_empty(),
+        "split these functions:\n{}",
+        long.join("\n")
+    );
+    let stale: Vec<&&str> = LONG_FUNCTIONS_BEING_SPLIT
+        .iter()
+        .filter(|e| !being_split.iter().any(|b| b == *e))
+        .collect();
+    assert!(
+        stale.is_empty(),
+        "no longer over {MAX_FUNCTION_LINES} lines: remove them from LONG_FUNCTIONS_BEING_SPLIT: {stale:?}"
+    );
+}
+
+/// The measure itself, on a sample: a body's lines from its signature to its closing brace.
+#[test]
+fn function_lengths_are_measured_from_signature_to_closing_brace() {
+    let code = "pub(crate) async fn a(\n    x: u8,\n) -> u8 {\n    x\n}\n\nimpl T {\n    fn b(&self) {}\n    fn c(&self);\n    pub fn d(&self) {\n        if true {\n        }\n    }\n}\n";
+    assert_eq!(
+        functions(code),
+        vec![
+            ("a".to_string(), 1, 5),
+            ("b".to_string(), 8, 1),
+            ("d".to_string(), 10, 4),
+        ]
+    );
+}
