@@ -21,7 +21,8 @@ pub struct PlanSettings {
     pub secret_dir: Option<PathBuf>,
 }
 
-/// `cfgctl plan` / `cfgctl drift`.
+/// `cfgctl plan` / `cfgctl drift`: the plan, or the drift report, in the chosen format (JSON
+/// and text written as they are made), saved with `--out`; the exit code.
 pub fn plan(settings: PlanSettings) -> anyhow::Result<ExitCode> {
     // Kept to the command's end, as the blocking threads it holds.
     let runtime = runtime()?;
@@ -33,7 +34,31 @@ pub fn plan(settings: PlanSettings) -> anyhow::Result<ExitCode> {
     // text, never held whole.
     {
         let mut out = crate::output::stdout_buffered();
-        write_report(&mut out, &plan, &known, &settings)
+        let (color, verbose) = (crate::output::stdout_has_color(), settings.verbose);
+        let budget = crate::render::MARKDOWN_BUDGET;
+        let written = match settings.format {
+            Format::Text if drift => {
+                out.write_all(crate::render::drift::text(&plan, &known, color, verbose).as_bytes())
+            }
+            Format::Json if drift => crate::render::drift::write_json(&mut out, &plan, &known),
+            Format::Markdown if drift => {
+                out.write_all(crate::render::drift::markdown(&plan, &known, budget).as_bytes())
+            }
+            Format::Text => crate::render::write_text(
+                &mut out,
+                &plan,
+                crate::render::TextOptions {
+                    color,
+                    verbose,
+                    drift,
+                },
+            ),
+            Format::Json => crate::render::write_json_plan(&mut out, &plan, false),
+            Format::Markdown => {
+                out.write_all(crate::render::markdown(&plan, budget, drift).as_bytes())
+            }
+        };
+        written
             .and_then(|()| out.flush())
             .context("writing to stdout")?;
     }
@@ -57,38 +82,6 @@ pub fn plan(settings: PlanSettings) -> anyhow::Result<ExitCode> {
     // The command ends here (`let_go`).
     ops::let_go((plan, known));
     Ok(ExitCode::from(code))
-}
-
-/// The plan, or the drift report, in the chosen format (JSON and text written as made).
-fn write_report(
-    w: &mut impl Write,
-    plan: &crate::plan::Plan,
-    known: &std::collections::BTreeSet<crate::registry::Kind>,
-    settings: &PlanSettings,
-) -> std::io::Result<()> {
-    let color = crate::output::stdout_has_color();
-    let budget = crate::render::MARKDOWN_BUDGET;
-    let drift = settings.request.drift;
-    match settings.format {
-        Format::Text if drift => {
-            w.write_all(crate::render::drift::text(plan, known, color, settings.verbose).as_bytes())
-        }
-        Format::Json if drift => crate::render::drift::write_json(w, plan, known),
-        Format::Markdown if drift => {
-            w.write_all(crate::render::drift::markdown(plan, known, budget).as_bytes())
-        }
-        Format::Text => crate::render::write_text(
-            w,
-            plan,
-            crate::render::TextOptions {
-                color,
-                verbose: settings.verbose,
-                drift,
-            },
-        ),
-        Format::Json => crate::render::write_json_plan(w, plan, false),
-        Format::Markdown => w.write_all(crate::render::markdown(plan, budget, drift).as_bytes()),
-    }
 }
 
 /// The saved plan of `plan --out`, for `apply PLANFILE`.

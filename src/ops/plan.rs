@@ -81,13 +81,27 @@ pub async fn plan(req: &PlanRequest) -> anyhow::Result<Planned> {
         environment = req.environment.as_deref(),
         "planning"
     );
-    match memo_for(req) {
-        Some(memo) => remembered_or_planned(req, &memo).await,
-        None => {
-            let (loaded, conn, fetched) = load_fetch(&req.dir, connect(&req.target)).await?;
-            planned(req, None, conn, loaded, fetched).await
+    let memo = memo_for(req);
+    let reading = match &memo {
+        Some(memo) => remembered_or_read(req, memo).await?,
+        None => Reading::Unread(None),
+    };
+    let (loaded, conn, fetched) = match reading {
+        Reading::Remembered(planned) => return Ok(*planned),
+        Reading::Read(read) => *read,
+        // No memo, or its way could not start (no connection, the files not hashed): the
+        // manifests load while the target is read, which reports a problem as without it.
+        Reading::Unread(conn) => {
+            let connecting = async {
+                match conn {
+                    Some(conn) => Ok(*conn),
+                    None => connect(&req.target).await,
+                }
+            };
+            load_fetch(&req.dir, connecting).await?
         }
-    }
+    };
+    planned(req, memo.as_ref(), conn, loaded, fetched).await
 }
 
 /// Reads the target and plans manifests loaded already against it (no memo, nothing let go).
@@ -123,28 +137,26 @@ struct MemoRead {
     listing: Result<crate::state::Listing, crate::client::ClientError>,
 }
 
-async fn remembered_or_planned(req: &PlanRequest, memo: &Memo) -> anyhow::Result<Planned> {
-    let read = match read_for_memo(req, memo).await {
-        Ok(read) => read,
-        // No connection, or the files could not be hashed: planned in full, which reports
-        // the problem as without the memo.
-        Err(conn) => {
-            let connecting = async {
-                match conn {
-                    Some(conn) => Ok(conn),
-                    None => connect(&req.target).await,
-                }
-            };
-            let (loaded, conn, fetched) = load_fetch(&req.dir, connecting).await?;
-            return planned(req, Some(memo), conn, loaded, fetched).await;
-        }
-    };
+/// How far the memo's way went: to the plan itself, to what planning needs, or not at all
+/// (with the connection, when there is one).
+enum Reading {
+    Remembered(Box<Planned>),
+    Read(Box<(Loaded, Connection, crate::state::Fetched)>),
+    Unread(Option<Box<Connection>>),
+}
+
+/// The remembered plan when the target answers as it did then (hit), else the manifests
+/// loaded and the lists read worked out (miss).
+async fn remembered_or_read(req: &PlanRequest, memo: &Memo) -> anyhow::Result<Reading> {
     let MemoRead {
         conn,
         remembered,
         loading,
         listing,
-    } = read;
+    } = match read_for_memo(req, memo).await {
+        Ok(read) => read,
+        Err(conn) => return Ok(Reading::Unread(conn.map(Box::new))),
+    };
     // Hit or miss.
     let listing = match remembered {
         Some(remembered) => {
@@ -154,20 +166,20 @@ async fn remembered_or_planned(req: &PlanRequest, memo: &Memo) -> anyhow::Result
                 tracing::info!("the manifests and the target are as at a no-change plan");
                 // The pages read (megabytes): the command ends with this plan (`let_go`).
                 let_go(listing);
-                return Ok(Planned {
+                return Ok(Reading::Remembered(Box::new(Planned {
                     plan: remembered.plan,
                     known: remembered.known,
                     current: None,
                     manifests: None,
                     connection: None,
-                });
+                })));
             }
             Ok(listing)
         }
         None => listing,
     };
     let (loaded, fetched) = work_out(req, &conn, loading, listing).await?;
-    planned(req, Some(memo), conn, loaded, fetched).await
+    Ok(Reading::Read(Box::new((loaded, conn, fetched))))
 }
 
 /// Connects, then hashes the files while the lists are read: `Err` with the connection (when
@@ -255,7 +267,7 @@ async fn work_out(
 
 /// Plans in full; with `--server-validate` the server checks every create and update; with a
 /// memo, the plan is remembered when it has nothing to do (a cache that cannot be written is
-/// only logged). Keeps what the request asked for and lets go of the rest.
+/// only logged). Keeps what the request asks for and lets go of the rest.
 async fn planned(
     req: &PlanRequest,
     memo: Option<&Memo>,
@@ -298,32 +310,28 @@ async fn planned(
             tracing::warn!("{e}");
         }
     }
-    Ok(kept(req.keep, plan, current, loaded, conn))
-}
-
-/// The plan with what `keep` asks for; the rest is let go (`let_go`: the plan is all the
-/// command still needs of it).
-fn kept(keep: Keep, plan: Plan, mut current: Current, loaded: Loaded, conn: Connection) -> Planned {
-    let (known, current) = if keep.current {
+    // What the request keeps; the rest is let go (the plan is all the caller needs of it).
+    let mut current = current;
+    let (known, current) = if req.keep.current {
         (current.known.clone(), Some(current))
     } else {
         let known = std::mem::take(&mut current.known);
         let_go(current);
         (known, None)
     };
-    let manifests = if keep.manifests {
+    let manifests = if req.keep.manifests {
         Some(loaded)
     } else {
         let_go(loaded);
         None
     };
-    Planned {
+    Ok(Planned {
         plan,
         known,
         current,
         manifests,
-        connection: keep.connection.then_some(conn),
-    }
+        connection: req.keep.connection.then_some(conn),
+    })
 }
 
 /// Plans the manifests against what was read from the target; plan errors are located.
