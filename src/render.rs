@@ -159,7 +159,7 @@ fn text_chunks(
     if !opts.drift {
         let summary = crate::plan::risk::summarize(plan);
         if !summary.is_quiet() {
-            out.push_str(&risk::text(&summary));
+            out.push_str(&risk::text(&summary, &plan.target));
         }
     }
     sink(&out)?;

@@ -132,6 +132,7 @@ async fn remembered_or_planned(
         target,
         prune: opts.prune,
         only: &opts.only,
+        environment: None,
     };
     // The files hashed (not parsed) while the lists are read (their texts kept, not worked
     // out). A problem with either: planned in full, which reports it as without the memo.
@@ -234,6 +235,7 @@ fn plan_remembering(
         target: &conn.name,
         prune: opts.prune,
         only: &opts.only,
+        environment: None,
     };
     // Keyed by what the load read, not by the hashing ahead (a file may have changed since).
     let id = memo.entry_id(&inputs);
