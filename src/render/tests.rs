@@ -384,7 +384,10 @@ fn the_risk_summary_opens_the_plans_and_fits_the_markdown_budget() {
         "**Guards:** max_deletes 25, 3000 deletes in this plan: apply refuses this plan."
     ));
     assert!(head.contains("**Environments:** <code>https://t.example.com</code>."));
-    assert!(t.contains("\n  Environments: https://t.example.com\n"), "{t}");
+    assert!(
+        t.contains("\n  Environments: https://t.example.com\n"),
+        "{t}"
+    );
     // Planned for an environment of cfgctl.yaml: named, with the target it is.
     p.guard.environment = Some("staging".into());
     let t = text(&p, TextOptions::default());

@@ -448,7 +448,10 @@ fn a_saved_plan_records_its_environment_and_the_seal_covers_it() {
     // Written back where it was read, and by the stream reader alike.
     let again = serde_json::to_value(PlanFile::from_plan(&plan, true)).unwrap();
     assert_eq!(again["guards"]["environment"], "staging");
-    assert_eq!(both(&text).unwrap().guard.environment, plan.guard.environment);
+    assert_eq!(
+        both(&text).unwrap().guard.environment,
+        plan.guard.environment
+    );
     // The seal covers it: another environment (or none) breaks it.
     let key = [9u8; 32];
     plan.guard.seal = Some(plan.guard.seal_with("local:x", &key).to_hex().to_string());
@@ -521,7 +524,10 @@ fn apply_file_is_held_to_the_environment_it_was_made_for() {
         matches!(&none, EnvironmentRefusal::NoneSaved { requested } if requested == "prod"),
         "{none}"
     );
-    assert!(none.to_string().contains("apply it without --env"), "{none}");
+    assert!(
+        none.to_string().contains("apply it without --env"),
+        "{none}"
+    );
     // A saved plan is one environment's, even when the other one asked for is its own.
     let several = refuse_other_environment(Some("staging"), &envs(&["prod", "staging"])).unwrap();
     assert_eq!(
