@@ -37,7 +37,8 @@ fn plan() -> Plan {
                 .collect(),
             manage: vec![],
             seal: None,
-            environment: None,
+            // Remembered with the plan: a recalled plan is its environment's.
+            environment: Some("staging".into()),
         },
     }
 }

@@ -22,7 +22,7 @@ use anstyle::Style;
 
 use super::{plural, TextOptions};
 use crate::drift::{drifted, DriftClass};
-use crate::output::{Inert, Markdown};
+use crate::output::Inert;
 use crate::plan::Plan;
 use crate::registry::Kind;
 
