@@ -14,6 +14,16 @@
 //! The exit code of such a run is [`worst`] of the environments' codes ([`plan_exit_code`],
 //! [`drift_exit_code`]): an error (1) wins over changes (2), so a CI job never reads a failed
 //! environment as "changes present".
+//!
+//! Wiring, for the command that plans each environment: keep each outcome as
+//! `(name, Result<Plan, EnvFailure>)` (a failure's `message` the error chain as it would print
+//! for one target, `format!("{err:#}")`, its `stage` and the environment's `url`); set
+//! `plan.guard.environment = Some(name)` on each plan before it is rendered, sealed or saved
+//! (the risk summary and a saved plan then name it); then
+//! `let envs: Vec<EnvPlan> = outcomes.iter().map(|(n, o)| (n.as_str(), o.as_ref())).collect()`
+//! and [`write_text`] (colour and `-v` as for one target), [`markdown`] with
+//! [`super::MARKDOWN_BUDGET`] or [`write_json`], and exit with [`plan_exit_code`]. `drift`
+//! likewise with [`DriftOf`] and the `drift_*` functions.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;

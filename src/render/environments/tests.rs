@@ -347,3 +347,35 @@ fn drift_of_two_environments_and_a_failure() {
     assert_eq!(v["environments"]["eu"]["stage"], "connecting");
     assert_eq!(drift_exit_code(&envs), 1);
 }
+
+#[test]
+fn a_comment_of_very_many_environments_is_cut_after_its_table_and_says_so() {
+    let names: Vec<String> = (0..80).map(|i| format!("env-{i:02}")).collect();
+    let plans: Vec<Plan> = names
+        .iter()
+        .map(|n| huge(&format!("https://{n}.example.com"), n, 200))
+        .collect();
+    let envs: Vec<EnvPlan<'_>> = names
+        .iter()
+        .map(String::as_str)
+        .zip(plans.iter().map(Ok))
+        .collect();
+    let md = markdown(&envs, MARKDOWN_BUDGET);
+    assert!(md.len() <= MARKDOWN_BUDGET, "{}", md.len());
+    // Their summaries alone pass the budget: the table is whole, the rest cut, saying so.
+    for n in &names {
+        assert!(
+            md.contains(&format!(
+                "| <code>{n}</code> | 200 | 0 | 20 | 0 | 0 | 12 |\n"
+            )),
+            "{n}"
+        );
+    }
+    assert!(
+        md.ends_with(
+            "> **Report cut at 60000 characters:** run `cfgctl` in text or JSON for all of it.\n"
+        ),
+        "{}",
+        &md[md.len() - 300..]
+    );
+}
