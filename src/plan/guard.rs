@@ -401,11 +401,19 @@ pub enum EnvironmentRefusal {
     Other { saved: String, requested: String },
     #[error("the saved plan was made without environments (for its target, by --url or --local), not for the environment `{}`: nothing was changed; apply it without --env", Inert(.requested))]
     NoneSaved { requested: String },
-    #[error("a saved plan is for one environment (`{}`), but {} were asked for: nothing was changed", Inert(.saved.as_deref().unwrap_or("none")), .requested)]
+    #[error("a saved plan is for one environment ({}), but {requested} were asked for: nothing was changed", recorded(.saved))]
     Several {
         saved: Option<String>,
         requested: usize,
     },
+}
+
+/// The environment a saved plan records, for a message.
+fn recorded(saved: &Option<String>) -> String {
+    match saved {
+        Some(name) => format!("`{}`", Inert(name)),
+        None => "this one records none".to_string(),
+    }
 }
 
 /// What `apply FILE` refuses before it sends anything, given the environment the saved plan

@@ -534,6 +534,13 @@ fn apply_file_is_held_to_the_environment_it_was_made_for() {
         several.to_string(),
         "a saved plan is for one environment (`staging`), but 2 were asked for: nothing was changed"
     );
+    let several = refuse_other_environment(None, &envs(&["prod", "staging"])).unwrap();
+    assert!(
+        several
+            .to_string()
+            .starts_with("a saved plan is for one environment (this one records none), but 2"),
+        "{several}"
+    );
     // A hostile name in a file prints inert.
     let hostile = refuse_other_environment(Some("a\n::error::x"), &envs(&["prod"])).unwrap();
     assert!(!hostile.to_string().contains('\n'), "{hostile}");
