@@ -10,7 +10,8 @@
 //!   included);
 //! - the target's answers: its description and every listed object's text, in list order
 //!   ([`state::Answers`]);
-//! - what reaches the planner from the command line: the target's name, `--prune`, `--only`;
+//! - what reaches the planner from the command line: the target's name, the environment
+//!   (`--env`), `--prune`, `--only`;
 //! - cfgctl itself: its version and commit, and its executable's size and modification time
 //!   (a rebuilt binary never trusts an older one's memo).
 //!
@@ -116,6 +117,10 @@ pub struct Inputs<'a> {
     pub target: &'a str,
     pub prune: bool,
     pub only: &'a [Pattern],
+    /// The environment of `cfgctl.yaml` planned (`--env NAME`), `None` without environments:
+    /// two environments on one URL (or one URL renamed) never share an entry, and a
+    /// remembered plan's `guard.environment` (saved in its entry) is the one asked for.
+    pub environment: Option<&'a str>,
 }
 
 /// A remembered no-change plan and the kinds it read.
@@ -184,6 +189,13 @@ impl Memo {
         field(&mut h, crate::VERSION.as_bytes());
         field(&mut h, &build_identity());
         field(&mut h, inputs.target.as_bytes());
+        match inputs.environment {
+            None => field(&mut h, b"no environment"),
+            Some(name) => {
+                field(&mut h, b"environment");
+                field(&mut h, name.as_bytes());
+            }
+        }
         field(&mut h, &[u8::from(inputs.prune)]);
         h.update(&(inputs.only.len() as u64).to_le_bytes());
         for p in inputs.only {

@@ -12,6 +12,7 @@ use crate::output::Inert;
 use crate::plan::{Action, ActionKind, Plan};
 
 pub mod drift;
+pub mod environments;
 mod fields;
 pub mod graph;
 mod lines;
@@ -20,6 +21,7 @@ mod modes;
 mod multiline;
 mod risk;
 
+pub use environments::{DriftOf, EnvDrift, EnvFailure, EnvPlan, EnvStage};
 #[cfg(test)]
 use fields::document_diff;
 pub use markdown::markdown;
@@ -159,7 +161,7 @@ fn text_chunks(
     if !opts.drift {
         let summary = crate::plan::risk::summarize(plan);
         if !summary.is_quiet() {
-            out.push_str(&risk::text(&summary));
+            out.push_str(&risk::text(&summary, &plan.target));
         }
     }
     sink(&out)?;

@@ -37,6 +37,8 @@ fn plan() -> Plan {
                 .collect(),
             manage: vec![],
             seal: None,
+            // Remembered with the plan: a recalled plan is its environment's.
+            environment: Some("staging".into()),
         },
     }
 }
@@ -57,6 +59,7 @@ fn inputs(s: &Sources) -> Inputs<'_> {
         target: "https://tenant.example.com",
         prune: false,
         only: &[],
+        environment: None,
     }
 }
 
@@ -127,6 +130,13 @@ fn every_input_names_another_entry() {
         prune: true,
         ..inputs(&s)
     }));
+    // Two environments on one URL: one entry each, and neither is the plan without one.
+    for environment in ["staging", "prod"] {
+        ids.push(memo.entry_id(&Inputs {
+            environment: Some(environment),
+            ..inputs(&s)
+        }));
+    }
     let only = [Pattern::parse("Team/*").unwrap()];
     ids.push(memo.entry_id(&Inputs {
         only: &only,

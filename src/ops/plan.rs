@@ -25,8 +25,8 @@ pub struct PlanRequest {
     pub target: TargetSettings,
     /// The manifests' directory.
     pub dir: PathBuf,
-    /// The environment the manifests are planned for (variables, overlay): not read yet. A
-    /// plan for one is never remembered until the memo's key holds it.
+    /// The environment the manifests are planned for (variables, overlay); part of the memo's
+    /// key (the files hashed hold `cfgctl.yaml` and every overlay).
     pub environment: Option<String>,
     /// Deletes inside the prune scope (`--prune`).
     pub prune: bool,
@@ -116,9 +116,9 @@ pub async fn plan_against(
 }
 
 /// The memo of a request that may be answered from it: one that keeps nothing but the plan,
-/// with no dry run and no environment (a folder that cannot be used is only logged).
+/// with no dry run (a folder that cannot be used is only logged).
 fn memo_for(req: &PlanRequest) -> Option<Memo> {
-    if req.server_validate || req.keep.anything() || req.environment.is_some() {
+    if req.server_validate || req.keep.anything() {
         return None;
     }
     let dir = req.cache.as_deref()?;
@@ -201,6 +201,7 @@ async fn read_for_memo(req: &PlanRequest, memo: &Memo) -> Result<MemoRead, Optio
                     target: &conn.name,
                     prune: req.prune,
                     only: &req.only,
+                    environment: req.environment.as_deref(),
                 });
                 let remembered = memo.recall(&id);
                 // Nothing remembered: the manifests load while the lists are still read.
@@ -303,6 +304,7 @@ async fn planned(
             target: &conn.name,
             prune: req.prune,
             only: &req.only,
+            environment: req.environment.as_deref(),
         });
         if in_clear {
             tracing::info!("secrets answered in clear: the plan is not remembered");

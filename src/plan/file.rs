@@ -133,6 +133,10 @@ pub struct GuardsFile {
     /// The guards' seal (see `GuardContext::seal_with`); absent when none was made.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seal: Option<String>,
+    /// The environment of `cfgctl.yaml` the plan was made for (`GuardContext::environment`);
+    /// absent for a plan of a bare target, so such a file is as it always was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environment: Option<String>,
 }
 
 /// One `manage:` rule, saved with the plan.
@@ -272,6 +276,7 @@ pub(crate) fn guards_file(plan: &Plan) -> GuardsFile {
             })
             .collect(),
         seal: plan.guard.seal.clone(),
+        environment: plan.guard.environment.clone(),
     }
 }
 
@@ -410,6 +415,14 @@ pub(crate) fn guard_context(g: &GuardsFile) -> Result<GuardContext, SavedPlanErr
             })
             .collect::<Result<_, SavedPlanError>>()?,
         seal: g.seal.clone(),
+        environment: match &g.environment {
+            Some(name) if name.trim().is_empty() => {
+                return Err(SavedPlanError::Invalid(
+                    "guards.environment: an empty name".into(),
+                ))
+            }
+            other => other.clone(),
+        },
     })
 }
 

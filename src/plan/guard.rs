@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::{matches_any, Action, ActionKind, Current, Plan};
 use crate::manifest::Manifest;
+use crate::output::Inert;
 use crate::pattern::Pattern;
 use crate::registry::{Address, Kind};
 use crate::settings::{ManageRule, Mode, Settings};
@@ -71,6 +72,13 @@ pub struct GuardContext {
     /// plan, checked by `apply PLANFILE`; a file's guards count only as far as they are
     /// sealed under the applying user's key, or no looser than what apply enforces anyway.
     pub seal: Option<String>,
+    /// The environment of `cfgctl.yaml` the plan was made for (`--env NAME`), `None` for a
+    /// plan of a target given by `--url`/`--local`. Set by the caller after planning (the
+    /// planner knows targets, not environments) and before the plan is sealed or saved: the
+    /// seal covers it, a saved plan records it (`guards.environment`, written only when set)
+    /// and `apply FILE` holds it to the environment asked for
+    /// ([`refuse_other_environment`]).
+    pub environment: Option<String>,
 }
 
 impl Default for GuardContext {
@@ -82,6 +90,7 @@ impl Default for GuardContext {
             declared: BTreeSet::new(),
             manage: Vec::new(),
             seal: None,
+            environment: None,
         }
     }
 }
@@ -95,6 +104,7 @@ impl GuardContext {
             declared: desired.iter().map(|m| m.kind).collect(),
             manage: settings.manage.clone(),
             seal: None,
+            environment: None,
         }
     }
 
@@ -127,10 +137,18 @@ impl GuardContext {
             field(r.pattern.to_string().as_bytes());
             field(r.mode.as_str().as_bytes());
         }
+        // Only when set, so a plan without environments seals as it always has (a plan saved
+        // before environments existed still verifies); with one, two more fields, so no plan
+        // with an environment seals like one without.
+        if let Some(environment) = &self.environment {
+            field(b"environment");
+            field(environment.as_bytes());
+        }
         h.finalize()
     }
 
-    /// Whether the seal these guards carry is theirs for `target` under `key`.
+    /// Whether the seal these guards carry is theirs for `target` under `key` (an edited
+    /// environment breaks it like any edited guard).
     pub fn is_sealed(&self, target: &str, key: &[u8; 32]) -> bool {
         let Some(seal) = self.seal.as_deref() else {
             return false;
@@ -374,4 +392,60 @@ pub fn refusals(plan: &Plan, allow_empty_prune: bool, force_delete: bool) -> Vec
         }
     }
     out
+}
+
+/// Why `apply FILE` refuses a saved plan for the environments asked for (nothing is sent).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum EnvironmentRefusal {
+    #[error("the saved plan was made for the environment `{}`, not `{}`: nothing was changed; make a plan for `{}` with `cfgctl plan --env {} --out FILE`", Inert(.saved), Inert(.requested), Inert(.requested), Inert(.requested))]
+    Other { saved: String, requested: String },
+    #[error("the saved plan was made without environments (for its target, by --url or --local), not for the environment `{}`: nothing was changed; apply it without --env", Inert(.requested))]
+    NoneSaved { requested: String },
+    #[error("a saved plan is for one environment ({}), but {requested} were asked for: nothing was changed", recorded(.saved))]
+    Several {
+        saved: Option<String>,
+        requested: usize,
+    },
+}
+
+/// The environment a saved plan records, for a message.
+fn recorded(saved: &Option<String>) -> String {
+    match saved {
+        Some(name) => format!("`{}`", Inert(name)),
+        None => "this one records none".to_string(),
+    }
+}
+
+/// What `apply FILE` refuses before it sends anything, given the environment the saved plan
+/// records (`plan.guard.environment`) and the environments asked for (`--env NAME`...,
+/// `--all-envs` expanded to every name). Pure.
+///
+/// The rule: the environments asked for must be exactly the plan's.
+/// - No `--env`: allowed either way. A plan with an environment is applied to that
+///   environment (its `url` and token of `cfgctl.yaml`: the caller resolves the connection
+///   from the recorded name); a plan without one to the target given as usual. (The target
+///   check of `apply FILE` still holds: a plan made for another URL is refused.)
+/// - `--env NAME`: allowed only when the plan records `NAME`; a plan of another environment,
+///   or of none (a plan of a bare target holds no environment's variables or overlay), is
+///   refused.
+/// - More than one environment: refused (a saved plan is one environment's).
+pub fn refuse_other_environment(
+    saved: Option<&str>,
+    requested: &[String],
+) -> Option<EnvironmentRefusal> {
+    match (saved, requested) {
+        (_, []) => None,
+        (Some(saved), [one]) if saved == one => None,
+        (Some(saved), [one]) => Some(EnvironmentRefusal::Other {
+            saved: saved.to_string(),
+            requested: one.clone(),
+        }),
+        (None, [one]) => Some(EnvironmentRefusal::NoneSaved {
+            requested: one.clone(),
+        }),
+        (saved, several) => Some(EnvironmentRefusal::Several {
+            saved: saved.map(str::to_string),
+            requested: several.len(),
+        }),
+    }
 }

@@ -28,7 +28,10 @@ pub struct Risk {
     /// Every create, update or upsert whose body holds a secret field.
     pub secrets: Vec<RiskSecret>,
     pub modes: RiskModes,
-    /// The environments the plan touches (one target today: its name).
+    /// The environments the plan touches: the environment's name of `cfgctl.yaml` when it was
+    /// planned with `--env` (`GuardContext::environment`), else its target's name. One entry:
+    /// a plan is one environment's (a report of several has one plan, so one risk summary,
+    /// per environment).
     pub environments: Vec<String>,
 }
 
@@ -178,7 +181,11 @@ pub fn summarize(plan: &Plan) -> Risk {
             observed: plan.observed.len(),
             orphaned: plan.orphaned.len(),
         },
-        environments: vec![plan.target.clone()],
+        environments: vec![plan
+            .guard
+            .environment
+            .clone()
+            .unwrap_or_else(|| plan.target.clone())],
     }
 }
 

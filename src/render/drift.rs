@@ -315,30 +315,36 @@ pub fn write_json(
     plan: &Plan,
     known: &BTreeSet<Kind>,
 ) -> std::io::Result<()> {
-    struct Report<'a> {
-        plan: &'a Plan,
-        known: &'a BTreeSet<Kind>,
-    }
-    struct Items<'a>(&'a [Drifted]);
-    impl serde::Serialize for Items<'_> {
-        fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-            s.collect_seq(self.0.iter().map(drift_item))
-        }
-    }
-    impl serde::Serialize for Report<'_> {
-        fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-            use serde::ser::SerializeStruct;
-            let mut st = s.serialize_struct("Drift", 11)?;
-            crate::plan::file::PlanFileWriter {
-                plan: self.plan,
-                saved: false,
-            }
-            .serialize_fields(&mut st)?;
-            st.serialize_field("drift", &Items(&drifted(self.plan, self.known)))?;
-            st.end()
-        }
-    }
     super::write_json_document(w, &Report { plan, known }, true)
+}
+
+/// The JSON report of [`json`] as it is serialised (for [`write_json`], and for each
+/// environment of a report of several).
+pub(super) struct Report<'a> {
+    pub plan: &'a Plan,
+    pub known: &'a BTreeSet<Kind>,
+}
+
+struct Items<'a>(&'a [Drifted]);
+
+impl serde::Serialize for Items<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter().map(drift_item))
+    }
+}
+
+impl serde::Serialize for Report<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = s.serialize_struct("Drift", 11)?;
+        crate::plan::file::PlanFileWriter {
+            plan: self.plan,
+            saved: false,
+        }
+        .serialize_fields(&mut st)?;
+        st.serialize_field("drift", &Items(&drifted(self.plan, self.known)))?;
+        st.end()
+    }
 }
 
 #[cfg(test)]

@@ -115,7 +115,7 @@ pub fn markdown(plan: &Plan, budget: usize, drift: bool) -> String {
     head.push('\n');
     if !drift && !risk.is_quiet() {
         let room = (budget / 2).saturating_sub(head.len());
-        head.push_str(&super::risk::markdown_lists(&risk, room));
+        head.push_str(&super::risk::markdown_lists(&risk, room, &plan.target));
     }
     let mut tail = super::modes::markdown(plan);
     for w in plan

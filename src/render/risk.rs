@@ -72,8 +72,14 @@ fn modes_line(r: &Risk) -> String {
     )
 }
 
-/// The text plan's opening section.
-pub(super) fn text(r: &Risk) -> String {
+/// An environment is named with the target it is (`staging (https://staging.example.com)`);
+/// a bare target (a plan without environments) is its own name: `None`.
+fn target_of<'a>(environment: &str, target: &'a str) -> Option<&'a str> {
+    (environment != target).then_some(target)
+}
+
+/// The text plan's opening section, for a plan of `target`.
+pub(super) fn text(r: &Risk, target: &str) -> String {
     let mut out = String::from("\nRisk summary:\n");
     let changes: Vec<String> = by_action(&r.counts)
         .into_iter()
@@ -139,7 +145,10 @@ pub(super) fn text(r: &Risk) -> String {
     let envs: Vec<String> = r
         .environments
         .iter()
-        .map(|e| Inert(e).to_string())
+        .map(|e| match target_of(e, target) {
+            None => Inert(e).to_string(),
+            Some(target) => format!("{} ({})", Inert(e), Inert(target)),
+        })
         .collect();
     let _ = writeln!(out, "  Environments: {}", envs.join(", "));
     out
@@ -166,8 +175,9 @@ fn code(text: &str) -> String {
     format!("<code>{}</code>", Markdown(text))
 }
 
-/// The Markdown plan's lists after the counts table: at most `room` characters in all.
-pub(super) fn markdown_lists(r: &Risk, room: usize) -> String {
+/// The Markdown plan's lists after the counts table, for a plan of `target`: at most `room`
+/// characters in all.
+pub(super) fn markdown_lists(r: &Risk, room: usize, target: &str) -> String {
     let mut out = String::new();
     if !r.deletes.is_empty() {
         let _ = writeln!(out, "**Deletes ({}):**\n", r.deletes.len());
@@ -241,7 +251,14 @@ pub(super) fn markdown_lists(r: &Risk, room: usize) -> String {
         bounded_list(&mut out, room, items, "resource with secrets");
     }
     let _ = writeln!(out, "**Modes:** {}.\n", modes_line(r));
-    let envs: Vec<String> = r.environments.iter().map(|e| code(e)).collect();
+    let envs: Vec<String> = r
+        .environments
+        .iter()
+        .map(|e| match target_of(e, target) {
+            None => code(e),
+            Some(target) => format!("{} ({})", code(e), code(target)),
+        })
+        .collect();
     let _ = writeln!(out, "**Environments:** {}.\n", envs.join(", "));
     out
 }

@@ -384,6 +384,22 @@ fn the_risk_summary_opens_the_plans_and_fits_the_markdown_budget() {
         "**Guards:** max_deletes 25, 3000 deletes in this plan: apply refuses this plan."
     ));
     assert!(head.contains("**Environments:** <code>https://t.example.com</code>."));
+    assert!(
+        t.contains("\n  Environments: https://t.example.com\n"),
+        "{t}"
+    );
+    // Planned for an environment of cfgctl.yaml: named, with the target it is.
+    p.guard.environment = Some("staging".into());
+    let t = text(&p, TextOptions::default());
+    assert!(
+        t.contains("\n  Environments: staging (https://t.example.com)\n"),
+        "{t}"
+    );
+    let md = markdown(&p, MARKDOWN_BUDGET, false);
+    assert!(
+        md.contains("**Environments:** <code>staging</code> (<code>https://t.example.com</code>)."),
+        "{md}"
+    );
     // A plan with nothing to review says so without a summary.
     let quiet = plan_of(0, 1);
     assert!(!text(&quiet, TextOptions::default()).contains("Risk summary"));

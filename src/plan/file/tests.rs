@@ -437,3 +437,111 @@ fn the_stream_reader_knows_every_field_the_writer_writes() {
         .collect();
     assert_eq!(keys, read::FIELDS);
 }
+
+#[test]
+fn a_saved_plan_records_its_environment_and_the_seal_covers_it() {
+    let mut g = guards();
+    g["environment"] = json!("staging");
+    let text = saved(two_changes(), g);
+    let mut plan = read_saved(&text).unwrap();
+    assert_eq!(plan.guard.environment.as_deref(), Some("staging"));
+    // Written back where it was read, and by the stream reader alike.
+    let again = serde_json::to_value(PlanFile::from_plan(&plan, true)).unwrap();
+    assert_eq!(again["guards"]["environment"], "staging");
+    assert_eq!(
+        both(&text).unwrap().guard.environment,
+        plan.guard.environment
+    );
+    // The seal covers it: another environment (or none) breaks it.
+    let key = [9u8; 32];
+    plan.guard.seal = Some(plan.guard.seal_with("local:x", &key).to_hex().to_string());
+    assert!(plan.guard.is_sealed("local:x", &key));
+    let mut sealed = serde_json::to_value(PlanFile::from_plan(&plan, true)).unwrap();
+    sealed["guards"]["environment"] = json!("prod");
+    let edited = read_saved(&sealed.to_string()).unwrap();
+    assert_eq!(edited.guard.environment.as_deref(), Some("prod"));
+    assert!(!edited.guard.is_sealed("local:x", &key));
+    plan.guard.environment = None;
+    assert!(!plan.guard.is_sealed("local:x", &key));
+    // An empty name is no environment's.
+    let mut g = guards();
+    g["environment"] = json!(" ");
+    assert!(refused(&saved(json!([]), g)).contains("guards.environment: an empty name"));
+}
+
+#[test]
+fn a_plan_without_environments_is_written_and_sealed_as_before() {
+    let plan = read_saved(&saved(two_changes(), guards())).unwrap();
+    assert_eq!(plan.guard.environment, None);
+    let written = serde_json::to_value(PlanFile::from_plan(&plan, true)).unwrap();
+    assert!(written["guards"].get("environment").is_none(), "{written}");
+    // The seal of a plan without environments is what it was before they existed: the
+    // guards' fields alone (a saved plan of an older cfgctl still verifies).
+    let key = [3u8; 32];
+    let mut h = blake3::Hasher::new_keyed(&key);
+    let mut field = |bytes: &[u8]| {
+        h.update(&(bytes.len() as u64).to_le_bytes());
+        h.update(bytes);
+    };
+    field(b"saved plan guards");
+    field(b"local:x");
+    field(&25u32.to_le_bytes());
+    for (what, patterns) in [("prune", vec!["Bucket/*"]), ("exclude", vec![])] {
+        field(what.as_bytes());
+        field(&(patterns.len() as u64).to_le_bytes());
+        for p in patterns {
+            field(p.as_bytes());
+        }
+    }
+    field(b"declared");
+    field(&2u64.to_le_bytes());
+    field(b"Bucket");
+    field(b"Team");
+    field(b"manage");
+    field(&0u64.to_le_bytes());
+    assert_eq!(plan.guard.seal_with("local:x", &key), h.finalize());
+}
+
+#[test]
+fn apply_file_is_held_to_the_environment_it_was_made_for() {
+    use crate::plan::{refuse_other_environment, EnvironmentRefusal};
+    let envs = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+    // No --env: the plan's own environment (or its bare target), either way.
+    assert_eq!(refuse_other_environment(Some("staging"), &[]), None);
+    assert_eq!(refuse_other_environment(None, &[]), None);
+    assert_eq!(
+        refuse_other_environment(Some("staging"), &envs(&["staging"])),
+        None
+    );
+    let other = refuse_other_environment(Some("staging"), &envs(&["prod"])).unwrap();
+    assert_eq!(
+        other.to_string(),
+        "the saved plan was made for the environment `staging`, not `prod`: nothing was changed; \
+         make a plan for `prod` with `cfgctl plan --env prod --out FILE`"
+    );
+    let none = refuse_other_environment(None, &envs(&["prod"])).unwrap();
+    assert!(
+        matches!(&none, EnvironmentRefusal::NoneSaved { requested } if requested == "prod"),
+        "{none}"
+    );
+    assert!(
+        none.to_string().contains("apply it without --env"),
+        "{none}"
+    );
+    // A saved plan is one environment's, even when the other one asked for is its own.
+    let several = refuse_other_environment(Some("staging"), &envs(&["prod", "staging"])).unwrap();
+    assert_eq!(
+        several.to_string(),
+        "a saved plan is for one environment (`staging`), but 2 were asked for: nothing was changed"
+    );
+    let several = refuse_other_environment(None, &envs(&["prod", "staging"])).unwrap();
+    assert!(
+        several
+            .to_string()
+            .starts_with("a saved plan is for one environment (this one records none), but 2"),
+        "{several}"
+    );
+    // A hostile name in a file prints inert.
+    let hostile = refuse_other_environment(Some("a\n::error::x"), &envs(&["prod"])).unwrap();
+    assert!(!hostile.to_string().contains('\n'), "{hostile}");
+}

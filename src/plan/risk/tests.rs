@@ -166,4 +166,7 @@ fn modes_and_environments_and_a_quiet_plan() {
         r.counts.is_empty(),
         "observed actions are never counted as sent"
     );
+    // Planned for an environment of cfgctl.yaml: its name, not the URL.
+    p.guard.environment = Some("staging".into());
+    assert_eq!(summarize(&p).environments, ["staging"]);
 }
