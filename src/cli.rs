@@ -243,10 +243,16 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     choice.write_global();
     init_logging(&cli.global, matches!(cli.command, Command::Serve { .. }));
     match cli.command {
-        Command::Validate { dir } => commands::validate(&commands::ValidateOptions {
+        Command::Validate {
+            dir,
+            envs,
+            all_envs,
+        } => commands::validate(&commands::ValidateOptions {
             dir,
             github_annotations: std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true"),
             quiet: cli.global.quiet,
+            envs,
+            all_envs,
         }),
         Command::Plan {
             dir,

@@ -112,7 +112,9 @@ pub(crate) fn parse(
             error(
                 &at,
                 false,
-                format!("environment `{name}` must be a mapping with url, token_env, vars or overlay"),
+                format!(
+                    "environment `{name}` must be a mapping with url, token_env, vars or overlay"
+                ),
             );
             continue;
         };
@@ -122,7 +124,9 @@ pub(crate) fn parse(
             token_env: None,
             vars: BTreeMap::new(),
             overlay: None,
-            overlay_pos: spans.get(&format!("{at}/overlay")).map_or(Pos::new(1, 1), |s| s.value),
+            overlay_pos: spans
+                .get(&format!("{at}/overlay"))
+                .map_or(Pos::new(1, 1), |s| s.value),
         };
         for (key, v) in fields {
             let here = format!("{at}/{}", crate::jsonpath::escape_pointer(key));
@@ -244,7 +248,7 @@ mod tests {
             vec![
                 "cfgctl.yaml:2:3: error: invalid settings file: environment name `Staging`: use lower-case letters, digits, `-` and `_`, starting with a letter or digit",
                 "cfgctl.yaml:4:14: error: invalid settings file: `environments.prod.overlay`: \"../elsewhere\" must be a directory inside the repository, relative to it (no `..`, not absolute)",
-                "cfgctl.yaml:5:15: error: invalid settings file: `environments.prod.vars`: `a` must be a string, number or boolean, found an array",
+                "cfgctl.yaml:5:15: error: invalid settings file: `environments.prod.vars`: `a` must be a string, number or boolean, found a list",
                 "cfgctl.yaml:6:5: error: invalid settings file: environment `prod`: unknown field `tokn_env` (did you mean `token_env`?); expected url, token_env, vars or overlay",
             ]
         );

@@ -31,9 +31,9 @@ mod vars;
 pub use env::{load_dir_envs, load_dir_for};
 pub use locate::Locator;
 use locate::{load_plain, spec_spans};
+pub use overlay::{FieldOrigin, Provenance};
 use read::{is_json_schema, read_text, split_json_array, walk};
 pub use read::{sources, Sources};
-pub use overlay::{FieldOrigin, Provenance};
 use shape::Shape;
 
 /// One declared resource.
@@ -138,8 +138,7 @@ fn load_file(
         Ok(t) => t,
         Err((pos, problem)) => {
             let mut one = Loaded::default();
-            one.diagnostics
-                .push(Diagnostic::error(shown, pos, problem));
+            one.diagnostics.push(Diagnostic::error(shown, pos, problem));
             loaded.push(one);
             return [0; 32];
         }
@@ -211,7 +210,8 @@ fn load_text(path: &Path, shown: &Path, text: &str, ctx: &vars::Context<'_>, loa
         shown,
     };
     for mut doc in docs {
-        let substituted = has_refs.then(|| vars::substitute(&mut doc, &src, ctx, &mut loaded.diagnostics));
+        let substituted =
+            has_refs.then(|| vars::substitute(&mut doc, &src, ctx, &mut loaded.diagnostics));
         let value = std::mem::take(&mut doc.value);
         let mut check = DocCheck {
             file: shown,

@@ -21,6 +21,12 @@ pub enum Command {
         /// Directory of manifests.
         #[arg(default_value = ".")]
         dir: PathBuf,
+        /// Check this environment of cfgctl.yaml (repeatable); without it, every environment.
+        #[arg(long = "env", value_name = "NAME")]
+        envs: Vec<String>,
+        /// Check every environment of cfgctl.yaml (what no --env does).
+        #[arg(long, conflicts_with = "envs")]
+        all_envs: bool,
     },
     /// Show what apply would change: create, update, delete, in dependency order.
     ///

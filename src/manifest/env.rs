@@ -101,7 +101,8 @@ pub fn load_dir_envs(dir: &Path, envs: &[Option<&str>]) -> Result<Vec<Loaded>, L
         for (i, loaded) in out.iter_mut().enumerate() {
             // One result for all environments: cloned into all but the last.
             let one = if shared && i + 1 < contexts.len() {
-                last.get_or_insert_with(|| results.next().unwrap_or_default()).clone()
+                last.get_or_insert_with(|| results.next().unwrap_or_default())
+                    .clone()
             } else if shared {
                 last.take().or_else(|| results.next()).unwrap_or_default()
             } else {

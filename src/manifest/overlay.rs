@@ -107,7 +107,9 @@ fn var_at(vars: &[(String, String)], pointer: &str) -> Option<String> {
             || p.strip_prefix(pointer).is_some_and(|r| r.starts_with('/'))
             || pointer.strip_prefix(p).is_some_and(|r| r.starts_with('/'))
     };
-    vars.iter().find(|(p, _)| related(p)).map(|(_, n)| n.clone())
+    vars.iter()
+        .find(|(p, _)| related(p))
+        .map(|(_, n)| n.clone())
 }
 
 /// Whether a merge patch sets the value at `pointer` (or replaces an ancestor of it).
@@ -250,7 +252,11 @@ impl Merger<'_> {
 
     /// One overlay document: an omission, a patch or a new manifest.
     fn document(&mut self, mut doc: Document, shown: &Path, outcome: Outcome) {
-        let omit = match doc.value.as_object_mut().and_then(|e| e.shift_remove("cfgctl")) {
+        let omit = match doc
+            .value
+            .as_object_mut()
+            .and_then(|e| e.shift_remove("cfgctl"))
+        {
             None => false,
             Some(Value::Object(c)) if c.len() == 1 && c.get("omit") == Some(&Value::Bool(true)) => {
                 true
@@ -269,12 +275,19 @@ impl Merger<'_> {
             .and_then(Kind::from_name)
             .map(|kind| {
                 let slug = doc.value.pointer("/spec/slug").and_then(Value::as_str);
-                Address::new(kind, slug.filter(|_| !kind.def().singleton).map(str::to_string))
+                Address::new(
+                    kind,
+                    slug.filter(|_| !kind.def().singleton).map(str::to_string),
+                )
             });
         let here = format!("{}:{}", shown.display(), doc.start);
         if let Some(a) = &address {
             if let Some(first) = self.seen.insert(a.clone(), here) {
-                self.error(shown, doc.start, format!("{a} is already in this overlay at {first}"));
+                self.error(
+                    shown,
+                    doc.start,
+                    format!("{a} is already in this overlay at {first}"),
+                );
                 return;
             }
         }
@@ -286,7 +299,14 @@ impl Merger<'_> {
             (true, _, a) => {
                 let name = a.map_or_else(|| "a manifest".to_string(), |a| a.to_string());
                 let pos = doc.spans.get("/cfgctl").map_or(doc.start, |s| s.field());
-                self.error(shown, pos, format!("omits {name}, which no base manifest declares"));
+                // A base declaration with errors is not loaded: say it may be that one.
+                let hint = if self.loaded.error_count() > 0 {
+                    " (or the one that does has errors)"
+                } else {
+                    ""
+                };
+                let message = format!("omits {name}, which no base manifest declares{hint}");
+                self.error(shown, pos, message);
             }
             (false, Some(i), Some(a)) => self.patch(doc, shown, i, a, outcome),
             (false, _, _) => self.add(doc, shown, outcome),
@@ -302,7 +322,8 @@ impl Merger<'_> {
         if let Some(field) = extra {
             let pointer = format!("/spec/{}", crate::jsonpath::escape_pointer(&field));
             let pos = doc.spans.get(&pointer).map_or(doc.start, |s| s.field());
-            let message = format!("{address} is omitted: its spec holds only its slug, not `{field}`");
+            let message =
+                format!("{address} is omitted: its spec holds only its slug, not `{field}`");
             self.error(shown, pos, message);
             return;
         }
@@ -310,7 +331,14 @@ impl Merger<'_> {
         self.loaded.provenance.0.remove(&address);
     }
 
-    fn patch(&mut self, mut doc: Document, shown: &Path, i: usize, address: Address, outcome: Outcome) {
+    fn patch(
+        &mut self,
+        mut doc: Document,
+        shown: &Path,
+        i: usize,
+        address: Address,
+        outcome: Outcome,
+    ) {
         let Some(patch) = doc.value.get("spec").filter(|s| s.is_object()).cloned() else {
             // Not a mapping: the checks of a whole manifest say so.
             return self.add(doc, shown, outcome);
@@ -329,7 +357,9 @@ impl Merger<'_> {
             diagnostics: &mut self.loaded.diagnostics,
             failed: false,
         };
-        let Some(mut m) = check.check(value) else { return };
+        let Some(mut m) = check.check(value) else {
+            return;
+        };
         // The resource is declared in the base file; the overlay's part is in the provenance.
         (m.file, m.pos, m.spans) = (file, pos, spans);
         self.loaded.manifests[i] = m;

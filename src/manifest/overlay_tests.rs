@@ -23,7 +23,11 @@ fn load(files: &[(&'static str, String)], env: Option<&str>) -> (tempfile::TempD
 }
 
 fn addresses(loaded: &Loaded) -> Vec<String> {
-    loaded.manifests.iter().map(|m| m.address().to_string()).collect()
+    loaded
+        .manifests
+        .iter()
+        .map(|m| m.address().to_string())
+        .collect()
 }
 
 #[test]
@@ -55,19 +59,35 @@ fn overlay_patches_adds_and_omits_with_provenance() {
     let origin = |pointer: &str| loaded.provenance(&address, pointer).unwrap();
     assert_eq!(
         origin("/name"),
-        FieldOrigin { file: base.clone(), line: 5, from_var: None }
+        FieldOrigin {
+            file: base.clone(),
+            line: 5,
+            from_var: None
+        }
     );
     assert_eq!(
         origin("/labels/region"),
-        FieldOrigin { file: base, line: 10, from_var: Some("region".into()) }
+        FieldOrigin {
+            file: base,
+            line: 10,
+            from_var: Some("region".into())
+        }
     );
     assert_eq!(
         origin("/labels/tier"),
-        FieldOrigin { file: overlay.clone(), line: 8, from_var: Some("region".into()) }
+        FieldOrigin {
+            file: overlay.clone(),
+            line: 8,
+            from_var: Some("region".into())
+        }
     );
     assert_eq!(
         origin("/description"),
-        FieldOrigin { file: overlay, line: 5, from_var: None },
+        FieldOrigin {
+            file: overlay,
+            line: 5,
+            from_var: None
+        },
         "a field the overlay removed was written there"
     );
 }
@@ -76,7 +96,11 @@ fn overlay_patches_adds_and_omits_with_provenance() {
 fn overlay_files_are_not_base_manifests() {
     for env in [None, Some("prod")] {
         let (d, loaded) = load(&repo(OVERLAY), env);
-        assert_eq!(addresses(&loaded), ["Bucket/platform", "Bucket/legacy"], "{env:?}");
+        assert_eq!(
+            addresses(&loaded),
+            ["Bucket/platform", "Bucket/legacy"],
+            "{env:?}"
+        );
         assert_eq!(loaded.manifest_files, 1);
         if env.is_none() {
             // The base alone uses a variable: no environment selected.

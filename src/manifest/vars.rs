@@ -75,7 +75,8 @@ pub(super) fn substitute(
             return;
         }
         let at = spans.get(pointer).map_or(start, |s| s.value);
-        let quoted = src.is_json || !matches!(char_at(src.text, at), Some(c) if c != '"' && c != '\'' && c != '|' && c != '>');
+        let quoted = src.is_json
+            || !matches!(char_at(src.text, at), Some(c) if c != '"' && c != '\'' && c != '|' && c != '>');
         let in_secret = secrets.iter().any(|p| p == pointer);
         let mut one = Expansion {
             src,
@@ -239,7 +240,11 @@ impl Expansion<'_, '_> {
 
 /// The JSON pointers (in the document) of the spec's secret fields.
 fn secret_pointers(doc: &Value) -> Vec<String> {
-    let Some(kind) = doc.get("kind").and_then(Value::as_str).and_then(Kind::from_name) else {
+    let Some(kind) = doc
+        .get("kind")
+        .and_then(Value::as_str)
+        .and_then(Kind::from_name)
+    else {
         return Vec::new();
     };
     let Some(spec) = doc.get("spec") else {
