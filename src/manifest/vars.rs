@@ -5,7 +5,7 @@
 //! first), so it costs nothing where it is not used.
 //!
 //! A secret field keeps a whole-value `${env:…}`/`${file:…}`: it is a reference, resolved only
-//! when sent (`crate::secrets`). A variable's value is inserted as it is, never read again
+//! when sent (the `secrets` module). A variable's value is inserted as it is, never read again
 //! (a variable may so hold a secret field's reference).
 
 use std::path::Path;
@@ -48,14 +48,29 @@ pub(super) struct Outcome {
 /// Whether the fast reader's value needs substitution, i.e. the located reader: a string
 /// holds `${` and is not a secret field's whole reference.
 pub(super) fn needed(value: &Value) -> bool {
-    let secrets = secret_pointers(value);
-    let mut found = false;
-    walk(&mut value.clone(), &mut String::new(), &mut |pointer, v| {
-        if let Value::String(s) = v {
-            found |= s.contains("${") && !is_kept(&secrets, pointer, s);
-        }
-    });
-    found
+    fn any(v: &Value, pointer: &mut String, secrets: &[String]) -> bool {
+        let len = pointer.len();
+        let found = match v {
+            Value::String(s) => s.contains("${") && !is_kept(secrets, pointer, s),
+            Value::Object(map) => map.iter().any(|(k, v)| {
+                pointer.push('/');
+                pointer.push_str(&crate::jsonpath::escape_pointer(k));
+                let found = any(v, pointer, secrets);
+                pointer.truncate(len);
+                found
+            }),
+            Value::Array(items) => items.iter().enumerate().any(|(i, v)| {
+                pointer.push('/');
+                pointer.push_str(&i.to_string());
+                let found = any(v, pointer, secrets);
+                pointer.truncate(len);
+                found
+            }),
+            _ => false,
+        };
+        found
+    }
+    any(value, &mut String::new(), &secret_pointers(value))
 }
 
 /// Substitutes every string value of `doc` (keys are never substituted).
@@ -121,9 +136,9 @@ impl Expansion<'_, '_> {
         while let Some(i) = rest.find('$') {
             out.push_str(&rest[..i]);
             let tail = &rest[i..];
-            if tail.starts_with("$${") {
+            if let Some(after) = tail.strip_prefix("$${") {
                 out.push_str("${");
-                rest = &tail[3..];
+                rest = after;
                 continue;
             }
             let token = tail
