@@ -78,8 +78,12 @@ pub fn validate(opts: &ValidateOptions) -> anyhow::Result<ExitCode> {
         )
         .context("writing to stdout")?;
         if opts.github_annotations {
-            out.command(&d.github_annotation())
-                .context("writing to stdout")?;
+            // The environments go before the message (after the properties' `::`).
+            let mut annotation = d.github_annotation();
+            if let Some(at) = annotation.get(2..).and_then(|rest| rest.find("::")) {
+                annotation.insert_str(at + 4, &prefix);
+            }
+            out.command(&annotation).context("writing to stdout")?;
         }
     }
     let errors = problems

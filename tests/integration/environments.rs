@@ -137,13 +137,26 @@ fn validate_checks_every_environment_and_names_it() {
         "{}",
         run.transcript()
     );
-    // One environment only.
-    let run = cfgctl_in(dir.path(), &["validate", ".", "--env", "staging"], &[]);
+    // One environment only; the annotations name it too.
+    let run = cfgctl_in(
+        dir.path(),
+        &["validate", ".", "--env", "staging"],
+        &[("GITHUB_ACTIONS", "true")],
+    );
+    assert!(
+        run.stdout.contains(
+            "::error file=envs/staging/platform.yaml,line=6,col=11::[staging] Bucket/platform-eu:"
+        ),
+        "{}",
+        run.stdout
+    );
     assert_eq!(run.code, 1);
     assert!(
         run.stdout
             .lines()
-            .all(|l| l.starts_with("[staging] ") || l.starts_with("invalid:")),
+            .all(|l| ["[staging] ", "::error ", "invalid:"]
+                .iter()
+                .any(|p| l.starts_with(p))),
         "{}",
         run.stdout
     );
