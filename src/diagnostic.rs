@@ -108,6 +108,18 @@ pub enum Problem {
     ReferenceCycle { cycle: String },
     #[error("{address}: the server rejected it (dry run): {message}")]
     ServerRejected { address: String, message: String },
+    #[error("undefined variable `{name}` in environment `{environment}`{}", slug_hint(.suggestion))]
+    UndefinedVariable {
+        name: String,
+        environment: String,
+        suggestion: Option<String>,
+    },
+    #[error("`${{var:{name}}}` needs an environment: {why}")]
+    NoEnvironment { name: String, why: &'static str },
+    #[error("cannot resolve `{reference}`: {reason}")]
+    UnresolvedReference { reference: String, reason: String },
+    #[error("overlay: {0}")]
+    Overlay(String),
     #[error("{from} references {target} at `{path}`, which no manifest declares (it must already exist on the server)")]
     UndeclaredReference {
         from: String,

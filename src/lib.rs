@@ -9,6 +9,7 @@ pub mod diagnostic;
 pub mod docs;
 pub mod drift;
 pub mod emulator;
+pub mod environments;
 pub mod export;
 pub mod jsonpath;
 pub mod manifest;

@@ -21,12 +21,17 @@ use crate::settings::{self, Settings};
 use crate::spec::{self, API_VERSION};
 use crate::yaml::{self, Document, Pos, Spans};
 
+mod env;
 mod locate;
+mod overlay;
 mod read;
 mod secrets;
 mod shape;
+mod vars;
+pub use env::{load_dir_envs, load_dir_for};
 pub use locate::Locator;
 use locate::{load_plain, spec_spans};
+pub use overlay::{FieldOrigin, Provenance};
 use read::{is_json_schema, read_text, split_json_array, walk};
 pub use read::{sources, Sources};
 use shape::Shape;
@@ -71,7 +76,7 @@ impl Manifest {
 }
 
 /// Everything read from a directory.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Loaded {
     pub manifests: Vec<Manifest>,
     pub settings: Settings,
@@ -82,6 +87,8 @@ pub struct Loaded {
     pub other_files: usize,
     /// What was read.
     pub sources: Sources,
+    /// Where the values of an environment's manifests came from (see [`Loaded::provenance`]).
+    pub provenance: Provenance,
 }
 
 impl Loaded {
@@ -104,6 +111,8 @@ pub enum LoadError {
     NotFound(PathBuf),
     #[error("`{}` is not a directory", .0.display())]
     NotADirectory(PathBuf),
+    #[error("unknown environment `{name}`{}", if known.is_empty() { "; cfgctl.yaml declares none".to_string() } else { format!("; cfgctl.yaml declares {}", known.join(", ")) })]
+    UnknownEnvironment { name: String, known: Vec<String> },
     #[error("cannot read directory `{}`", path.display())]
     Walk {
         path: PathBuf,
@@ -112,77 +121,43 @@ pub enum LoadError {
     },
 }
 
-/// Loads every manifest under `dir`.
+/// Loads every manifest under `dir`, with no environment selected (overlay directories are
+/// not read: they are not part of the base).
 pub fn load_dir(dir: &Path) -> Result<Loaded, LoadError> {
-    let walk = walk(dir)?;
-    let mut loaded = Loaded {
-        other_files: walk.other_files,
-        manifest_files: walk.files.len(),
-        diagnostics: walk.problems,
-        ..Loaded::default()
-    };
-    if let Some((path, shown)) = &walk.settings {
-        let mut hash = [0; 32];
-        match read_text(path) {
-            Ok(text) => {
-                hash = *blake3::hash(text.as_bytes()).as_bytes();
-                match settings::parse(shown, &text) {
-                    Ok(s) => loaded.settings = s,
-                    Err(d) => loaded.diagnostics.extend(d),
-                }
-            }
-            Err((pos, problem)) => loaded
-                .diagnostics
-                .push(Diagnostic::error(shown, pos, problem)),
-        }
-        loaded.sources.0.push((shown.clone(), hash));
-    }
-    // Every file on its own, on all cores; the results are put back in walk order, so the
-    // outcome is the same as a sequential load.
-    let per_file: Vec<(Loaded, [u8; 32])> = walk
-        .files
-        .par_iter()
-        .map(|(path, shown)| {
-            let mut one = Loaded::default();
-            let hash = load_file(path, shown, &mut one);
-            (one, hash)
-        })
-        .collect();
-    for ((mut one, hash), (_, shown)) in per_file.into_iter().zip(&walk.files) {
-        loaded.manifests.append(&mut one.manifests);
-        loaded.other_files += one.other_files;
-        loaded.manifest_files -= one.other_files;
-        loaded.diagnostics.append(&mut one.diagnostics);
-        loaded.sources.0.push((shown.clone(), hash));
-    }
-    if loaded.settings.allow_literal_secrets {
-        for d in &mut loaded.diagnostics {
-            if matches!(d.problem, Problem::LiteralSecret { .. }) {
-                d.severity = diagnostic::Severity::Warning;
-            }
-        }
-    }
-    check_set(&mut loaded);
-    diagnostic::sort(&mut loaded.diagnostics);
-    Ok(loaded)
+    load_dir_for(dir, None)
 }
 
 /// Loads one file; the hash of its bytes (zeros when it cannot be read).
-fn load_file(path: &Path, shown: &Path, loaded: &mut Loaded) -> [u8; 32] {
+fn load_file(
+    path: &Path,
+    shown: &Path,
+    contexts: &[vars::Context<'_>],
+    loaded: &mut Vec<Loaded>,
+) -> [u8; 32] {
     let text = match read_text(path) {
         Ok(t) => t,
         Err((pos, problem)) => {
-            loaded
-                .diagnostics
-                .push(Diagnostic::error(shown, pos, problem));
+            let mut one = Loaded::default();
+            one.diagnostics.push(Diagnostic::error(shown, pos, problem));
+            loaded.push(one);
             return [0; 32];
         }
     };
-    load_text(path, shown, &text, loaded);
+    // A file with no `${` reads the same in every environment: read once.
+    let contexts = if text.contains("${") {
+        contexts
+    } else {
+        &contexts[..contexts.len().min(1)]
+    };
+    for ctx in contexts {
+        let mut one = Loaded::default();
+        load_text(path, shown, &text, ctx, &mut one);
+        loaded.push(one);
+    }
     *blake3::hash(text.as_bytes()).as_bytes()
 }
 
-fn load_text(path: &Path, shown: &Path, text: &str, loaded: &mut Loaded) {
+fn load_text(path: &Path, shown: &Path, text: &str, ctx: &vars::Context<'_>, loaded: &mut Loaded) {
     let is_json = path.extension().and_then(|e| e.to_str()) == Some("json");
     if is_json_schema(text, is_json) {
         loaded.diagnostics.push(Diagnostic::warning(
@@ -198,7 +173,8 @@ fn load_text(path: &Path, shown: &Path, text: &str, loaded: &mut Loaded) {
         loaded.other_files += 1;
         return;
     }
-    if !is_json && load_plain(text, shown, loaded) {
+    let has_refs = text.contains("${");
+    if !is_json && load_plain(text, shown, has_refs, loaded) {
         return;
     }
     let docs = if is_json {
@@ -227,15 +203,26 @@ fn load_text(path: &Path, shown: &Path, text: &str, loaded: &mut Loaded) {
             }
         }
     };
+    let src = vars::Source {
+        text,
+        is_json,
+        path,
+        shown,
+    };
     for mut doc in docs {
+        let substituted =
+            has_refs.then(|| vars::substitute(&mut doc, &src, ctx, &mut loaded.diagnostics));
         let value = std::mem::take(&mut doc.value);
-        let mut ctx = DocCheck {
+        let mut check = DocCheck {
             file: shown,
             doc: &doc,
             diagnostics: &mut loaded.diagnostics,
             failed: false,
         };
-        if let Some(m) = ctx.check(value) {
+        if let Some(m) = check.check(value) {
+            if let Some(outcome) = substituted {
+                loaded.provenance.record(&m, outcome, &mut loaded.sources);
+            }
             loaded.manifests.push(m);
         }
     }

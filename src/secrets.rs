@@ -1,5 +1,6 @@
 //! Secrets in manifests (PRODUCT.md section 2): `${env:NAME}` / `${file:PATH}` references in
-//! the registry's secret fields, resolved only where a value must reach the target.
+//! the registry's secret fields, resolved only where a value must reach the target. (Outside
+//! secret fields the same forms are plain configuration, resolved at load: `manifest::vars`.)
 //!
 //! One layer: a value is registered with [`crate::output::register_secret`] the moment it is
 //! resolved (or arrives from a target), so no printed line can carry it. Everything that is

@@ -8,6 +8,7 @@
 //!   - {kind: Monitor, path: labels.generated_by}
 //! manage:                       # per-resource management modes, first match wins
 //!   - {match: "Dashboard/team-*", mode: create-only}
+//! environments: {staging: {url: ..., vars: {...}, overlay: envs/staging}}  # docs/environments.md
 //! ```
 //!
 //! Every problem is located at its line and column, like a manifest's.
@@ -34,6 +35,7 @@ const FIELDS: &[&str] = &[
     "ignore",
     "allow_literal_secrets",
     "manage",
+    "environments",
 ];
 
 /// How far cfgctl manages a resource (`manage:` in `cfgctl.yaml`; see docs/prune.md,
@@ -112,6 +114,8 @@ pub struct Settings {
     /// A literal value in a secret field is a warning, not an error.
     pub allow_literal_secrets: bool,
     pub manage: Vec<ManageRule>,
+    /// `environments:` by name (see `crate::environments`).
+    pub environments: std::collections::BTreeMap<String, crate::environments::Environment>,
 }
 
 impl Settings {
@@ -130,6 +134,7 @@ impl Default for Settings {
             ignore: Vec::new(),
             allow_literal_secrets: false,
             manage: Vec::new(),
+            environments: Default::default(),
         }
     }
 }
@@ -241,6 +246,10 @@ pub fn parse(file: &Path, text: &str) -> Result<Settings, Vec<Diagnostic>> {
                 ),
             },
             "manage" => settings.manage = manage_rules(&mut r, value),
+            "environments" => {
+                settings.environments =
+                    crate::environments::parse(file, r.spans, value, &mut r.diagnostics)
+            }
             other => {
                 let known: Vec<String> = FIELDS.iter().map(|s| s.to_string()).collect();
                 let hint = crate::jsonpath::closest(other, &known)
@@ -250,7 +259,7 @@ pub fn parse(file: &Path, text: &str) -> Result<Settings, Vec<Diagnostic>> {
                     &pointer,
                     true,
                     format!(
-                        "unknown field `{other}`{hint}; expected prune, exclude, max_deletes, ignore, allow_literal_secrets or manage"
+                        "unknown field `{other}`{hint}; expected prune, exclude, max_deletes, ignore, allow_literal_secrets, manage or environments"
                     ),
                 );
             }
@@ -485,7 +494,7 @@ mod tests {
             errors("prune:\n  - Dashbord/*\nmax_delete: 3\n"),
             vec![
                 "cfgctl.yaml:2:5: error: invalid settings file: `prune[0]`: pattern `Dashbord/*` names unknown kind `Dashbord` (did you mean `Dashboard`?)",
-                "cfgctl.yaml:3:1: error: invalid settings file: unknown field `max_delete` (did you mean `max_deletes`?); expected prune, exclude, max_deletes, ignore, allow_literal_secrets or manage",
+                "cfgctl.yaml:3:1: error: invalid settings file: unknown field `max_delete` (did you mean `max_deletes`?); expected prune, exclude, max_deletes, ignore, allow_literal_secrets, manage or environments",
             ]
         );
         assert_eq!(

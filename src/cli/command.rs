@@ -71,6 +71,19 @@ pub struct ValidateArgs {
     /// Directory of manifests.
     #[arg(default_value = ".")]
     pub dir: PathBuf,
+    #[command(flatten)]
+    pub envs: EnvArgs,
+}
+
+/// Which environments of cfgctl.yaml a command works on (docs/environments.md).
+#[derive(Debug, Args, Clone, Default)]
+pub struct EnvArgs {
+    /// Check this environment of cfgctl.yaml (repeatable); without it, every environment.
+    #[arg(long = "env", value_name = "NAME")]
+    pub envs: Vec<String>,
+    /// Check every environment of cfgctl.yaml (what no --env does).
+    #[arg(long, conflicts_with = "envs")]
+    pub all_envs: bool,
 }
 
 // The options of `cfgctl plan` (its help is the variant's).

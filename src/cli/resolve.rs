@@ -48,6 +48,8 @@ pub fn validate(args: ValidateArgs, global: &GlobalArgs) -> ValidateSettings {
         dir: args.dir,
         github_annotations: std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true"),
         quiet: global.quiet,
+        envs: args.envs.envs,
+        all_envs: args.envs.all_envs,
     }
 }
 

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anstyle::{AnsiColor, Style};
 use anyhow::Context;
 
-use super::plural;
+use super::*;
 use crate::diagnostic::Severity;
 use crate::manifest;
 
@@ -19,11 +19,15 @@ pub struct ValidateSettings {
     pub github_annotations: bool,
     /// Print only the problems, not the summary line.
     pub quiet: bool,
+    /// `--env NAME` (repeatable): check these environments.
+    pub envs: Vec<String>,
+    /// `--all-envs`: check every environment (also what no flag does when there are some).
+    pub all_envs: bool,
 }
 
 /// `cfgctl validate DIR`: offline checks; exit 1 on any error.
 pub fn validate(opts: &ValidateSettings) -> anyhow::Result<ExitCode> {
-    let loaded = manifest::load_dir(&opts.dir)?;
+    let (loaded, problems) = load(opts)?;
     let dir = opts.dir.display();
     if loaded.manifest_files == 0 && loaded.diagnostics.is_empty() {
         if loaded.other_files == 0 {
@@ -42,7 +46,13 @@ pub fn validate(opts: &ValidateSettings) -> anyhow::Result<ExitCode> {
     // On a terminal, each problem comes with its source line; logs and CI get one line each.
     let on_terminal = crate::output::stdout_is_terminal();
     let mut sources: std::collections::BTreeMap<PathBuf, Option<String>> = Default::default();
-    for d in &loaded.diagnostics {
+    for (envs, d) in &problems {
+        // In which environments (when there are some): `[prod, staging] file:line:col: ...`.
+        let prefix = if envs.is_empty() {
+            String::new()
+        } else {
+            format!("[{}] ", envs.join(", "))
+        };
         if on_terminal && !opts.github_annotations {
             let source = sources
                 .entry(d.file.clone())
@@ -51,7 +61,7 @@ pub fn validate(opts: &ValidateSettings) -> anyhow::Result<ExitCode> {
                 .as_deref()
                 .and_then(|src| crate::diagnostic::render_snippet(d, src, true))
             {
-                writeln!(out, "{text}\n").context("writing to stdout")?;
+                writeln!(out, "{prefix}{text}\n").context("writing to stdout")?;
                 continue;
             }
         }
@@ -61,18 +71,25 @@ pub fn validate(opts: &ValidateSettings) -> anyhow::Result<ExitCode> {
         };
         writeln!(
             out,
-            "{}: {style}{}{style:#}: {}",
+            "{prefix}{}: {style}{}{style:#}: {}",
             d.location(),
             d.severity.as_str(),
             crate::output::Inert(&d.problem)
         )
         .context("writing to stdout")?;
         if opts.github_annotations {
-            out.command(&d.github_annotation())
-                .context("writing to stdout")?;
+            // The environments go before the message (after the properties' `::`).
+            let mut annotation = d.github_annotation();
+            if let Some(at) = annotation.get(2..).and_then(|rest| rest.find("::")) {
+                annotation.insert_str(at + 4, &prefix);
+            }
+            out.command(&annotation).context("writing to stdout")?;
         }
     }
-    let errors = loaded.error_count();
+    let errors = problems
+        .iter()
+        .filter(|(_, d)| d.severity == Severity::Error)
+        .count();
     if loaded.manifests.is_empty() && errors == 0 {
         anyhow::bail!(
             "no manifests in `{dir}`: its {} hold no documents",
@@ -87,7 +104,7 @@ pub fn validate(opts: &ValidateSettings) -> anyhow::Result<ExitCode> {
             plural(loaded.manifests.len(), "manifest", "manifests"),
             plural(loaded.manifest_files, "file", "files"),
             plural(errors, "error", "errors"),
-            plural(loaded.warning_count(), "warning", "warnings"),
+            plural(problems.len() - errors, "warning", "warnings"),
         )
         .context("writing to stdout")?;
     }
@@ -96,4 +113,59 @@ pub fn validate(opts: &ValidateSettings) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// The load to report on and its problems, each with the environments it occurs in (none
+/// named when no environment is checked). Without `--env`/`--all-envs`, a repository that
+/// declares environments is checked in every one of them; a problem found alike in several is
+/// shown once, naming them all.
+type Problems = Vec<(Vec<String>, crate::diagnostic::Diagnostic)>;
+
+fn load(opts: &ValidateSettings) -> anyhow::Result<(manifest::Loaded, Problems)> {
+    let mut names: Vec<String> = opts.envs.clone();
+    if names.is_empty() {
+        names = declared(&opts.dir);
+        if names.is_empty() {
+            // No environment (or a settings file that cannot say which): the base alone.
+            let base = manifest::load_dir(&opts.dir)?;
+            let problems = base
+                .diagnostics
+                .iter()
+                .map(|d| (vec![], d.clone()))
+                .collect();
+            return Ok((base, problems));
+        }
+    }
+    names.sort();
+    names.dedup();
+    let asked: Vec<Option<&str>> = names.iter().map(|n| Some(n.as_str())).collect();
+    let loads = manifest::load_dir_envs(&opts.dir, &asked)?;
+    let mut found: std::collections::BTreeMap<_, (Vec<String>, crate::diagnostic::Diagnostic)> =
+        Default::default();
+    for (name, loaded) in names.iter().zip(&loads) {
+        for d in &loaded.diagnostics {
+            found
+                .entry(d.sort_key())
+                .or_insert_with(|| (Vec::new(), d.clone()))
+                .0
+                .push(name.clone());
+        }
+    }
+    let problems = found.into_values().collect();
+    // The summary counts the largest environment's manifests.
+    let loaded = loads
+        .into_iter()
+        .max_by_key(|l| l.manifests.len())
+        .unwrap_or_default();
+    Ok((loaded, problems))
+}
+
+/// The environments `cfgctl.yaml` declares (none when it cannot be read: the load says why).
+fn declared(dir: &std::path::Path) -> Vec<String> {
+    let path = dir.join(crate::settings::FILE_NAME);
+    std::fs::read_to_string(&path)
+        .ok()
+        .and_then(|text| crate::settings::parse(&path, &text).ok())
+        .map(|s| s.environments.into_keys().collect())
+        .unwrap_or_default()
 }

@@ -12,13 +12,17 @@ use super::*;
 /// kept when every document passes its checks. A file with any problem is read again by the
 /// located reader (false), so every diagnostic points at its field. The manifests of a file
 /// read this way have no field positions ([`Locator`] finds one when a later check needs it).
-pub(super) fn load_plain(text: &str, shown: &Path, loaded: &mut Loaded) -> bool {
+/// With `has_refs` (the text holds `${`), a document that needs substitution is read located.
+pub(super) fn load_plain(text: &str, shown: &Path, has_refs: bool, loaded: &mut Loaded) -> bool {
     let Some(docs) = yaml::parse_documents_plain(text) else {
         return false;
     };
     let mut manifests = Vec::with_capacity(docs.len());
     let mut diagnostics = Vec::new();
     for plain in docs {
+        if has_refs && super::vars::needed(&plain.value) {
+            return false;
+        }
         let doc = Document {
             value: Value::Null,
             start: plain.start,

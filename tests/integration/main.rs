@@ -9,6 +9,7 @@ mod conformance;
 mod docs;
 mod emulator;
 mod emulator_hardening;
+mod environments;
 mod export;
 mod fidelity;
 mod first_hour;

@@ -1,0 +1,146 @@
+//! Loading for environments (docs/environments.md): the directory is walked and every file
+//! read once; a file with `${` is read once per environment asked (its values differ), any
+//! other file once for all; then each environment's overlay is merged and the set checked.
+
+use super::*;
+use crate::environments::Environment;
+
+/// Loads `dir` for one environment (`None`: none selected). An environment `cfgctl.yaml` does
+/// not declare is a [`LoadError::UnknownEnvironment`] (unless the settings file has errors:
+/// they are reported instead).
+pub fn load_dir_for(dir: &Path, env: Option<&str>) -> Result<Loaded, LoadError> {
+    let mut all = load_dir_envs(dir, &[env])?;
+    Ok(all.pop().unwrap_or_default())
+}
+
+/// Loads `dir` once for each of `envs` (`None`: no environment), in that order; a file the
+/// environments read alike is parsed once.
+pub fn load_dir_envs(dir: &Path, envs: &[Option<&str>]) -> Result<Vec<Loaded>, LoadError> {
+    let walk = walk(dir)?;
+    let mut common = Loaded {
+        other_files: walk.other_files,
+        manifest_files: walk.files.len(),
+        diagnostics: walk.problems,
+        ..Loaded::default()
+    };
+    if let Some((path, shown)) = &walk.settings {
+        let mut hash = [0; 32];
+        match read_text(path) {
+            Ok(text) => {
+                hash = *blake3::hash(text.as_bytes()).as_bytes();
+                match settings::parse(shown, &text) {
+                    Ok(s) => common.settings = s,
+                    Err(d) => common.diagnostics.extend(d),
+                }
+            }
+            Err((pos, problem)) => common
+                .diagnostics
+                .push(Diagnostic::error(shown, pos, problem)),
+        }
+        common.sources.0.push((shown.clone(), hash));
+    }
+    let settings_failed = !common.diagnostics.is_empty();
+    let selected = envs
+        .iter()
+        .map(|name| match name {
+            None => Ok(None),
+            Some(name) => match common.settings.environments.get(*name) {
+                Some(env) => Ok(Some(env)),
+                None if settings_failed => Ok(None),
+                None => Err(LoadError::UnknownEnvironment {
+                    name: name.to_string(),
+                    known: common.settings.environments.keys().cloned().collect(),
+                }),
+            },
+        })
+        .collect::<Result<Vec<Option<&Environment>>, LoadError>>()?;
+    let declared = !common.settings.environments.is_empty();
+    let contexts: Vec<vars::Context<'_>> = selected
+        .iter()
+        .map(|env| vars::Context {
+            env: *env,
+            declared,
+        })
+        .collect();
+    // Overlay directories are never base manifests; their files are still hashed, so the
+    // sources match what `sources(dir)` hashes.
+    let overlays: Vec<PathBuf> = common
+        .settings
+        .environments
+        .values()
+        .filter_map(|e| e.overlay.as_ref().map(|o| dir.join(o)))
+        .collect();
+    let in_overlay = |path: &Path| overlays.iter().any(|o| path.starts_with(o));
+    // Every file on its own, on all cores; the results are put back in walk order, so the
+    // outcome is the same as a sequential load.
+    let per_file: Vec<(Vec<Loaded>, [u8; 32])> = walk
+        .files
+        .par_iter()
+        .map(|(path, shown)| {
+            if in_overlay(path) {
+                let hash = std::fs::read(path).map_or([0; 32], |b| *blake3::hash(&b).as_bytes());
+                return (Vec::new(), hash);
+            }
+            let mut results = Vec::with_capacity(1);
+            let hash = load_file(path, shown, &contexts, &mut results);
+            (results, hash)
+        })
+        .collect();
+    let mut out: Vec<Loaded> = (0..contexts.len()).map(|_| common.clone()).collect();
+    for ((results, hash), (path, shown)) in per_file.into_iter().zip(&walk.files) {
+        if in_overlay(path) {
+            for loaded in &mut out {
+                loaded.manifest_files -= 1;
+                loaded.sources.0.push((shown.clone(), hash));
+            }
+            continue;
+        }
+        let shared = results.len() == 1;
+        let mut results = results.into_iter();
+        let mut last = None;
+        for (i, loaded) in out.iter_mut().enumerate() {
+            // One result for all environments: cloned into all but the last.
+            let one = if shared && i + 1 < contexts.len() {
+                last.get_or_insert_with(|| results.next().unwrap_or_default())
+                    .clone()
+            } else if shared {
+                last.take().or_else(|| results.next()).unwrap_or_default()
+            } else {
+                results.next().unwrap_or_default()
+            };
+            add_file(loaded, one, shown, hash);
+        }
+    }
+    for (loaded, env) in out.iter_mut().zip(&selected) {
+        if let Some(env) = env {
+            overlay::apply(dir, env, declared, loaded);
+        }
+        finish(loaded);
+    }
+    Ok(out)
+}
+
+/// One file's results into an environment's load, its source hash in walk order.
+fn add_file(loaded: &mut Loaded, mut one: Loaded, shown: &Path, hash: [u8; 32]) {
+    loaded.manifests.append(&mut one.manifests);
+    loaded.other_files += one.other_files;
+    loaded.manifest_files -= one.other_files;
+    loaded.diagnostics.append(&mut one.diagnostics);
+    loaded.sources.0.push((shown.to_path_buf(), hash));
+    // What `${env:…}`/`${file:…}` read at load counts as read.
+    loaded.sources.0.append(&mut one.sources.0);
+    loaded.provenance.extend(one.provenance);
+}
+
+/// The checks across manifests, once every file (and overlay) is in.
+fn finish(loaded: &mut Loaded) {
+    if loaded.settings.allow_literal_secrets {
+        for d in &mut loaded.diagnostics {
+            if matches!(d.problem, Problem::LiteralSecret { .. }) {
+                d.severity = diagnostic::Severity::Warning;
+            }
+        }
+    }
+    check_set(loaded);
+    diagnostic::sort(&mut loaded.diagnostics);
+}

@@ -1,0 +1,353 @@
+//! Substitution in manifest values (docs/environments.md): `${var:NAME}` from the selected
+//! environment, `${env:NAME}` and `${file:PATH}` outside secret fields, `$${` for a literal
+//! `${`. It runs on a located document, before its checks, so every problem points at the
+//! `${` it is about; a file with no `${` never reaches it (the loader looks at the raw text
+//! first), so it costs nothing where it is not used.
+//!
+//! A secret field keeps a whole-value `${env:…}`/`${file:…}`: it is a reference, resolved only
+//! when sent (the `secrets` module). A variable's value is inserted as it is, never read again
+//! (a variable may so hold a secret field's reference).
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::diagnostic::{Diagnostic, Problem};
+use crate::environments::Environment;
+use crate::registry::Kind;
+use crate::yaml::{Document, Pos};
+
+/// What substitution reads: the environment selected, if any.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Context<'a> {
+    pub env: Option<&'a Environment>,
+    /// `cfgctl.yaml` declares environments (the message when none is selected says so).
+    pub declared: bool,
+}
+
+/// The text a document came from.
+pub(super) struct Source<'a> {
+    pub text: &'a str,
+    pub is_json: bool,
+    /// The file as read (a `${file:…}` is relative to its folder).
+    pub path: &'a Path,
+    /// The file as shown in diagnostics.
+    pub shown: &'a Path,
+}
+
+/// What one document's substitution did.
+#[derive(Debug, Default)]
+pub(super) struct Outcome {
+    /// Every variable used: the JSON pointer of the value in the document, and its name.
+    pub vars: Vec<(String, String)>,
+    /// Every `${env:…}`/`${file:…}` resolved at load, with the BLAKE3 hash of its value
+    /// (added to the load's sources: a changed value is a changed input).
+    pub resolved: Vec<(String, [u8; 32])>,
+}
+
+/// Whether the fast reader's value needs substitution, i.e. the located reader: a string
+/// holds `${` and is not a secret field's whole reference.
+pub(super) fn needed(value: &Value) -> bool {
+    fn any(v: &Value, pointer: &mut String, secrets: &[String]) -> bool {
+        let len = pointer.len();
+        let found = match v {
+            Value::String(s) => s.contains("${") && !is_kept(secrets, pointer, s),
+            Value::Object(map) => map.iter().any(|(k, v)| {
+                pointer.push('/');
+                pointer.push_str(&crate::jsonpath::escape_pointer(k));
+                let found = any(v, pointer, secrets);
+                pointer.truncate(len);
+                found
+            }),
+            Value::Array(items) => items.iter().enumerate().any(|(i, v)| {
+                pointer.push('/');
+                pointer.push_str(&i.to_string());
+                let found = any(v, pointer, secrets);
+                pointer.truncate(len);
+                found
+            }),
+            _ => false,
+        };
+        found
+    }
+    any(value, &mut String::new(), &secret_pointers(value))
+}
+
+/// Substitutes every string value of `doc` (keys are never substituted).
+pub(super) fn substitute(
+    doc: &mut Document,
+    src: &Source<'_>,
+    ctx: &Context<'_>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Outcome {
+    let secrets = secret_pointers(&doc.value);
+    let mut outcome = Outcome::default();
+    let spans = &doc.spans;
+    let start = doc.start;
+    walk(&mut doc.value, &mut String::new(), &mut |pointer, v| {
+        let Value::String(s) = v else { return };
+        if !s.contains("${") || is_kept(&secrets, pointer, s) {
+            return;
+        }
+        let at = spans.get(pointer).map_or(start, |s| s.value);
+        let quoted = src.is_json
+            || !matches!(char_at(src.text, at), Some(c) if c != '"' && c != '\'' && c != '|' && c != '>');
+        let in_secret = secrets.iter().any(|p| p == pointer);
+        let mut one = Expansion {
+            src,
+            ctx,
+            at,
+            in_secret,
+            outcome: &mut outcome,
+            pointer,
+            diagnostics,
+        };
+        if let Some(new) = one.expand(s, quoted) {
+            *v = new;
+        }
+    });
+    outcome
+}
+
+struct Expansion<'a, 'b> {
+    src: &'a Source<'a>,
+    ctx: &'a Context<'a>,
+    at: Pos,
+    in_secret: bool,
+    outcome: &'b mut Outcome,
+    pointer: &'b str,
+    diagnostics: &'b mut Vec<Diagnostic>,
+}
+
+impl Expansion<'_, '_> {
+    /// The new value of `s`, or `None` when it stays as it is.
+    fn expand(&mut self, s: &str, quoted: bool) -> Option<Value> {
+        // A whole plain `${var:NAME}` keeps the variable's type.
+        if !quoted {
+            if let Some(name) = s.strip_prefix("${var:").and_then(|r| r.strip_suffix('}')) {
+                if !name.contains('}') {
+                    return self.var(name, s).map(|v| v.to_value());
+                }
+            }
+        }
+        let mut out = String::with_capacity(s.len());
+        let mut rest = s;
+        let mut failed = false;
+        while let Some(i) = rest.find('$') {
+            out.push_str(&rest[..i]);
+            let tail = &rest[i..];
+            if let Some(after) = tail.strip_prefix("$${") {
+                out.push_str("${");
+                rest = after;
+                continue;
+            }
+            let token = tail
+                .strip_prefix("${")
+                .and_then(|t| t.find('}').map(|end| &tail[..end + 3]));
+            let Some(token) = token else {
+                out.push('$');
+                rest = &tail[1..];
+                continue;
+            };
+            let inner = &token[2..token.len() - 1];
+            let value = if let Some(name) = inner.strip_prefix("var:") {
+                self.var(name, token).map(|v| v.to_text())
+            } else if (inner.starts_with("env:") || inner.starts_with("file:")) && !self.in_secret {
+                self.reference(token)
+            } else {
+                // Another `${…}` (or a reference inside a secret field's longer text) is text.
+                Some(token.to_string())
+            };
+            match value {
+                Some(v) => out.push_str(&v),
+                None => failed = true,
+            }
+            rest = &tail[token.len()..];
+        }
+        out.push_str(rest);
+        (!failed && out != s).then_some(Value::String(out))
+    }
+
+    /// A variable's value, or a located error naming the environment.
+    fn var(&mut self, name: &str, token: &str) -> Option<crate::environments::Scalar> {
+        let problem = match self.ctx.env {
+            Some(env) => match env.vars.get(name) {
+                Some(v) => {
+                    self.outcome
+                        .vars
+                        .push((self.pointer.to_string(), name.to_string()));
+                    return Some(v.clone());
+                }
+                None => {
+                    let known: Vec<String> = env.vars.keys().cloned().collect();
+                    Problem::UndefinedVariable {
+                        name: name.to_string(),
+                        environment: env.name.clone(),
+                        suggestion: crate::jsonpath::closest(name, &known),
+                    }
+                }
+            },
+            None => Problem::NoEnvironment {
+                name: name.to_string(),
+                why: if self.ctx.declared {
+                    "none is selected (`--env NAME`)"
+                } else {
+                    "cfgctl.yaml declares none (docs/environments.md)"
+                },
+            },
+        };
+        self.error(token, problem);
+        None
+    }
+
+    /// A `${env:…}`/`${file:…}` outside a secret field, resolved now (not a secret: its value
+    /// is shown like any other).
+    fn reference(&mut self, token: &str) -> Option<String> {
+        let resolved = match crate::registry::parse_reference(token) {
+            None => Err("not a valid reference (`${env:NAME}` or `${file:PATH}`)".to_string()),
+            Some(crate::registry::SecretRef::Env(name)) => match std::env::var(name) {
+                Ok(v) => Ok(v),
+                Err(std::env::VarError::NotPresent) => {
+                    Err(format!("environment variable {name} is not set"))
+                }
+                Err(std::env::VarError::NotUnicode(_)) => {
+                    Err(format!("environment variable {name} is not valid UTF-8"))
+                }
+            },
+            Some(crate::registry::SecretRef::File(path)) => {
+                let full = self.src.path.parent().unwrap_or(Path::new("")).join(path);
+                std::fs::read_to_string(&full)
+                    .map(|mut t| {
+                        if t.ends_with('\n') {
+                            t.pop();
+                            if t.ends_with('\r') {
+                                t.pop();
+                            }
+                        }
+                        t
+                    })
+                    .map_err(|e| format!("cannot read {}: {e}", full.display()))
+            }
+        };
+        match resolved {
+            Ok(v) => {
+                let hash = *blake3::hash(v.as_bytes()).as_bytes();
+                self.outcome.resolved.push((token.to_string(), hash));
+                Some(v)
+            }
+            Err(reason) => {
+                let problem = Problem::UnresolvedReference {
+                    reference: token.to_string(),
+                    reason,
+                };
+                self.error(token, problem);
+                None
+            }
+        }
+    }
+
+    fn error(&mut self, token: &str, problem: Problem) {
+        let pos = locate(self.src.text, self.at, token);
+        self.diagnostics
+            .push(Diagnostic::error(self.src.shown, pos, problem));
+    }
+}
+
+/// The JSON pointers (in the document) of the spec's secret fields.
+fn secret_pointers(doc: &Value) -> Vec<String> {
+    let Some(kind) = doc
+        .get("kind")
+        .and_then(Value::as_str)
+        .and_then(Kind::from_name)
+    else {
+        return Vec::new();
+    };
+    let Some(spec) = doc.get("spec") else {
+        return Vec::new();
+    };
+    kind.def()
+        .secrets_in(spec)
+        .into_iter()
+        .map(|f| format!("/spec{}", f.pointer))
+        .collect()
+}
+
+/// A secret field's whole reference stays a reference.
+fn is_kept(secrets: &[String], pointer: &str, s: &str) -> bool {
+    crate::registry::parse_reference(s).is_some() && secrets.iter().any(|p| p == pointer)
+}
+
+/// Calls `f` on every value, depth first, with its JSON pointer.
+fn walk(value: &mut Value, pointer: &mut String, f: &mut dyn FnMut(&str, &mut Value)) {
+    let len = pointer.len();
+    match value {
+        Value::Object(map) => {
+            for (k, v) in map.iter_mut() {
+                pointer.push('/');
+                pointer.push_str(&crate::jsonpath::escape_pointer(k));
+                walk(v, pointer, f);
+                pointer.truncate(len);
+            }
+        }
+        Value::Array(items) => {
+            for (i, v) in items.iter_mut().enumerate() {
+                pointer.push('/');
+                pointer.push_str(&i.to_string());
+                walk(v, pointer, f);
+                pointer.truncate(len);
+            }
+        }
+        other => f(pointer, other),
+    }
+}
+
+/// The byte offset of a 1-based line and (character) column.
+fn offset(text: &str, pos: Pos) -> Option<usize> {
+    let line_start: usize = text
+        .split_inclusive('\n')
+        .take(pos.line.saturating_sub(1) as usize)
+        .map(str::len)
+        .sum();
+    let line = text.get(line_start..)?;
+    let col: usize = line
+        .chars()
+        .take(pos.column.saturating_sub(1) as usize)
+        .map(char::len_utf8)
+        .sum();
+    Some(line_start + col)
+}
+
+fn char_at(text: &str, pos: Pos) -> Option<char> {
+    text.get(offset(text, pos)?..)?.chars().next()
+}
+
+/// Where `token` is written in the scalar that starts at `at`: searched on the scalar's line
+/// (the following lines too for a block scalar); the scalar's start when it is not found
+/// as written (an escaped character in a quoted scalar).
+fn locate(text: &str, at: Pos, token: &str) -> Pos {
+    let Some(start) = offset(text, at) else {
+        return at;
+    };
+    let rest = &text[start..];
+    let block = rest.starts_with('|') || rest.starts_with('>');
+    let scope = if block {
+        rest
+    } else {
+        &rest[..rest.find('\n').unwrap_or(rest.len())]
+    };
+    let Some(found) = scope.find(token) else {
+        return at;
+    };
+    let before = &text[..start + found];
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let line = before.matches('\n').count() + 1;
+    let column = before[line_start..].chars().count() + 1;
+    Pos::new(
+        u32::try_from(line).unwrap_or(u32::MAX),
+        u32::try_from(column).unwrap_or(u32::MAX),
+    )
+}
+
+#[cfg(test)]
+#[path = "vars_tests.rs"]
+pub(in crate::manifest) mod tests;

@@ -1,0 +1,202 @@
+use serde_json::json;
+
+use crate::manifest::{load_dir_for, Loaded};
+
+const SETTINGS: &str =
+    "environments:\n  staging:\n    vars: {threshold: 50000, on: true, region: eu, name: Drop}\n";
+
+pub(in crate::manifest) fn load_env(
+    files: &[(&str, &str)],
+    env: Option<&str>,
+) -> (tempfile::TempDir, Loaded) {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in files {
+        let path = dir.path().join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    let loaded = load_dir_for(dir.path(), env).unwrap();
+    (dir, loaded)
+}
+
+pub(in crate::manifest) fn messages(loaded: &Loaded, dir: &tempfile::TempDir) -> Vec<String> {
+    loaded
+        .diagnostics
+        .iter()
+        .map(|d| {
+            d.to_string()
+                .replace(&format!("{}/", dir.path().display()), "")
+        })
+        .collect()
+}
+
+fn drop_rule(body: &str) -> String {
+    format!("api_version: v1/config\nkind: DropRule\nspec:\n{body}")
+}
+
+#[test]
+fn typed_quoted_and_textual_substitution() {
+    let rule = drop_rule(
+        "  slug: drop-${var:region}\n  name: \"${var:name}\"\n  mode: ENABLED\n  filters:\n    - {name: env, value_glob: \"$${literal}-${var:threshold}\"}\n  conditional_rate_based_drop:\n    enabled: ${var:on}\n    rate_limit_threshold: ${var:threshold}\n    activated_drop_duration_secs: 600\n",
+    );
+    let (d, loaded) = load_env(
+        &[("cfgctl.yaml", SETTINGS), ("r.yaml", &rule)],
+        Some("staging"),
+    );
+    assert_eq!(messages(&loaded, &d), Vec::<String>::new());
+    let spec = &loaded.manifests[0].spec;
+    assert_eq!(spec["slug"], json!("drop-eu"), "inside a string: textual");
+    assert_eq!(spec["name"], json!("Drop"), "quoted: a string");
+    assert_eq!(
+        spec["filters"][0]["value_glob"],
+        json!("${literal}-50000"),
+        "`$${{` escapes"
+    );
+    let drop = &spec["conditional_rate_based_drop"];
+    assert_eq!(
+        drop["enabled"],
+        json!(true),
+        "plain whole value: the variable's type"
+    );
+    assert_eq!(drop["rate_limit_threshold"], json!(50000));
+}
+
+#[test]
+fn quoted_whole_value_is_a_string() {
+    let rule = drop_rule(
+        "  slug: r\n  name: R\n  mode: ENABLED\n  conditional_rate_based_drop:\n    enabled: '${var:on}'\n",
+    );
+    let (_d, loaded) = load_env(
+        &[("cfgctl.yaml", SETTINGS), ("r.yaml", &rule)],
+        Some("staging"),
+    );
+    let shown: Vec<String> = loaded.diagnostics.iter().map(|d| d.to_string()).collect();
+    assert_eq!(shown.len(), 1, "{shown:?}");
+    assert!(
+        shown[0].contains("r.yaml:8:14: error: DropRule/r:"),
+        "{shown:?}"
+    );
+    assert!(
+        shown[0].contains("boolean"),
+        "the quoted `true` is a string: {shown:?}"
+    );
+}
+
+#[test]
+fn undefined_variable_is_located_and_names_the_environment() {
+    let rule = drop_rule("  slug: r-${var:regon}\n  name: R\n  mode: ENABLED\n");
+    let (d, loaded) = load_env(
+        &[("cfgctl.yaml", SETTINGS), ("r.yaml", &rule)],
+        Some("staging"),
+    );
+    assert_eq!(
+        messages(&loaded, &d),
+        vec!["r.yaml:4:11: error: undefined variable `regon` in environment `staging` (did you mean `region`?)"]
+    );
+}
+
+#[test]
+fn a_variable_without_an_environment() {
+    let rule = drop_rule("  slug: r\n  name: ${var:name}\n  mode: ENABLED\n");
+    let (d, loaded) = load_env(&[("r.yaml", &rule)], None);
+    assert_eq!(
+        messages(&loaded, &d),
+        vec!["r.yaml:5:9: error: `${var:name}` needs an environment: cfgctl.yaml declares none (docs/environments.md)"]
+    );
+    let (d, loaded) = load_env(&[("cfgctl.yaml", SETTINGS), ("r.yaml", &rule)], None);
+    assert_eq!(
+        messages(&loaded, &d),
+        vec!["r.yaml:5:9: error: `${var:name}` needs an environment: none is selected (`--env NAME`)"]
+    );
+}
+
+#[test]
+fn json_strings_are_strings_and_located() {
+    let rule = "{\"api_version\": \"v1/config\", \"kind\": \"DropRule\",\n \"spec\": {\"slug\": \"${var:region}\", \"mode\": \"ENABLED\",\n  \"name\": \"x ${var:nope}\"}}";
+    let (d, loaded) = load_env(
+        &[("cfgctl.yaml", SETTINGS), ("r.json", rule)],
+        Some("staging"),
+    );
+    assert_eq!(
+        messages(&loaded, &d),
+        vec!["r.json:3:14: error: undefined variable `nope` in environment `staging` (did you mean `name`?)"]
+    );
+    let (_d, loaded) = load_env(
+        &[
+            ("cfgctl.yaml", SETTINGS),
+            ("r.json", &rule.replace("x ${var:nope}", "${var:threshold}")),
+        ],
+        Some("staging"),
+    );
+    let spec = &loaded.manifests[0].spec;
+    assert_eq!(spec["slug"], json!("eu"));
+    assert_eq!(
+        spec["name"],
+        json!("50000"),
+        "a JSON string is quoted: a string"
+    );
+}
+
+#[test]
+fn references_outside_secret_fields_resolve_at_load_and_secret_fields_keep_them() {
+    let files = [
+        ("desc.txt", "from a file\n"),
+        (
+            "n.yaml",
+            "api_version: v1/config\nkind: Notifier\nspec:\n  slug: on-call\n  name: ${file:desc.txt}\n  slack:\n    api_url: ${env:SLACK_URL}\n    channel: '#on-call'\n",
+        ),
+        ("m.yaml", "api_version: v1/config\nkind: Team\nspec: {slug: t, name: \"${env:CFGCTL_ENVLOAD_TEST_UNSET}\"}\n"),
+    ];
+    let (d, loaded) = load_env(&files, None);
+    assert_eq!(
+        messages(&loaded, &d),
+        vec!["m.yaml:3:24: error: cannot resolve `${env:CFGCTL_ENVLOAD_TEST_UNSET}`: environment variable CFGCTL_ENVLOAD_TEST_UNSET is not set"]
+    );
+    let n = loaded
+        .manifests
+        .iter()
+        .find(|m| m.spec["slug"] == "on-call")
+        .unwrap();
+    assert_eq!(n.spec["name"], json!("from a file"));
+    assert_eq!(
+        n.spec["slack"]["api_url"],
+        json!("${env:SLACK_URL}"),
+        "a secret stays a reference"
+    );
+    assert!(
+        loaded
+            .sources
+            .0
+            .iter()
+            .any(|(p, _)| p.to_str() == Some("${file:desc.txt}")),
+        "what the load read counts among its sources: {:?}",
+        loaded.sources
+    );
+}
+
+#[test]
+fn files_without_references_read_the_fast_way_and_unchanged() {
+    let team = "api_version: v1/config\nkind: Team\nspec: {slug: t, name: \"costs $5 {a}\"}\n";
+    let (_d, loaded) = load_env(
+        &[("cfgctl.yaml", SETTINGS), ("t.yaml", team)],
+        Some("staging"),
+    );
+    assert_eq!(loaded.diagnostics, vec![]);
+    assert_eq!(loaded.manifests[0].spec["name"], json!("costs $5 {a}"));
+    assert!(
+        loaded.manifests[0].spans.is_empty(),
+        "read by the fast reader"
+    );
+}
+
+#[test]
+fn other_dollar_braces_are_text() {
+    let team =
+        "api_version: v1/config\nkind: Team\nspec: {slug: t, name: \"${HOME} and $${var:x}\"}\n";
+    let (_d, loaded) = load_env(&[("t.yaml", team)], None);
+    assert_eq!(loaded.diagnostics, vec![]);
+    assert_eq!(
+        loaded.manifests[0].spec["name"],
+        json!("${HOME} and ${var:x}")
+    );
+}

@@ -1,0 +1,202 @@
+//! Environments of `cfgctl.yaml` (docs/environments.md): `validate` across environments, each
+//! problem naming its environment; located undefined variables; a base with staging and prod
+//! overlays loaded through the library.
+
+use serde_json::json;
+
+use crate::support::files::write;
+use crate::support::run::cfgctl_in;
+
+const SETTINGS: &str = "\
+environments:
+  staging:
+    url: https://staging.example.com
+    token_env: STAGING_API_TOKEN
+    vars: {region: eu, retention: 7}
+    overlay: envs/staging
+  prod:
+    url: https://prod.example.com
+    token_env: PROD_API_TOKEN
+    vars: {region: us, retention: 30}
+    overlay: envs/prod
+";
+
+const BASE: &str = "\
+api_version: v1/config
+kind: Bucket
+spec:
+  slug: platform-${var:region}
+  name: Platform
+  description: Everything the platform team owns
+  labels:
+    team: platform
+    region: ${var:region}
+---
+api_version: v1/config
+kind: Team
+spec: {slug: platform, name: Platform}
+";
+
+const STAGING: &str = "\
+api_version: v1/config
+kind: Bucket
+spec:
+  slug: platform-eu
+  description: null
+  labels: {tier: scratch}
+---
+api_version: v1/config
+kind: Team
+cfgctl: {omit: true}
+spec: {slug: platform}
+";
+
+const PROD: &str = "\
+api_version: v1/config
+kind: Team
+spec: {slug: sre, name: SRE}
+";
+
+fn repo() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "cfgctl.yaml", SETTINGS);
+    write(dir.path(), "platform.yaml", BASE);
+    write(dir.path(), "envs/staging/platform.yaml", STAGING);
+    write(dir.path(), "envs/prod/sre.yaml", PROD);
+    dir
+}
+
+#[test]
+fn base_and_overlays_load_per_environment() {
+    let dir = repo();
+    let addresses = |env: &str| {
+        let loaded = cfgctl::manifest::load_dir_for(dir.path(), Some(env)).unwrap();
+        assert_eq!(loaded.diagnostics, vec![], "{env}");
+        let mut found: Vec<String> = loaded
+            .manifests
+            .iter()
+            .map(|m| m.address().to_string())
+            .collect();
+        found.sort();
+        (found, loaded)
+    };
+    let (staging, loaded) = addresses("staging");
+    assert_eq!(staging, ["Bucket/platform-eu"]);
+    assert_eq!(
+        *loaded.manifests[0].spec,
+        json!({"slug": "platform-eu", "name": "Platform", "labels": {"team": "platform", "region": "eu", "tier": "scratch"}})
+    );
+    let (prod, _) = addresses("prod");
+    assert_eq!(prod, ["Bucket/platform-us", "Team/platform", "Team/sre"]);
+    let err = cfgctl::manifest::load_dir_for(dir.path(), Some("qa")).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "unknown environment `qa`; cfgctl.yaml declares prod, staging"
+    );
+}
+
+#[test]
+fn validate_checks_every_environment_and_names_it() {
+    let dir = repo();
+    let run = cfgctl_in(dir.path(), &["validate", "."], &[]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert_eq!(
+        run.stdout,
+        "valid: 3 manifests in 1 file, 0 errors, 0 warnings\n"
+    );
+    // A variable prod lacks, a patch staging gets wrong, a mistake in the base.
+    write(
+        dir.path(),
+        "cfgctl.yaml",
+        &SETTINGS.replace("{region: us, retention: 30}", "{regon: us}"),
+    );
+    write(
+        dir.path(),
+        "envs/staging/platform.yaml",
+        &STAGING.replace("{tier: scratch}", "[scratch]"),
+    );
+    write(
+        dir.path(),
+        "platform.yaml",
+        &BASE.replace("name: Platform}", "nme: Platform}"),
+    );
+    let run = cfgctl_in(dir.path(), &["validate", "."], &[]);
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            "[staging] envs/staging/platform.yaml:6:11: error: Bucket/platform-eu: `labels`: expected a mapping, found a list",
+            "[staging] envs/staging/platform.yaml:10:1: error: overlay: omits Team/platform, which no base manifest declares (or the one that does has errors)",
+            "[prod] platform.yaml:4:18: error: undefined variable `region` in environment `prod` (did you mean `regon`?)",
+            "[prod] platform.yaml:9:13: error: undefined variable `region` in environment `prod` (did you mean `regon`?)",
+            "[prod, staging] platform.yaml:13:1: error: Team/platform: missing required field `name`",
+            "[prod, staging] platform.yaml:13:24: error: Team/platform: unknown field `nme` in the Team definition (did you mean `name`?)",
+            "invalid: 2 manifests in 1 file, 6 errors, 0 warnings",
+        ],
+        "{}",
+        run.transcript()
+    );
+    // One environment only; the annotations name it too.
+    let run = cfgctl_in(
+        dir.path(),
+        &["validate", ".", "--env", "staging"],
+        &[("GITHUB_ACTIONS", "true")],
+    );
+    assert!(
+        run.stdout.contains(
+            "::error file=envs/staging/platform.yaml,line=6,col=11::[staging] Bucket/platform-eu:"
+        ),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stdout
+            .lines()
+            .all(|l| ["[staging] ", "::error ", "invalid:"]
+                .iter()
+                .any(|p| l.starts_with(p))),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn undefined_variable_is_located_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "cfgctl.yaml",
+        "environments:\n  staging:\n    vars: {region: eu}\n",
+    );
+    write(
+        dir.path(),
+        "teams/t.yaml",
+        "api_version: v1/config\nkind: Team\nspec:\n  slug: t\n  name: \"Team of ${var:region} and ${var:zone}\"\n",
+    );
+    let run = cfgctl_in(dir.path(), &["validate", ".", "--env", "staging"], &[]);
+    assert_eq!(run.code, 1);
+    assert_eq!(
+        run.stdout,
+        "[staging] teams/t.yaml:5:36: error: undefined variable `zone` in environment `staging`\n\
+         invalid: 1 manifest in 1 file, 1 error, 0 warnings\n"
+    );
+}
+
+#[test]
+fn a_repository_without_environments_validates_as_before() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "t.yaml",
+        "api_version: v1/config\nkind: Team\nspec: {slug: t, name: \"${var:x}\"}\n",
+    );
+    let run = cfgctl_in(dir.path(), &["validate", "."], &[]);
+    assert_eq!(run.code, 1);
+    assert_eq!(
+        run.stdout,
+        "t.yaml:3:24: error: `${var:x}` needs an environment: cfgctl.yaml declares none (docs/environments.md)\n\
+         invalid: 1 manifest in 1 file, 1 error, 0 warnings\n"
+    );
+}
