@@ -227,7 +227,10 @@ where
                 token_file.clone_from(&before.token_file);
             }
         }
-        Command::Validate { .. } | Command::Schema { .. } | Command::Completions { .. } => {}
+        Command::Validate { .. }
+        | Command::Schema { .. }
+        | Command::TestPolicy { .. }
+        | Command::Completions { .. } => {}
     }
     Ok(cli)
 }
@@ -318,6 +321,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             target: target.options()?,
         }),
         Command::Schema { out } => commands::schema(out.as_deref()),
+        Command::TestPolicy { dir } => commands::test_policy(&dir),
         Command::Graph {
             dir,
             format,

@@ -8,6 +8,7 @@
 //!   - {kind: Monitor, path: labels.generated_by}
 //! manage:                       # per-resource management modes, first match wins
 //!   - {match: "Dashboard/team-*", mode: create-only}
+//! policy: policy                # a directory of Rego rules (docs/policy.md)
 //! ```
 //!
 //! Every problem is located at its line and column, like a manifest's.
@@ -34,6 +35,7 @@ const FIELDS: &[&str] = &[
     "ignore",
     "allow_literal_secrets",
     "manage",
+    "policy",
 ];
 
 /// How far cfgctl manages a resource (`manage:` in `cfgctl.yaml`; see docs/prune.md,
@@ -102,6 +104,15 @@ pub struct IgnoreRule {
     pub path: String,
 }
 
+/// `policy:`, the directory of Rego rules (`crate::policy`), relative to the repository.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PolicyDir {
+    /// A relative path with no `..` (it stays inside the repository).
+    pub path: std::path::PathBuf,
+    /// Where `policy:` is given, for problems with the directory.
+    pub pos: Pos,
+}
+
 /// Project settings, defaults when there is no file.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Settings {
@@ -112,6 +123,7 @@ pub struct Settings {
     /// A literal value in a secret field is a warning, not an error.
     pub allow_literal_secrets: bool,
     pub manage: Vec<ManageRule>,
+    pub policy: Option<PolicyDir>,
 }
 
 impl Settings {
@@ -130,6 +142,7 @@ impl Default for Settings {
             ignore: Vec::new(),
             allow_literal_secrets: false,
             manage: Vec::new(),
+            policy: None,
         }
     }
 }
@@ -241,6 +254,13 @@ pub fn parse(file: &Path, text: &str) -> Result<Settings, Vec<Diagnostic>> {
                 ),
             },
             "manage" => settings.manage = manage_rules(&mut r, value),
+            "policy" => match value.as_str().map(std::path::Path::new) {
+                Some(p) if p.is_relative() && p.components().all(|c| matches!(c, std::path::Component::Normal(_) | std::path::Component::CurDir)) && !p.as_os_str().is_empty() => {
+                    let pos = r.spans.nearest(&pointer).map_or(Pos::new(1, 1), |s| s.value);
+                    settings.policy = Some(PolicyDir { path: p.to_path_buf(), pos });
+                }
+                _ => r.error(&pointer, false, format!("`policy` must name a directory of Rego files inside the repository (a relative path without `..`), found {value}")),
+            },
             other => {
                 let known: Vec<String> = FIELDS.iter().map(|s| s.to_string()).collect();
                 let hint = crate::jsonpath::closest(other, &known)
@@ -250,7 +270,7 @@ pub fn parse(file: &Path, text: &str) -> Result<Settings, Vec<Diagnostic>> {
                     &pointer,
                     true,
                     format!(
-                        "unknown field `{other}`{hint}; expected prune, exclude, max_deletes, ignore, allow_literal_secrets or manage"
+                        "unknown field `{other}`{hint}; expected prune, exclude, max_deletes, ignore, allow_literal_secrets, manage or policy"
                     ),
                 );
             }
@@ -485,7 +505,7 @@ mod tests {
             errors("prune:\n  - Dashbord/*\nmax_delete: 3\n"),
             vec![
                 "cfgctl.yaml:2:5: error: invalid settings file: `prune[0]`: pattern `Dashbord/*` names unknown kind `Dashbord` (did you mean `Dashboard`?)",
-                "cfgctl.yaml:3:1: error: invalid settings file: unknown field `max_delete` (did you mean `max_deletes`?); expected prune, exclude, max_deletes, ignore, allow_literal_secrets or manage",
+                "cfgctl.yaml:3:1: error: invalid settings file: unknown field `max_delete` (did you mean `max_deletes`?); expected prune, exclude, max_deletes, ignore, allow_literal_secrets, manage or policy",
             ]
         );
         assert_eq!(

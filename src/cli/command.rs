@@ -176,6 +176,13 @@ pub enum Command {
         #[command(flatten)]
         target: TargetArgs,
     },
+    /// Run the Rego policy's own tests: every `test_` rule of the directory that cfgctl.yaml's
+    /// `policy:` names. Exit 1 when one fails.
+    TestPolicy {
+        /// The repository (its cfgctl.yaml names the policy directory).
+        #[arg(default_value = ".")]
+        dir: PathBuf,
+    },
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions {
         #[arg(value_enum)]
@@ -311,6 +318,7 @@ impl Command {
             | Command::Graph { target, .. } => Some(target),
             Command::Validate { .. }
             | Command::Schema { .. }
+            | Command::TestPolicy { .. }
             | Command::Completions { .. }
             | Command::Serve { .. } => None,
         }

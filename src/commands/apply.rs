@@ -191,6 +191,9 @@ pub fn apply(opts: ApplyCommand) -> anyhow::Result<ExitCode> {
                 if let Some(patterns) = &opts.rotate_secrets {
                     crate::secrets::add_rotations(&mut plan, &loaded.manifests, &current, patterns);
                 }
+                crate::policy::check(&opts.source, &loaded, Some(&plan), None)
+                    .print_and_enforce()
+                    .map_err(|e| anyhow::anyhow!("{e}: nothing was changed"))?;
                 super::free_aside(loaded);
                 (plan, current)
             }

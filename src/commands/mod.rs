@@ -12,6 +12,7 @@ mod plan;
 mod pull;
 mod schema;
 mod serve;
+mod test_policy;
 mod validate;
 
 pub use apply::*;
@@ -21,6 +22,7 @@ pub use plan::*;
 pub use pull::*;
 pub use schema::*;
 pub use serve::*;
+pub use test_policy::*;
 pub use validate::*;
 
 use std::collections::BTreeSet;

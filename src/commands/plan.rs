@@ -77,6 +77,10 @@ pub fn plan(opts: PlanCommand) -> anyhow::Result<ExitCode> {
                 .and_then(|()| out.flush())
                 .context("writing to stdout")?;
         }
+        if !opts.drift {
+            // The plan is shown; a denied one is not saved (`--out`) and fails the command.
+            crate::policy::check_plan(&opts.dir, &plan, None)?.print_and_enforce()?;
+        }
         if let Some(path) = &opts.out {
             if let Some(key) = seal_key(opts.target.token.as_deref(), opts.secret_dir.as_deref()) {
                 plan.guard.seal = Some(

@@ -23,7 +23,9 @@ pub struct ValidateOptions {
 
 /// `cfgctl validate DIR`: offline checks; exit 1 on any error.
 pub fn validate(opts: &ValidateOptions) -> anyhow::Result<ExitCode> {
-    let loaded = manifest::load_dir(&opts.dir)?;
+    let mut loaded = manifest::load_dir(&opts.dir)?;
+    let policy = crate::policy::check(&opts.dir, &loaded, None, None);
+    loaded.diagnostics.extend(policy.diagnostics);
     let dir = opts.dir.display();
     if loaded.manifest_files == 0 && loaded.diagnostics.is_empty() {
         if loaded.other_files == 0 {
