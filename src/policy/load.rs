@@ -87,6 +87,9 @@ pub(crate) fn load(
         )));
     }
     let mut engine = regorus::Engine::new();
+    // As OPA and conftest evaluate by default: a built-in function's error (`to_number("x")`)
+    // makes its expression undefined, it does not stop the evaluation.
+    engine.set_strict_builtin_errors(false);
     let mut packages = std::collections::BTreeSet::new();
     let mut read = Vec::new();
     let mut problems = Vec::new();

@@ -275,3 +275,92 @@ fn the_policy_setting_is_checked_where_it_is_written() {
         assert!(r.stdout.contains(expected), "{expected}\n{}", r.transcript());
     }
 }
+
+#[test]
+fn a_rego_v0_rule_is_read_as_conftest_wrote_it() {
+    let dir = clean_repository();
+    write(
+        dir.path(),
+        "rules/legacy.rego",
+        "package main\n\ndeny[msg] {\n\tinput.kind == \"Team\"\n\tmsg := sprintf(\"%s: teams are managed elsewhere\", [input.spec.slug])\n}\n",
+    );
+    let r = validate(dir.path());
+    assert_eq!(r.code, 1, "{}", r.transcript());
+    assert!(
+        r.stdout.contains(
+            "team.yaml:2:1: error: Team/checkout: checkout: teams are managed elsewhere [main.deny]"
+        ),
+        "{}",
+        r.stdout
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_symlinked_policy_directory_is_refused_where_it_is_named() {
+    let outside = tempfile::tempdir().unwrap();
+    copy_dir(&root().join("examples/policy/rules"), outside.path());
+    let dir = clean_repository();
+    std::os::unix::fs::symlink(outside.path(), dir.path().join("linked")).unwrap();
+    write(dir.path(), "cfgctl.yaml", "policy: linked\n");
+    let r = validate(dir.path());
+    assert_eq!(r.code, 1, "{}", r.transcript());
+    assert!(
+        r.stdout.contains(
+            "cfgctl.yaml:1:9: error: policy: `linked` is a symlink, and cfgctl follows none"
+        ),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn test_policy_needs_a_policy_and_a_test() {
+    let dir = clean_repository();
+    write(dir.path(), "cfgctl.yaml", "max_deletes: 3\n");
+    let r = Cfgctl::bare().dir(dir.path()).args(&["test-policy"]).run_blocking();
+    assert_eq!(r.code, 1, "{}", r.transcript());
+    assert!(
+        r.stderr.contains("`cfgctl.yaml` names no policy directory (`policy: DIR`)"),
+        "{}",
+        r.stderr
+    );
+    write(dir.path(), "cfgctl.yaml", "policy: rules\n");
+    for test in ["monitors", "labels", "dashboards", "collections"] {
+        std::fs::remove_file(dir.path().join(format!("rules/{test}_test.rego"))).unwrap();
+    }
+    let r = Cfgctl::bare().dir(dir.path()).args(&["test-policy"]).run_blocking();
+    assert_eq!(r.code, 1, "{}", r.transcript());
+    assert!(
+        r.stderr.contains("the policy directory holds no `test_` rule"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn a_rule_that_fails_to_evaluate_is_located_and_a_builtin_error_is_undefined() {
+    let dir = clean_repository();
+    write(
+        dir.path(),
+        "rules/conflict.rego",
+        "package main\n\nowner := input.spec.slug\n\nowner := input.kind\n\nwarn contains owner if input.kind == \"Team\"\n",
+    );
+    let r = validate(dir.path());
+    assert_eq!(r.code, 1, "{}", r.transcript());
+    assert!(
+        r.stdout.contains(
+            "rules/conflict.rego:5:1: error: policy: rule conflicts with rule at rules/conflict.rego:3:1"
+        ),
+        "{}",
+        r.stdout
+    );
+    assert!(!r.stdout.contains(": warning:"), "{}", r.stdout);
+    write(
+        dir.path(),
+        "rules/conflict.rego",
+        "package main\n\nwarn contains \"never\" if to_number(\"abc\") == 1\n",
+    );
+    let r = validate(dir.path());
+    assert_eq!(r.code, 0, "{}", r.transcript());
+}
