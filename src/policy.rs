@@ -112,5 +112,7 @@ pub fn check_plan(
 /// `DIR/cfgctl.yaml` as the loader shows it.
 fn settings_file(dir: &Path) -> std::path::PathBuf {
     let file = dir.join(crate::settings::FILE_NAME);
-    file.strip_prefix(".").map(Path::to_path_buf).unwrap_or(file)
+    file.strip_prefix(".")
+        .map(Path::to_path_buf)
+        .unwrap_or(file)
 }

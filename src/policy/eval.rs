@@ -36,41 +36,71 @@ pub fn manifest_input(m: &Manifest, environment: Option<&str>) -> Value {
     })
 }
 
-/// The manifest rules over every manifest, in manifest order. A rule that fails to evaluate
-/// is reported once, at its place in the Rego file, and ends the evaluation.
+/// The manifest rules over every manifest, in manifest order, on all cores (an engine each,
+/// cloned from the one that has read the files). A rule that fails to evaluate is reported
+/// once, at its place in the Rego file (the first in manifest order), and ends the
+/// evaluation.
 pub(super) fn manifests(
     rules: &mut Loaded,
     manifests: &[Manifest],
     environment: Option<&str>,
 ) -> Vec<Diagnostic> {
-    let mut out = Vec::new();
-    if !rules.packages.contains(MAIN) {
-        return out;
+    use rayon::prelude::*;
+    if !rules.packages.contains(MAIN) || manifests.is_empty() {
+        return Vec::new();
     }
-    for m in manifests {
-        rules
-            .engine
-            .set_input(regorus::Value::from(manifest_input(m, environment)));
-        for (rule, severity) in RULES {
-            match query(&mut rules.engine, &format!("{MAIN}.{rule}")) {
-                Ok(messages) => out.extend(messages.into_iter().map(|msg| Diagnostic {
-                    severity,
-                    file: m.file.clone(),
-                    pos: m.pos,
-                    problem: Problem::Policy {
-                        address: Some(m.address().to_string()),
-                        rule: format!("main.{rule}"),
-                        message: msg.text,
-                    },
-                })),
-                Err(e) => {
-                    out.push(located(rules.first_file(), &e));
-                    return out;
-                }
+    let first_file = rules.first_file().to_path_buf();
+    // The first manifest on this engine compiles the policy once, before it is cloned.
+    let (first, rest) = manifests.split_at(1);
+    let mut out = match on_manifests(&mut rules.engine, first, environment) {
+        Ok(found) => found,
+        Err(e) => return vec![located(&first_file, &e)],
+    };
+    let size = rest.len().div_ceil(rayon::current_num_threads()).max(64);
+    let work: Vec<(&[Manifest], regorus::Engine)> = rest
+        .chunks(size)
+        .map(|chunk| (chunk, rules.engine.clone()))
+        .collect();
+    let done: Vec<Result<Vec<Diagnostic>, String>> = work
+        .into_par_iter()
+        .map(|(chunk, mut engine)| on_manifests(&mut engine, chunk, environment))
+        .collect();
+    for found in done {
+        match found {
+            Ok(found) => out.extend(found),
+            Err(e) => {
+                out.push(located(&first_file, &e));
+                break;
             }
         }
     }
     out
+}
+
+/// The manifest rules over some manifests, on one engine.
+fn on_manifests(
+    engine: &mut regorus::Engine,
+    manifests: &[Manifest],
+    environment: Option<&str>,
+) -> Result<Vec<Diagnostic>, String> {
+    let mut out = Vec::new();
+    for m in manifests {
+        engine.set_input(regorus::Value::from(manifest_input(m, environment)));
+        for (rule, severity) in RULES {
+            let messages = query(engine, &format!("{MAIN}.{rule}"))?;
+            out.extend(messages.into_iter().map(|msg| Diagnostic {
+                severity,
+                file: m.file.clone(),
+                pos: m.pos,
+                problem: Problem::Policy {
+                    address: Some(m.address().to_string()),
+                    rule: format!("main.{rule}"),
+                    message: msg.text,
+                },
+            }));
+        }
+    }
+    Ok(out)
 }
 
 /// The plan rules over the JSON plan. A message naming a declared manifest's address is put

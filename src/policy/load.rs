@@ -21,7 +21,9 @@ pub(crate) struct Loaded {
 impl Loaded {
     /// Where an error regorus does not place is put (the directory holds a file at least).
     pub fn first_file(&self) -> &Path {
-        self.files.first().map_or(Path::new("."), |(f, _)| f.as_path())
+        self.files
+            .first()
+            .map_or(Path::new("."), |(f, _)| f.as_path())
     }
 }
 
@@ -52,12 +54,10 @@ pub(crate) fn load(
                     shown(&dir).display()
                 )))
             }
-            Ok(m) if m.file_type().is_symlink() => {
-                return Err(at_setting(format!(
-                    "`{}` is a symlink, and cfgctl follows none: put the policy directory itself there",
-                    shown(&walked).display()
-                )))
-            }
+            Ok(m) if m.file_type().is_symlink() => return Err(at_setting(format!(
+                "`{}` is a symlink, and cfgctl follows none: put the policy directory itself there",
+                shown(&walked).display()
+            ))),
             Ok(_) => {}
         }
     }
@@ -74,7 +74,8 @@ pub(crate) fn load(
         .into_iter()
         .filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'));
     for entry in walker {
-        let entry = entry.map_err(|e| at_setting(format!("cannot read the policy directory: {e}")))?;
+        let entry =
+            entry.map_err(|e| at_setting(format!("cannot read the policy directory: {e}")))?;
         let is_rego = entry.path().extension().is_some_and(|e| e == "rego");
         if entry.file_type().is_file() && is_rego {
             files.push(shown(entry.path()));
@@ -157,7 +158,11 @@ pub(crate) fn located(file: &Path, message: &str) -> Diagnostic {
         .rev()
         .find_map(|l| l.strip_prefix("error: "))
         .unwrap_or_else(|| message.trim());
-    let text = if place.is_some() { text } else { message.trim() };
+    let text = if place.is_some() {
+        text
+    } else {
+        message.trim()
+    };
     let (path, pos) = place.unwrap_or_else(|| (file.to_path_buf(), Pos::new(1, 1)));
     Diagnostic::error(path, pos, Problem::PolicyInvalid(text.to_string()))
 }
@@ -168,7 +173,8 @@ mod tests {
 
     #[test]
     fn a_regorus_error_is_located_at_its_file_line_and_column() {
-        let message = "\n--> policy/a.rego:3:7\n  |\n3 | deny x {\n  |       ^\nerror: unexpected `{`";
+        let message =
+            "\n--> policy/a.rego:3:7\n  |\n3 | deny x {\n  |       ^\nerror: unexpected `{`";
         let d = located(Path::new("other.rego"), message);
         assert_eq!(d.file, PathBuf::from("policy/a.rego"));
         assert_eq!(d.pos, Pos::new(3, 7));

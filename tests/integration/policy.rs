@@ -15,14 +15,29 @@ use crate::support::{cfgctl_snapshot, copy_dir, root, write, Cfgctl, Tenant};
 fn clean_repository() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     copy_dir(&root().join("examples/quickstart"), dir.path());
-    copy_dir(&root().join("examples/policy/rules"), &dir.path().join("rules"));
-    write(dir.path(), "cfgctl.yaml", "prune: [\"Collection/*\"]\npolicy: rules\n");
+    copy_dir(
+        &root().join("examples/policy/rules"),
+        &dir.path().join("rules"),
+    );
+    write(
+        dir.path(),
+        "cfgctl.yaml",
+        "prune: [\"Collection/*\"]\npolicy: rules\n",
+    );
     let labelled = |file: &str, after: &str, add: &str| {
         let text = std::fs::read_to_string(dir.path().join(file)).unwrap();
         assert!(text.contains(after), "{file} holds {after:?}");
-        write(dir.path(), file, &text.replacen(after, &format!("{after}{add}"), 1));
+        write(
+            dir.path(),
+            file,
+            &text.replacen(after, &format!("{after}{add}"), 1),
+        );
     };
-    labelled("dashboard.yaml", "  collection_slug: checkout\n", "  labels:\n    team: checkout\n");
+    labelled(
+        "dashboard.yaml",
+        "  collection_slug: checkout\n",
+        "  labels:\n    team: checkout\n",
+    );
     labelled(
         "monitor.yaml",
         "  collection_slug: checkout\n",
@@ -55,7 +70,10 @@ fn violating_repository() -> tempfile::TempDir {
 }
 
 fn validate(dir: &Path) -> crate::support::Run {
-    Cfgctl::bare().dir(dir).args(&["validate", "."]).run_blocking()
+    Cfgctl::bare()
+        .dir(dir)
+        .args(&["validate", "."])
+        .run_blocking()
 }
 
 #[test]
@@ -117,8 +135,9 @@ fn the_manifest_rules_pass_a_clean_repository_and_fire_at_each_violation() {
         .env("GITHUB_ACTIONS", "true")
         .run_blocking();
     assert!(
-        r.stdout
-            .contains("::error file=violations.yaml,line=16,col=1::Bucket/ownerless: no `team` label"),
+        r.stdout.contains(
+            "::error file=violations.yaml,line=16,col=1::Bucket/ownerless: no `team` label"
+        ),
         "{}",
         r.stdout
     );
@@ -135,7 +154,8 @@ async fn a_deny_stops_apply_before_anything_is_sent() {
         .await;
     assert_eq!(r.code, 1, "{}", r.transcript());
     assert!(
-        r.stderr.contains("violations.yaml:16:1: error: Bucket/ownerless: no `team` label"),
+        r.stderr
+            .contains("violations.yaml:16:1: error: Bucket/ownerless: no `team` label"),
         "{}",
         r.stderr
     );
@@ -147,7 +167,10 @@ async fn a_deny_stops_apply_before_anything_is_sent() {
     );
     let log = t.emulator.stats().log;
     assert!(!log.is_empty(), "the target was read");
-    assert!(log.iter().all(|l| l.method == "GET"), "nothing sent: {log:?}");
+    assert!(
+        log.iter().all(|l| l.method == "GET"),
+        "nothing sent: {log:?}"
+    );
 
     // The clean repository applies.
     let clean = clean_repository();
@@ -185,7 +208,11 @@ async fn the_plan_rule_denies_the_delete_of_a_collection() {
         .run()
         .await;
     assert_eq!(r.code, 1, "{}", r.transcript());
-    assert!(r.stdout.contains("- Collection/legacy"), "the plan is shown: {}", r.stdout);
+    assert!(
+        r.stdout.contains("- Collection/legacy"),
+        "the plan is shown: {}",
+        r.stdout
+    );
     // No manifest declares it: the message is put at `policy:` in cfgctl.yaml.
     assert!(
         r.stderr.contains(
@@ -194,7 +221,10 @@ async fn the_plan_rule_denies_the_delete_of_a_collection() {
         "{}",
         r.stderr
     );
-    assert!(!dir.path().join("plan.json").exists(), "a denied plan is not saved");
+    assert!(
+        !dir.path().join("plan.json").exists(),
+        "a denied plan is not saved"
+    );
     cfgctl_snapshot!(r.stderr);
 
     t.emulator.reset_stats();
@@ -205,7 +235,9 @@ async fn the_plan_rule_denies_the_delete_of_a_collection() {
         .await;
     assert_eq!(r.code, 1, "{}", r.transcript());
     assert!(t.emulator.stats().log.iter().all(|l| l.method == "GET"));
-    let kept = t.read(Kind::from_name("Collection").unwrap(), Some("legacy")).await;
+    let kept = t
+        .read(Kind::from_name("Collection").unwrap(), Some("legacy"))
+        .await;
     assert_eq!(kept.status, 200, "{kept:?}");
 }
 
@@ -318,10 +350,14 @@ fn a_symlinked_policy_directory_is_refused_where_it_is_named() {
 fn test_policy_needs_a_policy_and_a_test() {
     let dir = clean_repository();
     write(dir.path(), "cfgctl.yaml", "max_deletes: 3\n");
-    let r = Cfgctl::bare().dir(dir.path()).args(&["test-policy"]).run_blocking();
+    let r = Cfgctl::bare()
+        .dir(dir.path())
+        .args(&["test-policy"])
+        .run_blocking();
     assert_eq!(r.code, 1, "{}", r.transcript());
     assert!(
-        r.stderr.contains("`cfgctl.yaml` names no policy directory (`policy: DIR`)"),
+        r.stderr
+            .contains("`cfgctl.yaml` names no policy directory (`policy: DIR`)"),
         "{}",
         r.stderr
     );
@@ -329,10 +365,14 @@ fn test_policy_needs_a_policy_and_a_test() {
     for test in ["monitors", "labels", "dashboards", "collections"] {
         std::fs::remove_file(dir.path().join(format!("rules/{test}_test.rego"))).unwrap();
     }
-    let r = Cfgctl::bare().dir(dir.path()).args(&["test-policy"]).run_blocking();
+    let r = Cfgctl::bare()
+        .dir(dir.path())
+        .args(&["test-policy"])
+        .run_blocking();
     assert_eq!(r.code, 1, "{}", r.transcript());
     assert!(
-        r.stderr.contains("the policy directory holds no `test_` rule"),
+        r.stderr
+            .contains("the policy directory holds no `test_` rule"),
         "{}",
         r.stderr
     );
