@@ -54,10 +54,12 @@ pub(crate) fn load(
                     shown(&dir).display()
                 )))
             }
-            Ok(m) if m.file_type().is_symlink() => return Err(at_setting(format!(
+            Ok(m) if m.file_type().is_symlink() => {
+                return Err(at_setting(format!(
                 "`{}` is a symlink, and cfgctl follows none: put the policy directory itself there",
                 shown(&walked).display()
-            ))),
+            )))
+            }
             Ok(_) => {}
         }
     }
@@ -100,7 +102,7 @@ pub(crate) fn load(
                 packages.insert(package.clone());
                 read.push((file, package));
             }
-            Err(d) => problems.push(d),
+            Err(d) => problems.push(*d),
         }
     }
     if problems.is_empty() {
@@ -120,13 +122,13 @@ fn shown(path: &Path) -> PathBuf {
 
 /// One file: Rego v1 (OPA 1.0's and conftest's default), else v0 (`deny[msg] { ... }`);
 /// a file that reads as neither is reported with the v1 reading's error.
-fn add_file(engine: &mut regorus::Engine, file: &Path) -> Result<String, Diagnostic> {
+fn add_file(engine: &mut regorus::Engine, file: &Path) -> Result<String, Box<Diagnostic>> {
     let text = std::fs::read_to_string(file).map_err(|e| {
-        Diagnostic::error(
+        Box::new(Diagnostic::error(
             file,
             Pos::new(1, 1),
             Problem::PolicyInvalid(format!("cannot read the Rego file: {e}")),
-        )
+        ))
     })?;
     let name = file.display().to_string();
     engine.set_rego_v0(false);
@@ -136,7 +138,7 @@ fn add_file(engine: &mut regorus::Engine, file: &Path) -> Result<String, Diagnos
             engine.set_rego_v0(true);
             let v0 = engine.add_policy(name, text);
             engine.set_rego_v0(false);
-            v0.map_err(|_| located(file, &v1_error.to_string()))
+            v0.map_err(|_| Box::new(located(file, &v1_error.to_string())))
         }
     }
 }
