@@ -108,7 +108,7 @@ pub enum Problem {
     ReferenceCycle { cycle: String },
     #[error("{address}: the server rejected it (dry run): {message}")]
     ServerRejected { address: String, message: String },
-    /// A `deny` or `warn` message of the repository's Rego policy (`crate::policy`).
+    /// A `deny` or `warn` message of the repository's Rego policy (docs/policy.md).
     #[error("{}{message} [{rule}]", .address.as_ref().map(|a| format!("{a}: ")).unwrap_or_default())]
     Policy {
         address: Option<String>,

@@ -104,7 +104,7 @@ pub struct IgnoreRule {
     pub path: String,
 }
 
-/// `policy:`, the directory of Rego rules (`crate::policy`), relative to the repository.
+/// `policy:`, the directory of Rego rules (docs/policy.md), relative to the repository.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PolicyDir {
     /// A relative path with no `..` (it stays inside the repository).
@@ -254,12 +254,23 @@ pub fn parse(file: &Path, text: &str) -> Result<Settings, Vec<Diagnostic>> {
                 ),
             },
             "manage" => settings.manage = manage_rules(&mut r, value),
-            "policy" => match value.as_str().map(std::path::Path::new) {
-                Some(p) if p.is_relative() && p.components().all(|c| matches!(c, std::path::Component::Normal(_) | std::path::Component::CurDir)) && !p.as_os_str().is_empty() => {
-                    let pos = r.spans.nearest(&pointer).map_or(Pos::new(1, 1), |s| s.value);
-                    settings.policy = Some(PolicyDir { path: p.to_path_buf(), pos });
+            "policy" => match value.as_str().filter(|p| inside(p)) {
+                Some(p) => {
+                    let pos = r
+                        .spans
+                        .nearest(&pointer)
+                        .map_or(Pos::new(1, 1), |s| s.value);
+                    let path = p.into();
+                    settings.policy = Some(PolicyDir { path, pos });
                 }
-                _ => r.error(&pointer, false, format!("`policy` must name a directory of Rego files inside the repository (a relative path without `..`), found {value}")),
+                None => r.error(
+                    &pointer,
+                    false,
+                    format!(
+                        "`policy` must name a directory of Rego files inside the repository \
+                         (a relative path without `..`), found {value}"
+                    ),
+                ),
             },
             other => {
                 let known: Vec<String> = FIELDS.iter().map(|s| s.to_string()).collect();
@@ -281,6 +292,16 @@ pub fn parse(file: &Path, text: &str) -> Result<Settings, Vec<Diagnostic>> {
     } else {
         Err(r.diagnostics)
     }
+}
+
+/// A relative path that stays inside the repository (no `..`, no root).
+fn inside(path: &str) -> bool {
+    use std::path::Component;
+    let path = std::path::Path::new(path);
+    !path.as_os_str().is_empty()
+        && path
+            .components()
+            .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
 }
 
 /// `manage: [{match: PATTERN, mode: MODE}]`, every problem located.
