@@ -232,7 +232,10 @@ where
                 token_file.clone_from(&before.token_file);
             }
         }
-        Command::Validate(_) | Command::Schema(_) | Command::Completions(_) => {}
+        Command::Validate(_)
+        | Command::Schema(_)
+        | Command::TestPolicy(_)
+        | Command::Completions(_) => {}
     }
     Ok(cli)
 }
@@ -257,6 +260,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Pull(args) => commands::pull(resolve::pull(args)?),
         Command::Export(args) => commands::export(resolve::export(args)?),
         Command::Schema(args) => commands::schema(&resolve::schema(args)),
+        Command::TestPolicy(args) => commands::test_policy(&args.dir),
         Command::Serve(args) => commands::serve(resolve::serve(args)?),
         Command::Completions(CompletionsArgs { shell }) => {
             // Completions are about the command line itself: they stay here, with clap.

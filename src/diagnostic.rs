@@ -120,6 +120,16 @@ pub enum Problem {
     UnresolvedReference { reference: String, reason: String },
     #[error("overlay: {0}")]
     Overlay(String),
+    /// A `deny` or `warn` message of the repository's Rego policy (docs/policy.md).
+    #[error("{}{message} [{rule}]", .address.as_ref().map(|a| format!("{a}: ")).unwrap_or_default())]
+    Policy {
+        address: Option<String>,
+        /// `main.deny`, `cfgctl.plan.warn`, ...
+        rule: String,
+        message: String,
+    },
+    #[error("policy: {0}")]
+    PolicyInvalid(String),
     #[error("{from} references {target} at `{path}`, which no manifest declares (it must already exist on the server)")]
     UndeclaredReference {
         from: String,

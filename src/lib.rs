@@ -18,6 +18,7 @@ pub mod ops;
 pub mod output;
 pub mod pattern;
 pub mod plan;
+pub mod policy;
 pub mod pull;
 pub mod registry;
 pub mod render;

@@ -9,6 +9,7 @@
 //! manage:                       # per-resource management modes, first match wins
 //!   - {match: "Dashboard/team-*", mode: create-only}
 //! environments: {staging: {url: ..., vars: {...}, overlay: envs/staging}}  # docs/environments.md
+//! policy: policy                # a directory of Rego rules (docs/policy.md)
 //! ```
 //!
 //! Every problem is located at its line and column, like a manifest's.
@@ -36,6 +37,7 @@ const FIELDS: &[&str] = &[
     "allow_literal_secrets",
     "manage",
     "environments",
+    "policy",
 ];
 
 /// How far cfgctl manages a resource (`manage:` in `cfgctl.yaml`; see docs/prune.md,
@@ -104,6 +106,15 @@ pub struct IgnoreRule {
     pub path: String,
 }
 
+/// `policy:`, the directory of Rego rules (docs/policy.md), relative to the repository.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PolicyDir {
+    /// A relative path with no `..` (it stays inside the repository).
+    pub path: std::path::PathBuf,
+    /// Where `policy:` is given, for problems with the directory.
+    pub pos: Pos,
+}
+
 /// Project settings, defaults when there is no file.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Settings {
@@ -116,6 +127,7 @@ pub struct Settings {
     pub manage: Vec<ManageRule>,
     /// `environments:` by name (see `crate::environments`).
     pub environments: std::collections::BTreeMap<String, crate::environments::Environment>,
+    pub policy: Option<PolicyDir>,
 }
 
 impl Settings {
@@ -135,6 +147,7 @@ impl Default for Settings {
             allow_literal_secrets: false,
             manage: Vec::new(),
             environments: Default::default(),
+            policy: None,
         }
     }
 }
@@ -218,7 +231,7 @@ pub fn parse(file: &Path, text: &str) -> Result<Settings, Vec<Diagnostic>> {
         r.error(
             "",
             false,
-            "the settings file must be a mapping with `prune`, `exclude`, `max_deletes`, `ignore` or `manage`"
+            "the settings file must be a mapping with `prune`, `exclude`, `max_deletes`, `ignore`, `manage`, `environments` or `policy`"
                 .into(),
         );
         return Err(r.diagnostics);
@@ -250,6 +263,24 @@ pub fn parse(file: &Path, text: &str) -> Result<Settings, Vec<Diagnostic>> {
                 settings.environments =
                     crate::environments::parse(file, r.spans, value, &mut r.diagnostics)
             }
+            "policy" => match value.as_str().filter(|p| inside(p)) {
+                Some(p) => {
+                    let pos = r
+                        .spans
+                        .nearest(&pointer)
+                        .map_or(Pos::new(1, 1), |s| s.value);
+                    let path = p.into();
+                    settings.policy = Some(PolicyDir { path, pos });
+                }
+                None => r.error(
+                    &pointer,
+                    false,
+                    format!(
+                        "`policy` must name a directory of Rego files inside the repository \
+                         (a relative path without `..`), found {value}"
+                    ),
+                ),
+            },
             other => {
                 let known: Vec<String> = FIELDS.iter().map(|s| s.to_string()).collect();
                 let hint = crate::jsonpath::closest(other, &known)
@@ -259,7 +290,7 @@ pub fn parse(file: &Path, text: &str) -> Result<Settings, Vec<Diagnostic>> {
                     &pointer,
                     true,
                     format!(
-                        "unknown field `{other}`{hint}; expected prune, exclude, max_deletes, ignore, allow_literal_secrets, manage or environments"
+                        "unknown field `{other}`{hint}; expected prune, exclude, max_deletes, ignore, allow_literal_secrets, manage, environments or policy"
                     ),
                 );
             }
@@ -270,6 +301,16 @@ pub fn parse(file: &Path, text: &str) -> Result<Settings, Vec<Diagnostic>> {
     } else {
         Err(r.diagnostics)
     }
+}
+
+/// A relative path that stays inside the repository (no `..`, no root).
+fn inside(path: &str) -> bool {
+    use std::path::Component;
+    let path = std::path::Path::new(path);
+    !path.as_os_str().is_empty()
+        && path
+            .components()
+            .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
 }
 
 /// `manage: [{match: PATTERN, mode: MODE}]`, every problem located.
@@ -494,7 +535,7 @@ mod tests {
             errors("prune:\n  - Dashbord/*\nmax_delete: 3\n"),
             vec![
                 "cfgctl.yaml:2:5: error: invalid settings file: `prune[0]`: pattern `Dashbord/*` names unknown kind `Dashbord` (did you mean `Dashboard`?)",
-                "cfgctl.yaml:3:1: error: invalid settings file: unknown field `max_delete` (did you mean `max_deletes`?); expected prune, exclude, max_deletes, ignore, allow_literal_secrets, manage or environments",
+                "cfgctl.yaml:3:1: error: invalid settings file: unknown field `max_delete` (did you mean `max_deletes`?); expected prune, exclude, max_deletes, ignore, allow_literal_secrets, manage, environments or policy",
             ]
         );
         assert_eq!(

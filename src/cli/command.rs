@@ -55,6 +55,9 @@ pub enum Command {
     /// Plans like `plan` (it needs a target), then prints one node per change and an arrow
     /// to each change that waits for it: `cfgctl graph config | dot -Tsvg > plan.svg`.
     Graph(GraphArgs),
+    /// Run the Rego policy's own tests: every `test_` rule of the directory that cfgctl.yaml's
+    /// `policy:` names. Exit 1 when one fails.
+    TestPolicy(TestPolicyArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(CompletionsArgs),
     /// Run a local emulator of the Config API v1 (every kind, with the server's habits).
@@ -73,6 +76,14 @@ pub struct ValidateArgs {
     pub dir: PathBuf,
     #[command(flatten)]
     pub envs: EnvArgs,
+}
+
+/// The options of `cfgctl test-policy`.
+#[derive(Debug, Args)]
+pub struct TestPolicyArgs {
+    /// The repository (its cfgctl.yaml names the policy directory).
+    #[arg(default_value = ".")]
+    pub dir: PathBuf,
 }
 
 /// Which environments of cfgctl.yaml a command works on (docs/environments.md).
@@ -364,6 +375,7 @@ impl Command {
             | Command::Graph(GraphArgs { target, .. }) => Some(target),
             Command::Validate(_)
             | Command::Schema(_)
+            | Command::TestPolicy(_)
             | Command::Completions(_)
             | Command::Serve(_) => None,
         }

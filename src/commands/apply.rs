@@ -233,6 +233,10 @@ async fn planned_or_saved(
     if let Some(patterns) = &opts.rotate_secrets {
         crate::secrets::add_rotations(&mut plan, &loaded.manifests, &current, patterns);
     }
+    let environment = opts.request.environment.as_deref();
+    crate::policy::check(&opts.request.dir, &loaded, Some(&plan), environment)
+        .print_and_enforce()
+        .map_err(|e| anyhow::anyhow!("{e}: nothing was changed"))?;
     // The manifests are freed (on another thread, not before the first request): the plan
     // holds what apply sends.
     ops::free_aside(loaded);

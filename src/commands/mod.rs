@@ -11,6 +11,7 @@ mod plan;
 mod pull;
 mod schema;
 mod serve;
+mod test_policy;
 mod validate;
 
 pub use apply::*;
@@ -20,6 +21,7 @@ pub use plan::*;
 pub use pull::*;
 pub use schema::*;
 pub use serve::*;
+pub use test_policy::*;
 pub use validate::*;
 
 use anyhow::Context;

@@ -62,6 +62,12 @@ pub fn plan(settings: PlanSettings) -> anyhow::Result<ExitCode> {
             .and_then(|()| out.flush())
             .context("writing to stdout")?;
     }
+    if !drift {
+        // The plan is shown; a denied one is not saved (`--out`) and fails the command.
+        let environment = settings.request.environment.as_deref();
+        crate::policy::check_plan(&settings.request.dir, &plan, environment)?
+            .print_and_enforce()?;
+    }
     if let Some(path) = &settings.out {
         let token = settings.request.target.token.as_deref();
         if let Some(key) = ops::seal_key(token, settings.secret_dir.as_deref()) {

@@ -127,7 +127,9 @@ fn load(opts: &ValidateSettings) -> anyhow::Result<(manifest::Loaded, Problems)>
         names = declared(&opts.dir);
         if names.is_empty() {
             // No environment (or a settings file that cannot say which): the base alone.
-            let base = manifest::load_dir(&opts.dir)?;
+            let mut base = manifest::load_dir(&opts.dir)?;
+            let policy = crate::policy::check(&opts.dir, &base, None, None);
+            base.diagnostics.extend(policy.diagnostics);
             let problems = base
                 .diagnostics
                 .iter()
@@ -139,7 +141,12 @@ fn load(opts: &ValidateSettings) -> anyhow::Result<(manifest::Loaded, Problems)>
     names.sort();
     names.dedup();
     let asked: Vec<Option<&str>> = names.iter().map(|n| Some(n.as_str())).collect();
-    let loads = manifest::load_dir_envs(&opts.dir, &asked)?;
+    let mut loads = manifest::load_dir_envs(&opts.dir, &asked)?;
+    // The policy's manifest rules, with each environment's manifests and name.
+    for (name, loaded) in names.iter().zip(loads.iter_mut()) {
+        let policy = crate::policy::check(&opts.dir, loaded, None, Some(name));
+        loaded.diagnostics.extend(policy.diagnostics);
+    }
     let mut found: std::collections::BTreeMap<_, (Vec<String>, crate::diagnostic::Diagnostic)> =
         Default::default();
     for (name, loaded) in names.iter().zip(&loads) {

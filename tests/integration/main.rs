@@ -21,6 +21,7 @@ mod limits;
 mod memo;
 mod modes;
 mod plan;
+mod policy;
 mod property;
 mod pull;
 mod risk;
