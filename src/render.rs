@@ -11,6 +11,7 @@ use serde_json::Value;
 use crate::output::Inert;
 use crate::plan::{Action, ActionKind, Plan};
 
+mod diff;
 pub mod drift;
 mod fields;
 pub mod graph;
@@ -18,10 +19,11 @@ mod lines;
 mod markdown;
 mod modes;
 mod multiline;
+mod panels;
 mod risk;
 
 #[cfg(test)]
-use fields::document_diff;
+use diff::document_diff;
 pub use markdown::markdown;
 pub(crate) use markdown::{cap_details, diff_block};
 
