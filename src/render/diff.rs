@@ -127,14 +127,18 @@ pub(crate) fn document_diff(before: Option<&Value>, after: Option<&Value>, sides
 }
 
 /// The hunks of a unified diff of two texts that end with a line break, without a header
-/// (the document's header names the sides once), each line inert.
-pub(crate) fn hunk_lines(before: &str, after: &str) -> Vec<Line> {
+/// (the document's header names the sides once), each hunk's `@@` line naming the part it is
+/// in, as git names a hunk's function; each line inert.
+pub(crate) fn hunk_lines(before: &str, after: &str, part: &str) -> Vec<Line> {
     similar::TextDiff::from_lines(before, after)
         .unified_diff()
         .context_radius(3)
         .to_string()
         .lines()
-        .map(|l| Line::PartDiff(inert_line(l)))
+        .map(|l| match l.starts_with("@@") {
+            true => Line::PartDiff(inert_line(&format!("{l} {part}"))),
+            false => Line::PartDiff(inert_line(l)),
+        })
         .collect()
 }
 

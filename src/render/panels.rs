@@ -77,7 +77,10 @@ impl Panel<'_> {
 /// A dashboard split into its panels and the rest of the document.
 #[derive(Debug)]
 struct Dashboard<'a> {
+    /// In the document's order (Grafana: a row, then its nested panels).
     panels: Vec<Panel<'a>>,
+    /// Whether the panels' order is where they sit (Grafana's array; not Perses' keys).
+    ordered: bool,
     /// The document without its panels (Perses: and without the layout items that place them).
     rest: Value,
 }
@@ -93,10 +96,30 @@ pub(crate) fn document_lines(before: &Value, after: &Value, sides: Sides) -> Opt
         parts.extend(hunk_lines(
             &pretty(Some(&old.rest)),
             &pretty(Some(&new.rest)),
+            "outside the panels",
         ));
     }
-    for (b, a) in pair(&old.panels, &new.panels) {
-        part_lines(&mut parts, b.map(|i| &old.panels[i]), a.map(|i| &new.panels[i]));
+    let pairs = pair(&old.panels, &new.panels);
+    // Those that changed rows moved anyway: the order kept is the others'.
+    let candidates: Vec<(usize, usize)> = pairs
+        .iter()
+        .enumerate()
+        .filter_map(|(n, (b, a))| match (b, a) {
+            (Some(b), Some(a)) if old.panels[*b].group == new.panels[*a].group => Some((n, *b)),
+            _ => None,
+        })
+        .collect();
+    let kept = in_order(&candidates);
+    for (n, (b, a)) in pairs.iter().enumerate() {
+        let (b, a) = (b.map(|i| &old.panels[i]), a.map(|i| &new.panels[i]));
+        // In an ordered list a panel that the others' moves only shifted (`panels[4]` now
+        // `panels[3]`) did not move itself; a Perses panel's path is its key.
+        let elsewhere = match (b, a) {
+            (Some(b), Some(a)) if new.ordered => !kept.contains(&n) || b.group != a.group,
+            (Some(b), Some(a)) => b.path != a.path,
+            _ => false,
+        };
+        part_lines(&mut parts, b, a, elsewhere);
     }
     if parts.is_empty() {
         return None;
@@ -110,12 +133,18 @@ pub(crate) fn document_lines(before: &Value, after: &Value, sides: Sides) -> Opt
 }
 
 /// The lines of one panel's change: nothing when it did not change, a `moved` head when it
-/// sits elsewhere, its content's hunks when that changed.
-fn part_lines(out: &mut Vec<Line>, before: Option<&Panel>, after: Option<&Panel>) {
+/// sits elsewhere (`elsewhere`: its path says it moved), its content's hunks (each naming the
+/// panel) when that changed.
+fn part_lines(
+    out: &mut Vec<Line>,
+    before: Option<&Panel>,
+    after: Option<&Panel>,
+    elsewhere: bool,
+) {
     match (before, after) {
         (Some(b), Some(a)) => {
             let same = eq_except(b.value, a.value, a.skip) && b.skip == a.skip;
-            let moves = moves(b, a);
+            let moves = moves(b, a, elsewhere);
             if same && moves.is_empty() {
                 return;
             }
@@ -129,16 +158,17 @@ fn part_lines(out: &mut Vec<Line>, before: Option<&Panel>, after: Option<&Panel>
                 out.extend(hunk_lines(
                     &pretty(Some(&b.content())),
                     &pretty(Some(&a.content())),
+                    &a.label(),
                 ));
             }
         }
         (None, Some(a)) => {
             out.push(Line::Part(Inert(format!("+ {}:", a.label())).to_string()));
-            out.extend(hunk_lines("", &pretty(Some(a.value))));
+            out.extend(hunk_lines("", &pretty(Some(a.value)), &a.label()));
         }
         (Some(b), None) => {
             out.push(Line::Part(Inert(format!("- {}:", b.label())).to_string()));
-            out.extend(hunk_lines(&pretty(Some(b.value)), ""));
+            out.extend(hunk_lines(&pretty(Some(b.value)), "", &b.label()));
         }
         (None, None) => {}
     }
@@ -146,10 +176,10 @@ fn part_lines(out: &mut Vec<Line>, before: Option<&Panel>, after: Option<&Panel>
 
 /// What changed in where a panel sits: `panels[3] -> panels[7]`, `row "A" -> row "B"`,
 /// `x=0 y=8 w=12 h=8 -> x=12 y=8 w=12 h=8`.
-fn moves(b: &Panel, a: &Panel) -> Vec<String> {
+fn moves(b: &Panel, a: &Panel, elsewhere: bool) -> Vec<String> {
     let or = |s: &Option<String>, none: &str| s.clone().unwrap_or_else(|| none.to_string());
     let mut out = Vec::new();
-    if b.path != a.path {
+    if elsewhere {
         out.push(format!("{} -> {}", b.path, a.path));
     }
     if b.group != a.group {
@@ -252,6 +282,31 @@ fn by_title<'p>(
     keyed
 }
 
+/// Of `matched` (a pair's number, its old position; in the new order), the pairs that kept
+/// their order: a longest run whose old positions rise (patience sorting, O(n log n)). The
+/// others moved.
+fn in_order(matched: &[(usize, usize)]) -> BTreeSet<usize> {
+    // tails[k]: the index into `matched` ending the best run of length k + 1 found so far.
+    let mut tails: Vec<usize> = Vec::new();
+    let mut back: Vec<Option<usize>> = vec![None; matched.len()];
+    for (m, &(_, old)) in matched.iter().enumerate() {
+        let k = tails.partition_point(|&t| matched[t].1 < old);
+        back[m] = k.checked_sub(1).map(|p| tails[p]);
+        if k == tails.len() {
+            tails.push(m);
+        } else {
+            tails[k] = m;
+        }
+    }
+    let mut out = BTreeSet::new();
+    let mut at = tails.last().copied();
+    while let Some(m) = at {
+        out.insert(matched[m].0);
+        at = back[m];
+    }
+    out
+}
+
 /// The family a document's shape says, if any.
 fn family(doc: &Value) -> Option<Family> {
     if doc.pointer("/spec/panels").is_some_and(Value::is_object) {
@@ -334,6 +389,15 @@ fn grafana(doc: &Value) -> Option<Dashboard<'_>> {
             Some(t) => format!("row {}", Value::from(t)),
             None => format!("row {path}"),
         };
+        panels.push(Panel {
+            path: path.clone(),
+            name: named(p),
+            group: None,
+            place: place(p.get("gridPos"), grid),
+            id: id(p),
+            value: p,
+            skip: &["gridPos", "panels"],
+        });
         for (j, q) in p.get("panels").and_then(Value::as_array).into_iter().flatten().enumerate() {
             panels.push(Panel {
                 path: format!("{path}.panels[{j}]"),
@@ -345,19 +409,11 @@ fn grafana(doc: &Value) -> Option<Dashboard<'_>> {
                 skip: &["gridPos"],
             });
         }
-        panels.push(Panel {
-            path,
-            name: named(p),
-            group: None,
-            place: place(p.get("gridPos"), grid),
-            id: id(p),
-            value: p,
-            skip: &["gridPos", "panels"],
-        });
         row = Some(this);
     }
     Some(Dashboard {
         panels,
+        ordered: true,
         rest: Value::Object(without(map, "panels")),
     })
 }
@@ -444,6 +500,7 @@ fn perses(doc: &Value) -> Option<Dashboard<'_>> {
         .collect();
     Some(Dashboard {
         panels,
+        ordered: false,
         rest: Value::Object(rest),
     })
 }

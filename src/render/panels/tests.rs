@@ -54,7 +54,7 @@ fn a_changed_query_is_one_hunk_headed_by_its_panel_and_row() {
             "    --- current",
             "    +++ desired",
             "    ~ panels[2] \"Error rate\" (row \"API\"):",
-            "        @@ -5,7 +5,7 @@",
+            "        @@ -5,7 +5,7 @@ panels[2] \"Error rate\" (row \"API\")",
             "           \"targets\": [",
             "             {",
             "               \"refId\": \"A\",",
@@ -80,9 +80,8 @@ fn a_reordered_panel_is_one_move_not_a_delete_and_an_add() {
     let lines = text(&before, &after);
     assert_eq!(
         heads(&lines),
-        ["~ panels[0] \"Errors\": moved: panels[1] -> panels[0]",
-         "~ panels[1] \"Saturation\": moved: panels[2] -> panels[1]",
-         "~ panels[2] \"Latency\": moved: panels[0] -> panels[2], x=0 y=0 w=12 h=8 -> x=0 y=24 w=12 h=8"]
+        // The two it only shifted up did not move.
+        ["~ panels[2] \"Latency\": moved: panels[0] -> panels[2], x=0 y=0 w=12 h=8 -> x=0 y=24 w=12 h=8"]
     );
     assert!(
         !lines.iter().any(|l| l.starts_with("        ")),
@@ -91,21 +90,27 @@ fn a_reordered_panel_is_one_move_not_a_delete_and_an_add() {
 }
 
 #[test]
-fn a_panel_moved_into_a_collapsed_row_is_a_move_into_the_row() {
+fn collapsing_a_row_is_the_rows_change_not_a_move_of_its_panels() {
     let p = grafana_panel(2, "Latency", 1, "a");
     let before = grafana(vec![row(1, "API", 0, vec![]), p.clone()]);
     let after = grafana(vec![row(1, "API", 0, vec![p])]);
     let lines = text(&before, &after);
-    assert_eq!(
-        heads(&lines),
-        [
-            "~ panels[0].panels[0] \"Latency\" (row \"API\"): moved: panels[1] -> panels[0].panels[0]",
-            "~ panels[0] \"API\":",
-        ]
-    );
+    assert_eq!(heads(&lines), ["~ panels[0] \"API\":"]);
     // The row's own change is its `collapsed` flag, not its nested panels.
     assert!(lines.contains(&"        -  \"collapsed\": false".to_string()), "{lines:#?}");
     assert!(!lines.iter().any(|l| l.contains("\"expr\"")), "{lines:#?}");
+}
+
+#[test]
+fn a_panel_moved_to_another_row_says_both_rows() {
+    let p = grafana_panel(3, "Latency", 2, "a");
+    let before = grafana(vec![row(1, "API", 0, vec![]), p.clone(), row(2, "DB", 10, vec![])]);
+    let after = grafana(vec![row(1, "API", 0, vec![]), row(2, "DB", 10, vec![]), p]);
+    let lines = text(&before, &after);
+    assert_eq!(
+        heads(&lines),
+        ["~ panels[2] \"Latency\" (row \"DB\"): moved: panels[1] -> panels[2], row \"API\" -> row \"DB\""]
+    );
 }
 
 #[test]
@@ -126,8 +131,7 @@ fn panels_without_ids_are_matched_by_title_and_occurrence() {
     let lines = text(&before, &after);
     assert_eq!(
         heads(&lines),
-        ["~ panels[0] \"B\": moved: panels[1] -> panels[0]",
-         "~ panels[1] \"A\": moved: panels[0] -> panels[1]"]
+        ["~ panels[0] \"B\": moved: panels[1] -> panels[0]"]
     );
 }
 
