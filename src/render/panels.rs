@@ -345,7 +345,8 @@ fn named(p: &Value) -> Option<&str> {
 /// A grid position as `x=0 y=8 w=12 h=8`, from the members the family names them by.
 fn place(v: Option<&Value>, names: [&str; 4]) -> Option<String> {
     let v = v?;
-    let n = |k: &str| v.get(k).map(Value::to_string).unwrap_or_else(|| "?".into());
+    // An absent coordinate is 0: the plan compares documents without their zero values.
+    let n = |k: &str| v.get(k).map(Value::to_string).unwrap_or_else(|| "0".into());
     Some(format!(
         "x={} y={} w={} h={}",
         n(names[0]),

@@ -19,6 +19,7 @@ mod kinds;
 mod limits;
 mod memo;
 mod modes;
+mod panels;
 mod plan;
 mod property;
 mod pull;

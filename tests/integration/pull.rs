@@ -264,7 +264,7 @@ async fn gone_resources_are_reported_and_unmanaged_ones_become_files() {
          + dashboards/scratch.yaml: Dashboard/scratch (new file)\n\n\
          Gone from the target (manifests kept; remove them to accept the deletion, or `cfgctl apply` to create them again):\n  \
          - Monitor/payments-checkout-errors (monitors/payments.json:2)\n\n\
-         Pull: 0 resources pulled into 0 files, 1 file new, 1 gone from the target, 24 unchanged.\n"
+         Pull: 0 resources pulled into 0 files, 1 file new, 1 gone from the target, 26 unchanged.\n"
     );
     assert_eq!(read(d, "monitors/payments.json"), monitors, "not removed");
     assert!(
