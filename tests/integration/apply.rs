@@ -154,7 +154,7 @@ async fn deletes_run_referrers_first() {
         .filter(|l| l.method == "DELETE")
         .filter_map(|l| address_of(&l.path))
         .collect();
-    assert_eq!(deleted.len(), 23, "{deleted:?}");
+    assert_eq!(deleted.len(), 25, "{deleted:?}");
     let position: BTreeMap<&Address, usize> =
         deleted.iter().enumerate().map(|(i, a)| (a, i)).collect();
     for (kind, slug, object) in fixture_objects() {
@@ -212,7 +212,7 @@ async fn max_deletes_is_enforced() {
             .as_array()
             .unwrap()
             .len(),
-        5
+        6
     );
     // Without --prune nothing is deleted at all.
     let r = Cfgctl::new(&t)
@@ -690,7 +690,7 @@ async fn a_flaky_target_converges_without_duplicates() {
     let everything = everything(&clean).await;
     assert_eq!(
         everything.len(),
-        23,
+        25,
         "{:?}",
         everything.keys().collect::<Vec<_>>()
     );

@@ -300,7 +300,7 @@ async fn an_export_failing_midway_leaves_the_folder_as_it_was() {
     assert_eq!(
         r.stderr,
         format!(
-            "error: `{o}/collections/payments.yaml`: Permission denied (injected by \
+            "error: `{o}/classic-dashboards/platform-nodes.yaml`: Permission denied (injected by \
              __CFGCTL_TEST_WRITE_FAULT); nothing was written (the 2 files already in place put \
              back as they were)\n"
         )

@@ -243,7 +243,7 @@ async fn unsupported_under_the_seed_profile() {
     let summary = r.stdout.lines().last().unwrap().to_string();
     assert_eq!(
         summary,
-        "Plan: 9 to create, 0 to update, 0 to delete, 1 to upsert, 14 unsupported, 0 unchanged."
+        "Plan: 11 to create, 0 to update, 0 to delete, 1 to upsert, 14 unsupported, 0 unchanged."
     );
     let unsupported: Vec<&str> = r
         .stdout

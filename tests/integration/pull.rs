@@ -101,7 +101,7 @@ async fn pull_rewrites_only_what_changed_and_plan_is_clean_after() {
          ~ dashboards/payments-overview.yaml: Dashboard/payments-overview\n  \
          ~ monitors/payments.json: Monitor/payments-gateway-latency\n  \
          ~ teams/teams.yaml: Team/payments\n\n\
-         Pull: 4 resources pulled into 4 files, 0 files new, 0 gone from the target, 21 unchanged.\n"
+         Pull: 4 resources pulled into 4 files, 0 files new, 0 gone from the target, 23 unchanged.\n"
     );
 
     // Each file is what it was with the one value changed: header, comments, the other
@@ -283,7 +283,7 @@ async fn gone_resources_are_reported_and_unmanaged_ones_become_files() {
     assert_eq!(plan.code, 0, "{}", plan.transcript());
     assert!(
         plan.stdout
-            .contains("No changes: the target matches the manifests (2 resources)."),
+            .contains("No changes: the target matches the manifests (3 resources)."),
         "{}",
         plan.stdout
     );
