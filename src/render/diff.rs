@@ -135,9 +135,12 @@ pub(crate) fn hunk_lines(before: &str, after: &str, part: &str) -> Vec<Line> {
         .context_radius(3)
         .to_string()
         .lines()
-        .map(|l| match l.starts_with("@@") {
-            true => Line::PartDiff(inert_line(&format!("{l} {part}"))),
-            false => Line::PartDiff(inert_line(l)),
+        .map(|l| {
+            if l.starts_with("@@") {
+                Line::PartDiff(inert_line(&format!("{l} {part}")))
+            } else {
+                Line::PartDiff(inert_line(l))
+            }
         })
         .collect()
 }
