@@ -6,8 +6,8 @@
 
 use serde_json::Value;
 
-pub(crate) use super::diff::{Line, DRIFT, PLAN};
 use super::diff::{diff_lines, document_diff, Sides};
+pub(crate) use super::diff::{Line, DRIFT, PLAN};
 use super::{lines, multiline, panels};
 use crate::output::Inert;
 use crate::plan::normalize::FieldChange;

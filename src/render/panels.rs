@@ -135,12 +135,7 @@ pub(crate) fn document_lines(before: &Value, after: &Value, sides: Sides) -> Opt
 /// The lines of one panel's change: nothing when it did not change, a `moved` head when it
 /// sits elsewhere (`elsewhere`: its path says it moved), its content's hunks (each naming the
 /// panel) when that changed.
-fn part_lines(
-    out: &mut Vec<Line>,
-    before: Option<&Panel>,
-    after: Option<&Panel>,
-    elsewhere: bool,
-) {
+fn part_lines(out: &mut Vec<Line>, before: Option<&Panel>, after: Option<&Panel>, elsewhere: bool) {
     match (before, after) {
         (Some(b), Some(a)) => {
             let same = eq_except(b.value, a.value, a.skip) && b.skip == a.skip;
@@ -226,7 +221,11 @@ fn pair(before: &[Panel], after: &[Panel]) -> Vec<(Option<usize>, Option<usize>)
     let by_id: BTreeMap<&str, usize> = before
         .iter()
         .enumerate()
-        .filter_map(|(i, p)| p.id.as_deref().filter(|id| ub.contains(id)).map(|id| (id, i)))
+        .filter_map(|(i, p)| {
+            p.id.as_deref()
+                .filter(|id| ub.contains(id))
+                .map(|id| (id, i))
+        })
         .collect();
     for (j, p) in after.iter().enumerate() {
         let found = p.id.as_deref().filter(|id| ua.contains(id));
@@ -249,7 +248,11 @@ fn pair(before: &[Panel], after: &[Panel]) -> Vec<(Option<usize>, Option<usize>)
         .enumerate()
         .map(|(j, i)| (*i, Some(j)))
         .collect();
-    out.extend((0..before.len()).filter(|i| !taken[*i]).map(|i| (Some(i), None)));
+    out.extend(
+        (0..before.len())
+            .filter(|i| !taken[*i])
+            .map(|i| (Some(i), None)),
+    );
     out
 }
 
@@ -399,7 +402,13 @@ fn grafana(doc: &Value) -> Option<Dashboard<'_>> {
             value: p,
             skip: &["gridPos", "panels"],
         });
-        for (j, q) in p.get("panels").and_then(Value::as_array).into_iter().flatten().enumerate() {
+        for (j, q) in p
+            .get("panels")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
             panels.push(Panel {
                 path: format!("{path}.panels[{j}]"),
                 name: named(q),
@@ -448,13 +457,15 @@ fn perses(doc: &Value) -> Option<Dashboard<'_>> {
             let Some(Value::Array(items)) = layout.pointer_mut("/spec/items") else {
                 continue;
             };
-            items.retain(|item| match referenced(item).filter(|k| found.is_some_and(|f| f.contains_key(k))) {
-                Some(key) => {
-                    let at = place(Some(item), ["x", "y", "width", "height"]);
-                    placed.entry(key).or_default().push((section.clone(), at));
-                    false
+            items.retain(|item| {
+                match referenced(item).filter(|k| found.is_some_and(|f| f.contains_key(k))) {
+                    Some(key) => {
+                        let at = place(Some(item), ["x", "y", "width", "height"]);
+                        placed.entry(key).or_default().push((section.clone(), at));
+                        false
+                    }
+                    None => true,
                 }
-                None => true,
             });
         }
     }

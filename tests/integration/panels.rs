@@ -109,17 +109,25 @@ async fn a_one_query_change_in_a_50_panel_perses_dashboard_names_the_panel() {
 async fn a_grafana_panel_moved_to_another_row_is_one_move() {
     let dir = scratch_copy();
     // "api: GC pause" (panels[10]) goes to the end of the Checkout row, below its panels.
-    edit_dashboard(dir.path(), GRAFANA, "ClassicDashboard", "fleet-overview", |doc| {
-        let panels = doc["panels"].as_array_mut().unwrap();
-        let mut p = panels.remove(10);
-        assert_eq!(p["title"], "api: GC pause");
-        p["gridPos"] = json!({"h": 8, "w": 8, "x": 0, "y": 82});
-        panels.insert(31, p);
-    });
+    edit_dashboard(
+        dir.path(),
+        GRAFANA,
+        "ClassicDashboard",
+        "fleet-overview",
+        |doc| {
+            let panels = doc["panels"].as_array_mut().unwrap();
+            let mut p = panels.remove(10);
+            assert_eq!(p["title"], "api: GC pause");
+            p["gridPos"] = json!({"h": 8, "w": 8, "x": 0, "y": 82});
+            panels.insert(31, p);
+        },
+    );
     let (text, _, _) = plan(dir.path()).await;
     assert_eq!(
         part_heads(&text),
-        [r#"~ panels[31] "api: GC pause" (row "Checkout"): moved: panels[10] -> panels[31], row "Api" -> row "Checkout", x=0 y=25 w=8 h=8 -> x=0 y=82 w=8 h=8"#],
+        [
+            r#"~ panels[31] "api: GC pause" (row "Checkout"): moved: panels[10] -> panels[31], row "Api" -> row "Checkout", x=0 y=25 w=8 h=8 -> x=0 y=82 w=8 h=8"#
+        ],
         "{text}"
     );
     assert!(!text.contains("@@"), "a move is no hunk: {text}");
@@ -137,12 +145,17 @@ async fn a_perses_panel_moved_in_the_layout_is_one_move() {
         assert_eq!(item["content"]["$ref"], "#/spec/panels/checkout_gc_pause");
         item["x"] = json!(0);
         item["y"] = json!(40);
-        layouts[1]["spec"]["items"].as_array_mut().unwrap().push(item);
+        layouts[1]["spec"]["items"]
+            .as_array_mut()
+            .unwrap()
+            .push(item);
     });
     let (text, _, _) = plan(dir.path()).await;
     assert_eq!(
         part_heads(&text),
-        [r#"~ spec.panels.checkout_gc_pause "Checkout gc pause" (in "Payments"): moved: in "Checkout" -> in "Payments", x=12 y=32 w=12 h=8 -> x=0 y=40 w=12 h=8"#],
+        [
+            r#"~ spec.panels.checkout_gc_pause "Checkout gc pause" (in "Payments"): moved: in "Checkout" -> in "Payments", x=12 y=32 w=12 h=8 -> x=0 y=40 w=12 h=8"#
+        ],
         "{text}"
     );
     assert!(!text.contains("@@"), "a move is no hunk: {text}");
@@ -152,11 +165,17 @@ async fn a_perses_panel_moved_in_the_layout_is_one_move() {
 #[tokio::test]
 async fn a_change_to_a_panel_nested_in_a_collapsed_row_names_the_row() {
     let dir = scratch_copy();
-    edit_dashboard(dir.path(), GRAFANA, "ClassicDashboard", "fleet-overview", |doc| {
-        let p = &mut doc["panels"][129]["panels"][3];
-        assert_eq!(p["title"], "billing: p50 latency");
-        p["targets"][0]["expr"] = json!("histogram_quantile(0.5, sum by (le) (rate(http_request_duration_seconds_bucket{service=\"billing\",route!=\"/health\"}[5m])))");
-    });
+    edit_dashboard(
+        dir.path(),
+        GRAFANA,
+        "ClassicDashboard",
+        "fleet-overview",
+        |doc| {
+            let p = &mut doc["panels"][129]["panels"][3];
+            assert_eq!(p["title"], "billing: p50 latency");
+            p["targets"][0]["expr"] = json!("histogram_quantile(0.5, sum by (le) (rate(http_request_duration_seconds_bucket{service=\"billing\",route!=\"/health\"}[5m])))");
+        },
+    );
     let (text, _, _) = plan(dir.path()).await;
     assert_eq!(
         part_heads(&text),
@@ -169,17 +188,23 @@ async fn a_change_to_a_panel_nested_in_a_collapsed_row_names_the_row() {
 #[tokio::test]
 async fn a_panel_added_and_one_removed_are_each_shown_whole() {
     let dir = scratch_copy();
-    edit_dashboard(dir.path(), GRAFANA, "ClassicDashboard", "fleet-overview", |doc| {
-        let panels = doc["panels"].as_array_mut().unwrap();
-        let removed = panels.remove(15);
-        assert_eq!(removed["title"], "api: Network out");
-        panels.insert(
-            15,
-            json!({"id": 500, "type": "stat", "title": "api: Availability",
+    edit_dashboard(
+        dir.path(),
+        GRAFANA,
+        "ClassicDashboard",
+        "fleet-overview",
+        |doc| {
+            let panels = doc["panels"].as_array_mut().unwrap();
+            let removed = panels.remove(15);
+            assert_eq!(removed["title"], "api: Network out");
+            panels.insert(
+                15,
+                json!({"id": 500, "type": "stat", "title": "api: Availability",
                    "gridPos": {"h": 8, "w": 8, "x": 16, "y": 33},
                    "targets": [{"refId": "A", "expr": "avg_over_time(up{service=\"api\"}[1h])"}]}),
-        );
-    });
+            );
+        },
+    );
     let (text, _, _) = plan(dir.path()).await;
     assert_eq!(
         part_heads(&text),

@@ -97,14 +97,21 @@ fn collapsing_a_row_is_the_rows_change_not_a_move_of_its_panels() {
     let lines = text(&before, &after);
     assert_eq!(heads(&lines), ["~ panels[0] \"API\":"]);
     // The row's own change is its `collapsed` flag, not its nested panels.
-    assert!(lines.contains(&"        -  \"collapsed\": false".to_string()), "{lines:#?}");
+    assert!(
+        lines.contains(&"        -  \"collapsed\": false".to_string()),
+        "{lines:#?}"
+    );
     assert!(!lines.iter().any(|l| l.contains("\"expr\"")), "{lines:#?}");
 }
 
 #[test]
 fn a_panel_moved_to_another_row_says_both_rows() {
     let p = grafana_panel(3, "Latency", 2, "a");
-    let before = grafana(vec![row(1, "API", 0, vec![]), p.clone(), row(2, "DB", 10, vec![])]);
+    let before = grafana(vec![
+        row(1, "API", 0, vec![]),
+        p.clone(),
+        row(2, "DB", 10, vec![]),
+    ]);
     let after = grafana(vec![row(1, "API", 0, vec![]), row(2, "DB", 10, vec![]), p]);
     let lines = text(&before, &after);
     assert_eq!(
@@ -115,12 +122,28 @@ fn a_panel_moved_to_another_row_says_both_rows() {
 
 #[test]
 fn added_and_removed_panels_show_whole_with_their_sign() {
-    let before = grafana(vec![grafana_panel(1, "Latency", 0, "a"), grafana_panel(2, "Old", 8, "b")]);
-    let after = grafana(vec![grafana_panel(1, "Latency", 0, "a"), grafana_panel(3, "New", 8, "c")]);
+    let before = grafana(vec![
+        grafana_panel(1, "Latency", 0, "a"),
+        grafana_panel(2, "Old", 8, "b"),
+    ]);
+    let after = grafana(vec![
+        grafana_panel(1, "Latency", 0, "a"),
+        grafana_panel(3, "New", 8, "c"),
+    ]);
     let lines = text(&before, &after);
-    assert_eq!(heads(&lines), ["+ panels[1] \"New\":", "- panels[1] \"Old\":"]);
-    assert!(lines.contains(&"        +  \"expr\": \"c\"".to_string()) || lines.iter().any(|l| l.contains("+      \"expr\": \"c\"")), "{lines:#?}");
-    assert!(lines.iter().any(|l| l.contains("-      \"expr\": \"b\"")), "{lines:#?}");
+    assert_eq!(
+        heads(&lines),
+        ["+ panels[1] \"New\":", "- panels[1] \"Old\":"]
+    );
+    assert!(
+        lines.contains(&"        +  \"expr\": \"c\"".to_string())
+            || lines.iter().any(|l| l.contains("+      \"expr\": \"c\"")),
+        "{lines:#?}"
+    );
+    assert!(
+        lines.iter().any(|l| l.contains("-      \"expr\": \"b\"")),
+        "{lines:#?}"
+    );
 }
 
 #[test]
@@ -142,7 +165,10 @@ fn a_change_outside_the_panels_is_a_part_of_its_own() {
     after["refresh"] = json!("5m");
     let lines = text(&before, &after);
     assert_eq!(heads(&lines), ["~ outside the panels:"]);
-    assert!(lines.contains(&"        +  \"refresh\": \"5m\"".to_string()), "{lines:#?}");
+    assert!(
+        lines.contains(&"        +  \"refresh\": \"5m\"".to_string()),
+        "{lines:#?}"
+    );
     assert!(!lines.iter().any(|l| l.contains("Latency")), "{lines:#?}");
 }
 
@@ -178,13 +204,22 @@ fn a_perses_query_change_names_the_key_and_the_display_name() {
         heads(&lines),
         ["~ spec.panels.errors \"Error rate\" (in \"Checkout\"):"]
     );
-    assert!(lines.iter().any(|l| l.starts_with("        +") && l.contains("errors / total")), "{lines:#?}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("        +") && l.contains("errors / total")),
+        "{lines:#?}"
+    );
 }
 
 #[test]
 fn a_perses_layout_move_is_one_move_and_no_layout_diff() {
-    let panels = json!({"rps": perses_panel("Requests", "a"), "errors": perses_panel("Error rate", "b")});
-    let before = perses(panels.clone(), vec![item("rps", 0, 0), item("errors", 12, 0)]);
+    let panels =
+        json!({"rps": perses_panel("Requests", "a"), "errors": perses_panel("Error rate", "b")});
+    let before = perses(
+        panels.clone(),
+        vec![item("rps", 0, 0), item("errors", 12, 0)],
+    );
     let after = perses(panels, vec![item("errors", 0, 0), item("rps", 12, 0)]);
     let lines = text(&before, &after);
     assert_eq!(
@@ -244,5 +279,8 @@ fn markdown_puts_every_part_and_hunk_line_at_column_0() {
         .filter_map(Line::markdown)
         .collect();
     assert_eq!(md[0], "~ panels[0] \"Latency\":");
-    assert!(md.contains(&"+      \"expr\": \"b\"".to_string()), "{md:#?}");
+    assert!(
+        md.contains(&"+      \"expr\": \"b\"".to_string()),
+        "{md:#?}"
+    );
 }
