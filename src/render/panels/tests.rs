@@ -1,3 +1,5 @@
+//! Unit tests of the panel-level dashboard diff: Grafana and Perses shapes, matching, moves.
+
 use serde_json::{json, Value};
 
 use super::document_lines;
