@@ -174,7 +174,7 @@ fn part_lines(out: &mut Vec<Line>, before: Option<&Panel>, after: Option<&Panel>
 fn moves(b: &Panel, a: &Panel, elsewhere: bool) -> Vec<String> {
     let or = |s: &Option<String>, none: &str| s.clone().unwrap_or_else(|| none.to_string());
     let mut out = Vec::new();
-    if elsewhere {
+    if elsewhere && b.path != a.path {
         out.push(format!("{} -> {}", b.path, a.path));
     }
     if b.group != a.group {
