@@ -11,6 +11,7 @@ use serde_json::Value;
 use crate::output::Inert;
 use crate::plan::{Action, ActionKind, Plan};
 
+mod diff;
 pub mod drift;
 pub mod environments;
 mod fields;
@@ -19,11 +20,12 @@ mod lines;
 mod markdown;
 mod modes;
 mod multiline;
+mod panels;
 mod risk;
 
 pub use environments::{DriftOf, EnvDrift, EnvFailure, EnvPlan, EnvStage};
 #[cfg(test)]
-use fields::document_diff;
+use diff::document_diff;
 pub use markdown::markdown;
 pub(crate) use markdown::{cap_details, diff_block};
 

@@ -263,7 +263,7 @@ fn markdown_entry(d: &Drifted) -> String {
     if let Some(r) = &d.reason {
         let _ = writeln!(body, "# {}", Inert(r));
     }
-    if lines.iter().any(|l| matches!(l, Line::Diff(_))) {
+    if lines.iter().any(Line::is_diff) {
         // The diff's own header is left out of Markdown (GitHub would colour it).
         let _ = writeln!(body, "# diff from the target (-) to the manifests (+)");
     }

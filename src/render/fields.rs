@@ -1,100 +1,17 @@
 //! The lines of one field change, shared by the plan and the drift report, in text and in
-//! Markdown. A line knows what it is ([`Line`]), so each form lays it out its own way: the
-//! text indents a diff or a value's block under its field; the Markdown plan puts every `+`/`-`
-//! line at column 0 inside its ```` ```diff ```` block, where GitHub colours it.
+//! Markdown (the line types and diffs are [`super::diff`]'s). A changed dashboard is shown
+//! panel by panel ([`super::panels`]).
 //!
 //! Both read a change the plan's way: `before` is the target's value, `after` the manifests'.
 
 use serde_json::Value;
 
-use super::{lines, multiline};
+use super::diff::{diff_lines, document_diff, Sides};
+pub(crate) use super::diff::{Line, DRIFT, PLAN};
+use super::{lines, multiline, panels};
 use crate::output::Inert;
 use crate::plan::normalize::FieldChange;
 use crate::registry::Kind;
-
-/// What the two sides of a change are called in a unified diff's header.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Sides {
-    pub before: &'static str,
-    pub after: &'static str,
-}
-
-/// The plan's words: what the target has now, what the manifests want.
-pub(crate) const PLAN: Sides = Sides {
-    before: "current",
-    after: "desired",
-};
-
-/// The drift report's: the same direction, named neutrally.
-pub(crate) const DRIFT: Sides = Sides {
-    before: "target",
-    after: "manifests",
-};
-
-/// One shown line of a field change.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Line {
-    /// The field's own line, starting with its sign: `~ path: a -> b`, `+ path:`.
-    Head(String),
-    /// The `---`/`+++` header of a unified diff under a `~` head.
-    DiffHeader(String),
-    /// A line of a unified diff (`@@ …`, `-old`, `+new`, ` context`).
-    Diff(String),
-    /// A line of a value shown under a `+`/`-` head (a pretty-printed JSON value, a
-    /// multi-line string), with the head's sign.
-    Body(char, String),
-}
-
-impl Line {
-    /// The line in the text plan: diffs and values indented under their field.
-    pub(crate) fn text(&self) -> String {
-        match self {
-            Line::Head(s) => s.clone(),
-            Line::DiffHeader(s) | Line::Diff(s) | Line::Body(_, s) => format!("    {s}"),
-        }
-    }
-
-    /// The line inside a Markdown ```` ```diff ```` block, or `None` when it is left out: a
-    /// diff's line at column 0 (so GitHub colours `+`/`-`), a value's line after its sign (as
-    /// wide as the text's indent), no `---`/`+++` header (GitHub would colour it as a change).
-    pub(crate) fn markdown(&self) -> Option<String> {
-        match self {
-            Line::Head(s) | Line::Diff(s) => Some(s.clone()),
-            Line::DiffHeader(_) => None,
-            Line::Body(sign, s) => Some(format!("{sign}   {s}")),
-        }
-    }
-}
-
-/// The lines of a unified diff: the header apart from the rest, each line inert.
-pub(crate) fn diff_lines(diff: &str) -> Vec<Line> {
-    let mut hunks = false;
-    diff.lines()
-        .map(|l| {
-            hunks |= l.starts_with("@@");
-            let l = multiline::inert_line(l);
-            if hunks {
-                Line::Diff(l)
-            } else {
-                Line::DiffHeader(l)
-            }
-        })
-        .collect()
-}
-
-/// A unified diff of two JSON documents, pretty-printed.
-pub(crate) fn document_diff(before: Option<&Value>, after: Option<&Value>, sides: Sides) -> String {
-    let pretty = |v: Option<&Value>| {
-        v.map(|v| serde_json::to_string_pretty(v).unwrap_or_default() + "\n")
-            .unwrap_or_default()
-    };
-    let (old, new) = (pretty(before), pretty(after));
-    similar::TextDiff::from_lines(&old, &new)
-        .unified_diff()
-        .context_radius(3)
-        .header(sides.before, sides.after)
-        .to_string()
-}
 
 /// A value as one line when short, else pretty-printed.
 fn value_lines(v: &Value) -> Vec<String> {
@@ -131,6 +48,13 @@ fn special_lines(kind: Kind, f: &FieldChange, sides: Sides) -> Option<Vec<Line>>
     let f = &*crate::plan::normalize::displayed(kind, f);
     if is_document(kind, &f.path) {
         let mut out = vec![Line::Head(format!("~ {}:", Inert(&f.path)))];
+        // A dashboard: panel by panel, each part headed by the panel it is in.
+        if let (Some(before), Some(after)) = (&f.before, &f.after) {
+            if let Some(parts) = panels::document_lines(before, after, sides) {
+                out.extend(parts);
+                return Some(out);
+            }
+        }
         out.extend(diff_lines(&document_diff(
             f.before.as_ref(),
             f.after.as_ref(),

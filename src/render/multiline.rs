@@ -2,11 +2,9 @@
 //! a change inside one as a line-by-line unified diff, the way embedded documents are.
 //! Each shown line is inert: control characters other than tab are escaped.
 
-use std::fmt::Write as _;
-
 use serde_json::Value;
 
-use super::fields::{diff_lines, Line, Sides};
+use super::diff::{diff_lines, inert_line, text_diff, Line, Sides};
 use crate::output::Inert;
 use crate::plan::normalize::FieldChange;
 
@@ -16,22 +14,6 @@ fn multiline(v: Option<&Value>) -> Option<&str> {
         Some(Value::String(s)) if s.contains('\n') => Some(s),
         _ => None,
     }
-}
-
-/// One line of a string, made safe to print: control characters (but tab) and the Unicode
-/// bidirectional controls become `\u{..}` escapes, so a value cannot move the cursor, clear
-/// the screen or reorder what is shown around it.
-pub(crate) fn inert_line(line: &str) -> String {
-    let mut out = String::with_capacity(line.len());
-    for c in line.chars() {
-        let bidi = matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
-        if (c.is_control() && c != '\t') || bidi {
-            let _ = write!(out, "\\u{{{:x}}}", c as u32);
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }
 
 /// `+ path: |` and the text's lines, indented. The indicator is YAML's: `|` for a text that
@@ -48,22 +30,6 @@ fn block(out: &mut Vec<Line>, sign: char, path: &str, text: &str) {
     for line in text.strip_suffix('\n').unwrap_or(text).split('\n') {
         out.push(Line::Body(sign, inert_line(line)));
     }
-}
-
-/// A unified diff of two texts, line by line, headed with the names of the two sides.
-pub(crate) fn text_diff(before: &str, after: &str, sides: Sides) -> String {
-    // When neither ends with a newline, add one to both: the diff then has no
-    // "no newline at end of file" notes that say nothing about the change.
-    let (b, a) = if !before.ends_with('\n') && !after.ends_with('\n') {
-        (format!("{before}\n"), format!("{after}\n"))
-    } else {
-        (before.to_string(), after.to_string())
-    };
-    similar::TextDiff::from_lines(&b, &a)
-        .unified_diff()
-        .context_radius(3)
-        .header(sides.before, sides.after)
-        .to_string()
 }
 
 /// The lines of a field change when either side is a multi-line string; `None` otherwise
@@ -105,7 +71,7 @@ mod tests {
 
     /// The lines as the text plan shows them.
     fn field_lines(f: &FieldChange) -> Option<Vec<String>> {
-        super::field_lines(f, crate::render::fields::PLAN)
+        super::field_lines(f, crate::render::diff::PLAN)
             .map(|lines| lines.iter().map(Line::text).collect())
     }
 

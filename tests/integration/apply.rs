@@ -49,7 +49,7 @@ async fn full_fixture_applied_in_order_then_plans_no_change() {
         .await;
     assert_eq!(r.code, 0, "{}", r.transcript());
     assert!(
-        r.stdout.contains("Apply: 24 done (0 resolved conflicts), 0 failed, 0 skipped, 0 unsupported, 0 unchanged."),
+        r.stdout.contains("Apply: 26 done (0 resolved conflicts), 0 failed, 0 skipped, 0 unsupported, 0 unchanged."),
         "{}",
         r.stdout
     );
@@ -59,7 +59,7 @@ async fn full_fixture_applied_in_order_then_plans_no_change() {
             .lines()
             .filter(|l| l.starts_with("created "))
             .count(),
-        24,
+        26,
         "{}",
         r.stderr
     );
@@ -86,7 +86,7 @@ async fn full_fixture_applied_in_order_then_plans_no_change() {
             .iter()
             .filter(|l| l.method == "POST")
             .count()
-            == 24
+            == 26
     );
     let again = Cfgctl::new(&t)
         .args(&["plan", "fixtures/valid", "--detailed-exitcode"])
@@ -154,7 +154,7 @@ async fn deletes_run_referrers_first() {
         .filter(|l| l.method == "DELETE")
         .filter_map(|l| address_of(&l.path))
         .collect();
-    assert_eq!(deleted.len(), 23, "{deleted:?}");
+    assert_eq!(deleted.len(), 25, "{deleted:?}");
     let position: BTreeMap<&Address, usize> =
         deleted.iter().enumerate().map(|(i, a)| (a, i)).collect();
     for (kind, slug, object) in fixture_objects() {
@@ -212,7 +212,7 @@ async fn max_deletes_is_enforced() {
             .as_array()
             .unwrap()
             .len(),
-        5
+        6
     );
     // Without --prune nothing is deleted at all.
     let r = Cfgctl::new(&t)
@@ -619,7 +619,7 @@ async fn saved_plans_apply_exactly_or_refuse_when_stale() {
         .await;
     assert_eq!(applied.code, 0, "{}", applied.transcript());
     assert!(
-        applied.stdout.contains("Apply: 24 done"),
+        applied.stdout.contains("Apply: 26 done"),
         "{}",
         applied.stdout
     );
@@ -690,7 +690,7 @@ async fn a_flaky_target_converges_without_duplicates() {
     let everything = everything(&clean).await;
     assert_eq!(
         everything.len(),
-        23,
+        25,
         "{:?}",
         everything.keys().collect::<Vec<_>>()
     );

@@ -523,7 +523,7 @@ async fn list_filters_and_and_or() {
         (
             Kind::named("ClassicDashboard"),
             "bucket_slugs=platform",
-            vec!["platform-nodes"],
+            vec!["fleet-overview", "platform-nodes"],
         ),
         (
             Kind::named("ClassicDashboard"),
@@ -533,7 +533,7 @@ async fn list_filters_and_and_or() {
         (
             Kind::named("Dashboard"),
             "collection_slugs=payments&collection_slugs=infra",
-            vec!["payments-overview"],
+            vec!["payments-overview", "payments-slos"],
         ),
         (Kind::named("Collection"), "team_slugs=infra", vec!["infra"]),
         (

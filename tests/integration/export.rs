@@ -60,12 +60,12 @@ async fn export_then_plan_shows_no_change_and_twice_is_identical() {
     assert_eq!(
         r.stdout,
         format!(
-            "exported 24 resources (14 kinds) from [TARGET] to {}\n",
+            "exported 26 resources (14 kinds) from [TARGET] to {}\n",
             first.display()
         )
     );
     let files = tree(&first);
-    assert_eq!(files.len(), 24);
+    assert_eq!(files.len(), 26);
     assert!(files.contains_key("resource-pools.yaml"));
     assert!(files.contains_key("classic-dashboards/platform-nodes.yaml"));
     let dash = String::from_utf8(files["dashboards/payments-overview.yaml"].clone()).unwrap();
@@ -86,7 +86,7 @@ async fn export_then_plan_shows_no_change_and_twice_is_identical() {
     assert_eq!(plan.code, 0, "{}", plan.transcript());
     assert!(plan
         .stdout
-        .contains("No changes: the target matches the manifests (24 resources)."));
+        .contains("No changes: the target matches the manifests (26 resources)."));
 
     let r = Cfgctl::new(&t)
         .args(&["export", "--out", second.to_str().unwrap()])
@@ -300,7 +300,7 @@ async fn an_export_failing_midway_leaves_the_folder_as_it_was() {
     assert_eq!(
         r.stderr,
         format!(
-            "error: `{o}/collections/payments.yaml`: Permission denied (injected by \
+            "error: `{o}/classic-dashboards/platform-nodes.yaml`: Permission denied (injected by \
              __CFGCTL_TEST_WRITE_FAULT); nothing was written (the 2 files already in place put \
              back as they were)\n"
         )

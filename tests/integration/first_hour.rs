@@ -117,7 +117,7 @@ fn a_local_flag_wins_over_the_url_variable() {
             "{}",
             run.stdout
         );
-        assert!(run.stdout.contains("24 to create"), "{}", run.stdout);
+        assert!(run.stdout.contains("26 to create"), "{}", run.stdout);
     }
     let both = Cfgctl::bare()
         .args(&[

@@ -20,6 +20,7 @@ mod kinds;
 mod limits;
 mod memo;
 mod modes;
+mod panels;
 mod plan;
 mod policy;
 mod property;

@@ -19,7 +19,7 @@ async fn full_fixture_planned_from_empty() {
         .await;
     assert_eq!(text.code, 0, "{}", text.transcript());
     assert!(
-        text.stdout.contains("Plan: 24 to create, 0 to update"),
+        text.stdout.contains("Plan: 26 to create, 0 to update"),
         "{}",
         text.stdout
     );
@@ -39,7 +39,7 @@ async fn full_fixture_planned_from_empty() {
         .await;
     assert_eq!(json.code, 0);
     let v: Value = serde_json::from_str(&json.stdout).unwrap();
-    assert_eq!(v["summary"]["create"], 24);
+    assert_eq!(v["summary"]["create"], 26);
     cfgctl_snapshot!("from_empty_json", json.stdout);
 
     let detailed = Cfgctl::new(&t)
@@ -67,7 +67,7 @@ async fn seeded_tenant_plans_no_change_with_list_requests_only() {
     assert_eq!(r.code, 0, "{}", r.transcript());
     assert_eq!(
         r.stdout,
-        "cfgctl plan for [TARGET]\n\nNo changes: the target matches the manifests (24 resources).\n\nPlan: 0 to create, 0 to update, 0 to delete, 0 to upsert, 0 unsupported, 24 unchanged.\n"
+        "cfgctl plan for [TARGET]\n\nNo changes: the target matches the manifests (26 resources).\n\nPlan: 0 to create, 0 to update, 0 to delete, 0 to upsert, 0 unsupported, 26 unchanged.\n"
     );
     let stats = t.emulator.stats();
     // Only GETs of collections (the singleton's read is its collection path) and the
@@ -243,7 +243,7 @@ async fn unsupported_under_the_seed_profile() {
     let summary = r.stdout.lines().last().unwrap().to_string();
     assert_eq!(
         summary,
-        "Plan: 9 to create, 0 to update, 0 to delete, 1 to upsert, 14 unsupported, 0 unchanged."
+        "Plan: 11 to create, 0 to update, 0 to delete, 1 to upsert, 14 unsupported, 0 unchanged."
     );
     let unsupported: Vec<&str> = r
         .stdout

@@ -101,7 +101,7 @@ async fn pull_rewrites_only_what_changed_and_plan_is_clean_after() {
          ~ dashboards/payments-overview.yaml: Dashboard/payments-overview\n  \
          ~ monitors/payments.json: Monitor/payments-gateway-latency\n  \
          ~ teams/teams.yaml: Team/payments\n\n\
-         Pull: 4 resources pulled into 4 files, 0 files new, 0 gone from the target, 21 unchanged.\n"
+         Pull: 4 resources pulled into 4 files, 0 files new, 0 gone from the target, 23 unchanged.\n"
     );
 
     // Each file is what it was with the one value changed: header, comments, the other
@@ -264,7 +264,7 @@ async fn gone_resources_are_reported_and_unmanaged_ones_become_files() {
          + dashboards/scratch.yaml: Dashboard/scratch (new file)\n\n\
          Gone from the target (manifests kept; remove them to accept the deletion, or `cfgctl apply` to create them again):\n  \
          - Monitor/payments-checkout-errors (monitors/payments.json:2)\n\n\
-         Pull: 0 resources pulled into 0 files, 1 file new, 1 gone from the target, 24 unchanged.\n"
+         Pull: 0 resources pulled into 0 files, 1 file new, 1 gone from the target, 26 unchanged.\n"
     );
     assert_eq!(read(d, "monitors/payments.json"), monitors, "not removed");
     assert!(
@@ -283,7 +283,7 @@ async fn gone_resources_are_reported_and_unmanaged_ones_become_files() {
     assert_eq!(plan.code, 0, "{}", plan.transcript());
     assert!(
         plan.stdout
-            .contains("No changes: the target matches the manifests (2 resources)."),
+            .contains("No changes: the target matches the manifests (3 resources)."),
         "{}",
         plan.stdout
     );

@@ -72,7 +72,7 @@ fn valid_fixture_has_no_problem() {
     assert_eq!(run.code, 0, "{}", run.transcript());
     assert_eq!(
         run.stdout,
-        "valid: 24 manifests in 16 files, 0 errors, 0 warnings\n"
+        "valid: 26 manifests in 18 files, 0 errors, 0 warnings\n"
     );
     assert_eq!(run.stderr, "");
 }
