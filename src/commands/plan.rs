@@ -141,8 +141,11 @@ async fn remembered_or_planned(
         let (loaded, conn, fetched) = load_connect_fetch(&opts.dir, &opts.target).await?;
         return plan_remembering(&memo, opts, &conn, &loaded, fetched);
     };
+    // Once nothing is remembered, the pages are worked out as they arrive and the manifests
+    // digested as they load, both while the lists are still read.
+    let (work, expected) = <(crate::state::WorkOut, crate::plan::Expected)>::default();
     let read = {
-        let listing = crate::state::list_deferred(&conn.client);
+        let listing = crate::state::list_deferred_until(&conn.client, &work);
         tokio::pin!(listing);
         let (hashed, listed) = first_with(hashing, listing.as_mut()).await;
         match hashed {
@@ -151,9 +154,15 @@ async fn remembered_or_planned(
                 let remembered = memo.recall(&id);
                 // Nothing remembered: the manifests load while the lists are still read.
                 let dir = opts.dir.clone();
-                let loading = remembered
-                    .is_none()
-                    .then(|| tokio::task::spawn_blocking(move || load_early(&dir)));
+                let loading = remembered.is_none().then(|| {
+                    work.start(&expected);
+                    let expected = expected.clone();
+                    tokio::task::spawn_blocking(move || {
+                        let loaded = load_early(&dir)?;
+                        loaded.iter().for_each(|l| expected.prepare(l));
+                        anyhow::Ok(loaded)
+                    })
+                });
                 let listing = match listed {
                     Some(l) => l,
                     None => listing.await,
@@ -194,7 +203,7 @@ async fn remembered_or_planned(
     let name = conn.name.clone();
     let (loaded, fetched) = tokio::task::spawn_blocking(move || {
         let mut fetched = listing
-            .finish(&crate::plan::Expected::default())
+            .finish(&expected)
             .with_context(|| format!("reading the current state of {name}"))?;
         // Only the manifests the target has are compared (digested); the objects they
         // describe exactly let go of their text.
@@ -204,7 +213,6 @@ async fn remembered_or_planned(
             .filter(|m| fetched.current.resources.contains_key(&m.address()))
             .collect();
         crate::plan::prepare(&compared);
-        let expected = crate::plan::Expected::default();
         expected.set(&compared, &loaded.settings);
         fetched.current.release_expected(&expected);
         anyhow::Ok((loaded, fetched))
