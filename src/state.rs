@@ -61,8 +61,11 @@ impl WorkOut {
 #[derive(Debug)]
 enum Page {
     Kept(bytes::Bytes),
-    Working(mpsc::Receiver<Result<(Option<String>, Vec<Listed>), String>>),
+    Working(mpsc::Receiver<PageRead>),
 }
+
+/// A page's objects, with its next token when the walk did not follow that one.
+type PageRead = Result<(Option<String>, Vec<Listed>), String>;
 
 impl Page {
     /// The page's body, worked out on another thread when `work` has started; a page the walk
@@ -92,11 +95,7 @@ impl Page {
 
     /// The page's objects, and its next token as the page itself gives it (`None`: the one the
     /// walk followed).
-    fn finish(
-        self,
-        kind: Kind,
-        expected: &Expected,
-    ) -> Result<(Option<String>, Vec<Listed>), String> {
+    fn finish(self, kind: Kind, expected: &Expected) -> PageRead {
         match self {
             Page::Kept(body) => {
                 let (next, page) = crate::wire::split_list_page(kind, &body)?;
