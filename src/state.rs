@@ -575,11 +575,8 @@ mod tests {
         assert_eq!(pages(&as_they_arrive), (3, 3));
         assert_eq!(at_the_end.answers, as_they_arrive.answers);
 
-        let expected = Expected::default();
-        let (a, b) = (
-            at_the_end.finish(&expected).unwrap(),
-            as_they_arrive.finish(&expected).unwrap(),
-        );
+        let a = at_the_end.finish(&Expected::default()).unwrap();
+        let b = as_they_arrive.finish(&Expected::default()).unwrap();
         assert_eq!(a.warnings, b.warnings);
         assert_eq!(a.current.known, b.current.known);
         let objects = |f: &Fetched| -> Vec<_> {
@@ -590,13 +587,7 @@ mod tests {
                 .collect()
         };
         assert_eq!(objects(&a), objects(&b));
-        assert_eq!(
-            a.current
-                .resources
-                .keys()
-                .filter(|k| k.kind == team)
-                .count(),
-            5
-        );
+        let teams = a.current.resources.keys().filter(|k| k.kind == team);
+        assert_eq!(teams.count(), 5);
     }
 }
