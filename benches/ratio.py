@@ -9,13 +9,16 @@ PORT is an emulator already holding the realistic repository (`serve --page-size
 (`subprocess.run`, timed to its exit) and then the harness's `download_floor`, so the binaries
 and the floor see the same machine minute. The harness itself waits with `Popen.wait(timeout)`,
 which polls in steps of up to 50 ms (docs/performance.md); this does not. Set
-CFGCTL_NO_CACHE=1 in the environment to time cold plans instead.
+RATIO_FRESH_HOME=1 in the environment to time cold plans as the harness does (a fresh, empty
+HOME for each run: the memo is there but holds nothing), or CFGCTL_NO_CACHE=1 to time plans
+without the memo at all.
 """
 import json
 import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 
@@ -31,16 +34,26 @@ kinds = [k for k in mf.KINDS if "list" in ops.get(k, ()) and mf.KINDS[k][2] is n
 extra = [perf.SWAGGER_PATH] + [perf.API + mf.KINDS[k][0] for k in mf.KINDS
                                if mf.KINDS[k][2] is None and "read" in ops.get(k, ())]
 env = dict(os.environ, NO_COLOR="1")
+fresh = os.environ.get("RATIO_FRESH_HOME") == "1"
+scratch = tempfile.mkdtemp(prefix="ratio-")
+
+
+def run(b):
+    if fresh:
+        env["HOME"] = tempfile.mkdtemp(dir=scratch)
+    subprocess.run([b] + plan, env=env, stdout=subprocess.DEVNULL, check=True)
+
+
 plan = ["--url", f"http://127.0.0.1:{port}", "--parallelism", "16", "plan", repo, "--format", "json",
         "--detailed-exitcode"]
 times = {b: [] for b in bins}
 times["floor"] = []
 for b in bins:  # the first plan of each binary plans in full and is remembered
-    subprocess.run([b] + plan, env=env, stdout=subprocess.DEVNULL, check=True)
+    run(b)
 for _ in range(rounds):
     for b in bins:
         start = time.monotonic()
-        subprocess.run([b] + plan, env=env, stdout=subprocess.DEVNULL, check=True)
+        run(b)
         times[b].append(time.monotonic() - start)
         times["floor"].append(perf.download_floor(port, None, kinds, extra, time.monotonic() + 60)["wall_s"])
 floor = statistics.median(times["floor"])

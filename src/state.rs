@@ -2,6 +2,8 @@
 //! all pages, all kinds concurrently; the singleton by its read). Never one request per
 //! resource.
 
+use std::sync::{mpsc, Arc, OnceLock};
+
 use futures_util::future::try_join_all;
 
 use crate::client::{Client, ClientError, ListError};
@@ -33,9 +35,77 @@ pub struct Answers(pub [u8; 32]);
 pub struct Listing {
     caps: Capabilities,
     warnings: Vec<String>,
-    /// Per kind: its pages' bodies (split when worked out), or the singleton's answer.
-    kinds: Vec<(Kind, Vec<bytes::Bytes>, Option<serde_json::Value>)>,
+    /// Per kind: its pages (kept, or being worked out), or the singleton's answer.
+    kinds: Vec<(Kind, Vec<Page>, Option<serde_json::Value>)>,
     pub answers: Answers,
+}
+
+/// Whether a deferred reading ([`list_deferred_until`]) works its pages out as they arrive:
+/// not until [`WorkOut::start`], which the caller calls once it knows it will plan in full (no
+/// remembered plan answers it). The pages that arrive from then on are worked out on all cores
+/// while the others download; [`Listing::finish`] works out only those that came before.
+#[derive(Clone, Debug, Default)]
+pub struct WorkOut(Arc<OnceLock<Expected>>);
+
+impl WorkOut {
+    /// From now on, pages are worked out as they arrive (letting go of the text of each object
+    /// `expected` describes exactly, once its digests are set).
+    pub fn start(&self, expected: &Expected) {
+        let _ = self.0.set(expected.clone());
+    }
+}
+
+/// A page of a deferred reading: its body kept, or its objects being worked out on the rayon
+/// pool (with the page's own next token when the walk did not follow that one: see
+/// [`Listing::finish`]).
+#[derive(Debug)]
+enum Page {
+    Kept(bytes::Bytes),
+    Working(mpsc::Receiver<PageRead>),
+}
+
+/// A page's objects, with its next token when the walk did not follow that one.
+type PageRead = Result<(Option<String>, Vec<Listed>), String>;
+
+impl Page {
+    /// The page's body, worked out on another thread when `work` has started; a page the walk
+    /// has split already (`items`) is not split again.
+    fn new(
+        kind: Kind,
+        body: &bytes::Bytes,
+        items: Option<Vec<bytes::Bytes>>,
+        work: &WorkOut,
+    ) -> Page {
+        let Some(expected) = work.0.get().cloned() else {
+            return Page::Kept(body.clone());
+        };
+        let (done, working) = mpsc::sync_channel(1);
+        let body = body.clone();
+        rayon::spawn(move || {
+            let worked = match items {
+                Some(items) => read_page(kind, &items, &expected).map(|l| (None, l)),
+                None => crate::wire::split_list_page(kind, &body).and_then(|(next, items)| {
+                    Ok((Some(next), read_page(kind, &items, &expected)?))
+                }),
+            };
+            let _ = done.send(worked);
+        });
+        Page::Working(working)
+    }
+
+    /// The page's objects, and its next token as the page itself gives it (`None`: the one the
+    /// walk followed).
+    fn finish(self, kind: Kind, expected: &Expected) -> PageRead {
+        match self {
+            Page::Kept(body) => {
+                let (next, page) = crate::wire::split_list_page(kind, &body)?;
+                Ok((Some(next), read_page(kind, &page, expected)?))
+            }
+            Page::Working(working) => working
+                .recv()
+                .map_err(|_| "reading a page failed".to_string())?,
+        }
+    }
 }
 
 impl Listing {
@@ -49,16 +119,16 @@ impl Listing {
                 items = singleton_items(kind, singleton.as_ref());
             }
             let last = pages.len().saturating_sub(1);
-            for (i, body) in pages.iter().enumerate() {
+            for (i, page) in pages.into_iter().enumerate() {
                 let bad = |reason: String| bad_page(kind, ListError::Page(reason));
-                let (next, page) = crate::wire::split_list_page(kind, body).map_err(bad)?;
+                let (next, page) = page.finish(kind, expected).map_err(bad)?;
                 // The walk went on exactly while the pages said there was more.
-                if next.is_empty() != (i == last) {
+                if next.is_some_and(|next| next.is_empty() != (i == last)) {
                     return Err(bad(
                         "its pages read through do not end where they were followed".into(),
                     ));
                 }
-                items.extend(read_page(kind, &page, expected).map_err(bad)?);
+                items.extend(page);
             }
             results.push((kind, items));
         }
@@ -151,19 +221,32 @@ pub fn list_filters(kind: Kind) -> ListQuery {
 /// cannot be addressed.
 type Listed = (Result<Option<String>, String>, Object);
 
-/// One kind's reading: its objects worked out, or (deferred) its pages' texts and the
-/// singleton's answer; with the hash of what was listed.
+/// One kind's reading: its objects worked out, or (deferred) its pages and the singleton's
+/// answer; with the hash of what was listed.
 enum KindRead {
     Done(Vec<Listed>),
-    Deferred(Vec<bytes::Bytes>, Option<serde_json::Value>),
+    Deferred(Vec<Page>, Option<serde_json::Value>),
 }
 
-/// Reads a kind; its objects are worked out as their pages arrive unless `expected` is `None`.
+/// How a reading works out its objects.
+#[derive(Clone, Copy)]
+enum Mode<'a> {
+    /// As their pages arrive, letting go of what is as expected.
+    Eager(&'a Expected),
+    /// Not before the caller says so ([`WorkOut`]).
+    Deferred(&'a WorkOut),
+}
+
+/// Reads a kind; its objects are worked out as their pages arrive, or deferred (`mode`).
 async fn read_kind(
     client: &Client,
     kind: Kind,
-    expected: Option<&Expected>,
+    mode: Mode<'_>,
 ) -> Result<(Kind, KindRead, blake3::Hash), ClientError> {
+    let expected = match mode {
+        Mode::Eager(expected) => Some(expected),
+        Mode::Deferred(_) => None,
+    };
     let mut hash = blake3::Hasher::new();
     hash.update(kind.name().as_bytes());
     if kind.def().singleton {
@@ -197,7 +280,11 @@ async fn read_kind(
                             read_page(kind, &page, &expected)
                         }));
                     }
-                    _ => kept.push(body.clone()),
+                    (_, page) => {
+                        if let Mode::Deferred(work) = mode {
+                            kept.push(Page::new(kind, body, page, work));
+                        }
+                    }
                 }
                 Ok(())
             },
@@ -331,7 +418,7 @@ pub async fn fetch(client: &Client) -> Result<Fetched, ClientError> {
 /// [`fetch`], letting go of the text of each object its manifest describes exactly, as soon as
 /// the manifests' digests are known (see [`Expected`]).
 pub async fn fetch_expecting(client: &Client, expected: &Expected) -> Result<Fetched, ClientError> {
-    let (caps, warnings, read, answers) = read_all(client, Some(expected)).await?;
+    let (caps, warnings, read, answers) = read_all(client, Mode::Eager(expected)).await?;
     let results = read
         .into_iter()
         .map(|(kind, read)| match read {
@@ -346,7 +433,12 @@ pub async fn fetch_expecting(client: &Client, expected: &Expected) -> Result<Fet
 /// Reads capabilities and every readable kind's list, keeping the objects' texts and hashing
 /// them, without working anything out (see [`Listing`]).
 pub async fn list_deferred(client: &Client) -> Result<Listing, ClientError> {
-    let (caps, warnings, read, answers) = read_all(client, None).await?;
+    list_deferred_until(client, &WorkOut::default()).await
+}
+
+/// [`list_deferred`], working the pages out as they arrive once `work` is started.
+pub async fn list_deferred_until(client: &Client, work: &WorkOut) -> Result<Listing, ClientError> {
+    let (caps, warnings, read, answers) = read_all(client, Mode::Deferred(work)).await?;
     let kinds = read
         .into_iter()
         .map(|(kind, read)| match read {
@@ -364,7 +456,7 @@ pub async fn list_deferred(client: &Client) -> Result<Listing, ClientError> {
 
 type ReadAll = (Capabilities, Vec<String>, Vec<(Kind, KindRead)>, Answers);
 
-async fn read_all(client: &Client, expected: Option<&Expected>) -> Result<ReadAll, ClientError> {
+async fn read_all(client: &Client, mode: Mode<'_>) -> Result<ReadAll, ClientError> {
     let (described, description) = described(client).await?;
     let mut answers = blake3::Hasher::new();
     answers.update(description.as_bytes());
@@ -385,11 +477,7 @@ async fn read_all(client: &Client, expected: Option<&Expected>) -> Result<ReadAl
     order.sort_by_key(|&i| readable[i].def().embedded_json.is_empty());
     // The lists are asked for before the description's newer fields are worked out (on a
     // blocking thread meanwhile).
-    let lists = try_join_all(
-        order
-            .iter()
-            .map(|&i| read_kind(client, readable[i], expected)),
-    );
+    let lists = try_join_all(order.iter().map(|&i| read_kind(client, readable[i], mode)));
     let finishing = tokio::task::spawn_blocking(move || described.finish());
     let (results, finished) = futures_util::future::join(lists, finishing).await;
     let results = results?;
@@ -442,5 +530,64 @@ fn assemble(
         current,
         warnings,
         answers,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A reading that works its pages out as they arrive ([`WorkOut`] started before the
+    /// first page) reads to what working them out at the end reads to.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn pages_worked_out_as_they_arrive_read_as_pages_worked_out_at_the_end() {
+        let config = crate::emulator::Config {
+            page_size: 2,
+            max_page_size: 2,
+            ..crate::emulator::Config::default()
+        };
+        let emulator = crate::emulator::Emulator::start(&config, "127.0.0.1:0".parse().unwrap())
+            .await
+            .unwrap();
+        let client = Client::new(&crate::client::ClientConfig::new(emulator.url())).unwrap();
+        let team = Kind::from_name("Team").unwrap();
+        for i in 0..5 {
+            let spec = json!({"slug": format!("t{i}"), "name": format!("Team {i}")});
+            client
+                .create(team, &spec, crate::wire::Commit::Apply)
+                .await
+                .unwrap();
+        }
+        let at_the_end = list_deferred(&client).await.unwrap();
+        let work = WorkOut::default();
+        work.start(&Expected::default());
+        let as_they_arrive = list_deferred_until(&client, &work).await.unwrap();
+        let pages = |l: &Listing| {
+            let (_, pages, _) = l.kinds.iter().find(|(k, ..)| *k == team).unwrap();
+            let working = pages
+                .iter()
+                .filter(|p| matches!(p, Page::Working(_)))
+                .count();
+            (pages.len(), working)
+        };
+        assert_eq!(pages(&at_the_end), (3, 0), "five teams in pages of two");
+        assert_eq!(pages(&as_they_arrive), (3, 3));
+        assert_eq!(at_the_end.answers, as_they_arrive.answers);
+
+        let a = at_the_end.finish(&Expected::default()).unwrap();
+        let b = as_they_arrive.finish(&Expected::default()).unwrap();
+        assert_eq!(a.warnings, b.warnings);
+        assert_eq!(a.current.known, b.current.known);
+        let objects = |f: &Fetched| -> Vec<_> {
+            f.current
+                .resources
+                .iter()
+                .map(|(address, o)| (address.to_string(), o.digest(), o.value()))
+                .collect()
+        };
+        assert_eq!(objects(&a), objects(&b));
+        let teams = a.current.resources.keys().filter(|k| k.kind == team);
+        assert_eq!(teams.count(), 5);
     }
 }

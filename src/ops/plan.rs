@@ -135,6 +135,9 @@ struct MemoRead {
     remembered: Option<Remembered>,
     loading: Option<tokio::task::JoinHandle<anyhow::Result<Option<Loaded>>>>,
     listing: Result<crate::state::Listing, crate::client::ClientError>,
+    /// The manifests' digests, worked out as they load (when nothing was remembered), for the
+    /// pages worked out as they arrive (`state::WorkOut`).
+    expected: crate::plan::Expected,
 }
 
 /// How far the memo's way went: to the plan itself, to what planning needs, or not at all
@@ -153,6 +156,7 @@ async fn remembered_or_read(req: &PlanRequest, memo: &Memo) -> anyhow::Result<Re
         remembered,
         loading,
         listing,
+        expected,
     } = match read_for_memo(req, memo).await {
         Ok(read) => read,
         Err(conn) => return Ok(Reading::Unread(conn.map(Box::new))),
@@ -178,7 +182,7 @@ async fn remembered_or_read(req: &PlanRequest, memo: &Memo) -> anyhow::Result<Re
         }
         None => listing,
     };
-    let (loaded, fetched) = work_out(req, &conn, loading, listing).await?;
+    let (loaded, fetched) = work_out(req, &conn, loading, listing, expected).await?;
     Ok(Reading::Read(Box::new((loaded, conn, fetched))))
 }
 
@@ -190,8 +194,11 @@ async fn read_for_memo(req: &PlanRequest, memo: &Memo) -> Result<MemoRead, Optio
     let Ok(conn) = connect(&req.target).await else {
         return Err(None);
     };
+    // Once nothing is remembered, the pages are worked out as they arrive and the manifests
+    // digested as they load, both while the lists are still read.
+    let (work, expected) = <(crate::state::WorkOut, crate::plan::Expected)>::default();
     let read = {
-        let listing = crate::state::list_deferred(&conn.client);
+        let listing = crate::state::list_deferred_until(&conn.client, &work);
         tokio::pin!(listing);
         let (hashed, listed) = first_with(hashing, listing.as_mut()).await;
         match hashed {
@@ -206,9 +213,15 @@ async fn read_for_memo(req: &PlanRequest, memo: &Memo) -> Result<MemoRead, Optio
                 let remembered = memo.recall(&id);
                 // Nothing remembered: the manifests load while the lists are still read.
                 let dir = req.dir.clone();
-                let loading = remembered
-                    .is_none()
-                    .then(|| tokio::task::spawn_blocking(move || load_early(&dir)));
+                let loading = remembered.is_none().then(|| {
+                    work.start(&expected);
+                    let expected = expected.clone();
+                    tokio::task::spawn_blocking(move || {
+                        let loaded = load_early(&dir)?;
+                        loaded.iter().for_each(|l| expected.prepare(l));
+                        anyhow::Ok(loaded)
+                    })
+                });
                 let listing = match listed {
                     Some(l) => l,
                     None => listing.await,
@@ -224,6 +237,7 @@ async fn read_for_memo(req: &PlanRequest, memo: &Memo) -> Result<MemoRead, Optio
             remembered,
             loading,
             listing,
+            expected,
         }),
         None => Err(Some(conn)),
     }
@@ -236,6 +250,7 @@ async fn work_out(
     conn: &Connection,
     loading: Option<tokio::task::JoinHandle<anyhow::Result<Option<Loaded>>>>,
     listing: Result<crate::state::Listing, crate::client::ClientError>,
+    expected: crate::plan::Expected,
 ) -> anyhow::Result<(Loaded, crate::state::Fetched)> {
     let loading = loading.unwrap_or_else(|| {
         let dir = req.dir.clone();
@@ -247,7 +262,7 @@ async fn work_out(
     let name = conn.name.clone();
     tokio::task::spawn_blocking(move || {
         let mut fetched = listing
-            .finish(&crate::plan::Expected::default())
+            .finish(&expected)
             .with_context(|| format!("reading the current state of {name}"))?;
         // Only the manifests the target has are compared (digested); the objects they
         // describe exactly let go of their text.
@@ -257,7 +272,6 @@ async fn work_out(
             .filter(|m| fetched.current.resources.contains_key(&m.address()))
             .collect();
         crate::plan::prepare(&compared);
-        let expected = crate::plan::Expected::default();
         expected.set(&compared, &loaded.settings);
         fetched.current.release_expected(&expected);
         anyhow::Ok((loaded, fetched))

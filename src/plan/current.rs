@@ -150,6 +150,15 @@ impl Expected {
         let _ = self.0.set(digests);
     }
 
+    /// Works out the digest of every manifest loaded (on all cores: see [`super::prepare`])
+    /// and sets them: done while the target is still read, so that the objects read from
+    /// then on let go of their text at once.
+    pub fn prepare(&self, loaded: &crate::manifest::Loaded) {
+        let all: Vec<&crate::manifest::Manifest> = loaded.manifests.iter().collect();
+        super::prepare(&all);
+        self.set(&all, &loaded.settings);
+    }
+
     /// Whether the object at `address` has its manifest's digest (false while the digests are
     /// not known yet).
     pub fn matches(&self, address: &Address, digest: Digest) -> bool {
