@@ -16,6 +16,7 @@ pub mod memo;
 pub mod output;
 pub mod pattern;
 pub mod plan;
+pub mod promql;
 pub mod pull;
 pub mod registry;
 pub mod render;

@@ -26,6 +26,7 @@ pub(super) fn load_plain(text: &str, shown: &Path, loaded: &mut Loaded) -> bool 
         };
         let mut ctx = DocCheck {
             file: shown,
+            text,
             doc: &doc,
             diagnostics: &mut diagnostics,
             failed: false,
