@@ -39,8 +39,23 @@ pub fn check(text: &str, form: Form) -> Result<(), SyntaxError> {
     let standin = StandIn::new(text, form);
     match promql_parser::parser::parse(&standin.text) {
         Ok(_) => Ok(()),
-        Err(message) => {
+        Err(mut message) => {
             let at = locate(&standin.text, &message);
+            if message == "invalid promql query" {
+                // The crate says no more: name what the grammar refused.
+                let rest = standin.text.get(at..).unwrap_or("").trim_end();
+                let token = promql_parser::parser::lexer(&standin.text).ok().and_then(|l| {
+                    lrpar::Lexer::iter(&l)
+                        .flatten()
+                        .find(|t| t.span().start() == at)
+                        .map(|t| l.span_str(t.span()).to_string())
+                });
+                message = match token {
+                    _ if rest.is_empty() => format!("{message}: unexpected end of the query"),
+                    Some(t) if !t.is_empty() => format!("{message}: unexpected `{t}`"),
+                    _ => message,
+                };
+            }
             Err(SyntaxError {
                 offset: standin.original(at).min(text.len()),
                 message,

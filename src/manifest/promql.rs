@@ -56,6 +56,11 @@ fn pointer_to_dotted(pointer: &str) -> String {
 /// again, is not `value` (the caller points at the value).
 pub(super) fn scalar_pos(text: &str, at: Pos, value: &str, offset: usize) -> Option<Pos> {
     let start = byte_of(text, at)?;
+    // A block scalar's node starts at its content; its header is read from the line it is on.
+    let (start, at) = match block_header(text, start) {
+        Some(header) => (header, pos_of(text, header)),
+        None => (start, at),
+    };
     let mut src = Source {
         text,
         i: start,
@@ -77,6 +82,48 @@ pub(super) fn scalar_pos(text: &str, at: Pos, value: &str, offset: usize) -> Opt
     // Just after the last character.
     let last = positions.get(value.len().checked_sub(1)?)?;
     Some(Pos::new(last.line, last.column + 1))
+}
+
+/// The byte index of the header (`|`, `>-`, ...) of the block scalar whose content starts at
+/// `start`, if it is one: the content is alone on its line, after empty lines and a header
+/// line that ends with the indicator (and perhaps a comment).
+fn block_header(text: &str, start: usize) -> Option<usize> {
+    let before = &text[..start];
+    let line_start = before.rfind('\n').map_or(0, |n| n + 1);
+    if !before[line_start..].trim_matches([' ', '\t']).is_empty() {
+        return None;
+    }
+    let mut end = line_start.checked_sub(1)?;
+    loop {
+        let from = text[..end].rfind('\n').map_or(0, |n| n + 1);
+        let line = text[from..end].trim_end_matches('\r');
+        if line.trim().is_empty() {
+            end = from.checked_sub(1)?;
+            continue;
+        }
+        let code = match line.find(" #") {
+            Some(c) => &line[..c],
+            None => line,
+        }
+        .trim_end();
+        let indicators = code.trim_end_matches(|c: char| c == '-' || c == '+' || c.is_ascii_digit());
+        let header = indicators.len().checked_sub(1)?;
+        let ok = matches!(indicators.as_bytes().last(), Some(b'|' | b'>'))
+            && (header == 0 || matches!(code.as_bytes()[header - 1], b' ' | b'\t'));
+        return ok.then_some(from + header);
+    }
+}
+
+/// The 1-based line and column (in characters) of a byte index.
+fn pos_of(text: &str, i: usize) -> Pos {
+    let before = &text[..i];
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |n| n + 1);
+    let column = before[line_start..].chars().count() + 1;
+    Pos::new(
+        u32::try_from(line).unwrap_or(u32::MAX),
+        u32::try_from(column).unwrap_or(u32::MAX),
+    )
 }
 
 /// The byte index of a 1-based line and column (in characters).
@@ -319,10 +366,9 @@ impl Source<'_> {
                     self.bump();
                 }
                 let more = matches!(self.peek(), Some(' ' | '\t'));
-                if seen_content {
-                    let fold = folded && !more && !previous_more_indented;
-                    emit_breaks(&mut out, &pending, fold);
-                }
+                // Leading empty lines are kept as line breaks, folded or not.
+                let fold = seen_content && folded && !more && !previous_more_indented;
+                emit_breaks(&mut out, &pending, fold);
                 pending.clear();
                 previous_more_indented = more;
                 seen_content = true;
@@ -339,12 +385,12 @@ impl Source<'_> {
             if self.bump().is_none() {
                 break;
             }
-            if seen_content {
+            if seen_content || line.trim().is_empty() {
                 pending.push(at);
             }
         }
         // Clipped: one final break (a strip or keep header only changes the value's end).
-        if let Some(at) = pending.first() {
+        if let Some(at) = pending.first().filter(|_| seen_content) {
             push(&mut out, "\n", *at);
         }
         Some(out)

@@ -49,19 +49,20 @@ fn double_quoted_with_escapes() {
 
 #[test]
 fn literal_block() {
+    // The node starts at the content, as the located reader has it.
     let text = "spec:\n  q: |\n    sum(a)\n      / sum(X)\n  n: 1\n";
     assert_eq!(
-        at_x(text, Pos::new(2, 6), "sum(a)\n  / sum(X)\n"),
+        at_x(text, Pos::new(3, 5), "sum(a)\n  / sum(X)\n"),
         Some(Pos::new(4, 13))
     );
 }
 
 #[test]
 fn folded_block() {
-    let text = "q: >-\n  sum(a)\n  / sum(X)\n\n  + 1\n";
+    let text = "q: >- # a comment\n\n  sum(a)\n  / sum(X)\n\n  + 1\n";
     assert_eq!(
-        at_x(text, Pos::new(1, 4), "sum(a) / sum(X)\n+ 1"),
-        Some(Pos::new(3, 9))
+        at_x(text, Pos::new(3, 3), "\nsum(a) / sum(X)\n+ 1"),
+        Some(Pos::new(4, 9))
     );
 }
 

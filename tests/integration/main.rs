@@ -20,6 +20,7 @@ mod limits;
 mod memo;
 mod modes;
 mod plan;
+mod promql;
 mod property;
 mod pull;
 mod risk;
