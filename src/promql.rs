@@ -44,12 +44,14 @@ pub fn check(text: &str, form: Form) -> Result<(), SyntaxError> {
             if message == "invalid promql query" {
                 // The crate says no more: name what the grammar refused.
                 let rest = standin.text.get(at..).unwrap_or("").trim_end();
-                let token = promql_parser::parser::lexer(&standin.text).ok().and_then(|l| {
-                    lrpar::Lexer::iter(&l)
-                        .flatten()
-                        .find(|t| t.span().start() == at)
-                        .map(|t| l.span_str(t.span()).to_string())
-                });
+                let token = promql_parser::parser::lexer(&standin.text)
+                    .ok()
+                    .and_then(|l| {
+                        lrpar::Lexer::iter(&l)
+                            .flatten()
+                            .find(|t| t.span().start() == at)
+                            .map(|t| l.span_str(t.span()).to_string())
+                    });
                 message = match token {
                     _ if rest.is_empty() => format!("{message}: unexpected end of the query"),
                     Some(t) if !t.is_empty() => format!("{message}: unexpected `{t}`"),
@@ -214,10 +216,7 @@ fn locate(text: &str, message: &str) -> usize {
             .collect::<Vec<_>>();
         for end in ends {
             if promql_parser::parser::lexer(&text[..end]).err().as_deref() == Some(message) {
-                return text[..end]
-                    .char_indices()
-                    .next_back()
-                    .map_or(0, |(i, _)| i);
+                return text[..end].char_indices().next_back().map_or(0, |(i, _)| i);
             }
         }
         return text.len();

@@ -19,8 +19,9 @@ impl DocCheck<'_> {
                 };
                 let located = format!("/spec{pointer}");
                 let pos = match self.doc.spans.get(&located) {
-                    Some(span) => scalar_pos(self.text, span.value, text, e.offset)
-                        .unwrap_or(span.value),
+                    Some(span) => {
+                        scalar_pos(self.text, span.value, text, e.offset).unwrap_or(span.value)
+                    }
                     None => self.doc.start,
                 };
                 self.error(
@@ -106,7 +107,8 @@ fn block_header(text: &str, start: usize) -> Option<usize> {
             None => line,
         }
         .trim_end();
-        let indicators = code.trim_end_matches(|c: char| c == '-' || c == '+' || c.is_ascii_digit());
+        let indicators =
+            code.trim_end_matches(|c: char| c == '-' || c == '+' || c.is_ascii_digit());
         let header = indicators.len().checked_sub(1)?;
         let ok = matches!(indicators.as_bytes().last(), Some(b'|' | b'>'))
             && (header == 0 || matches!(code.as_bytes()[header - 1], b' ' | b'\t'));
@@ -134,9 +136,11 @@ fn byte_of(text: &str, at: Pos) -> Option<usize> {
     }
     let line = &text[line_start..];
     let col = at.column.checked_sub(1)? as usize;
-    let within = line.char_indices().nth(col).map(|(i, _)| i).or_else(|| {
-        (line.chars().count() == col).then_some(line.len())
-    })?;
+    let within = line
+        .char_indices()
+        .nth(col)
+        .map(|(i, _)| i)
+        .or_else(|| (line.chars().count() == col).then_some(line.len()))?;
     Some(line_start + within)
 }
 

@@ -69,7 +69,10 @@ fn folded_block() {
 #[test]
 fn the_end_of_the_value_is_after_its_last_character() {
     let text = "q: 'x +'\n";
-    assert_eq!(scalar_pos(text, Pos::new(1, 4), "x +", 3), Some(Pos::new(1, 8)));
+    assert_eq!(
+        scalar_pos(text, Pos::new(1, 4), "x +", 3),
+        Some(Pos::new(1, 8))
+    );
 }
 
 #[test]

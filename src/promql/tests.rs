@@ -19,16 +19,36 @@ fn each_kind_of_error_is_at_its_character() {
         ("x{a~\"b\"}", 3, "unexpected character inside braces: '~'"),
         ("foo_bar(x)", 0, "unknown function with name 'foo_bar'"),
         ("x{a=\"\\q\"}", 6, "unknown escape sequence 'q'"),
-        ("x + ", 3, "invalid promql query: unexpected end of the query"),
-        ("sum by (a b) (x)", 10, "invalid promql query: unexpected `b`"),
+        (
+            "x + ",
+            3,
+            "invalid promql query: unexpected end of the query",
+        ),
+        (
+            "sum by (a b) (x)",
+            10,
+            "invalid promql query: unexpected `b`",
+        ),
         ("1 +* 2", 3, "invalid promql query: unexpected `*`"),
-        ("y + rate(x)", 4, "expected type matrix in call to function 'rate', got vector"),
-        ("x{a=b}", 4, "unexpected identifier 'b' in label matching, expected string"),
+        (
+            "y + rate(x)",
+            4,
+            "expected type matrix in call to function 'rate', got vector",
+        ),
+        (
+            "x{a=b}",
+            4,
+            "unexpected identifier 'b' in label matching, expected string",
+        ),
         ("x)", 1, "unexpected right parenthesis ')'"),
         ("'abc", 0, "unterminated quoted string '"),
         ("x @ foo", 4, "invalid promql query: unexpected `foo`"),
         ("x[5m:1m:2m]", 7, "unexpected second colon(:) in brackets"),
-        ("y and 1", 2, "set operator 'and' not allowed in binary scalar expression"),
+        (
+            "y and 1",
+            2,
+            "set operator 'and' not allowed in binary scalar expression",
+        ),
     ];
     for (text, at, message) in cases {
         assert_eq!(err(text, EXPR), (at, message.to_string()), "{text}");

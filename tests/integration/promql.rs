@@ -11,15 +11,35 @@ const KINDS: &[(&str, usize, &str)] = &[
     ("x{a~\"b\"}", 3, "unexpected character inside braces: '~'"),
     ("foo_bar(x)", 0, "unknown function with name 'foo_bar'"),
     ("x{a=\"\\q\"}", 6, "unknown escape sequence 'q'"),
-    ("x +", 3, "invalid promql query: unexpected end of the query"),
-    ("sum by (a b) (x)", 10, "invalid promql query: unexpected `b`"),
+    (
+        "x +",
+        3,
+        "invalid promql query: unexpected end of the query",
+    ),
+    (
+        "sum by (a b) (x)",
+        10,
+        "invalid promql query: unexpected `b`",
+    ),
     ("1 +* 2", 3, "invalid promql query: unexpected `*`"),
-    ("y + rate(x)", 4, "expected type matrix in call to function 'rate', got vector"),
-    ("x{a=b}", 4, "unexpected identifier 'b' in label matching, expected string"),
+    (
+        "y + rate(x)",
+        4,
+        "expected type matrix in call to function 'rate', got vector",
+    ),
+    (
+        "x{a=b}",
+        4,
+        "unexpected identifier 'b' in label matching, expected string",
+    ),
     ("x)", 1, "unexpected right parenthesis ')'"),
     ("x @ foo", 4, "invalid promql query: unexpected `foo`"),
     ("x[5m:1m:2m]", 7, "unexpected second colon(:) in brackets"),
-    ("y and 1", 2, "set operator 'and' not allowed in binary scalar expression"),
+    (
+        "y and 1",
+        2,
+        "set operator 'and' not allowed in binary scalar expression",
+    ),
 ];
 
 const BUCKET: &str = "api_version: v1/config\nkind: Bucket\nspec:\n  slug: b\n  name: B\n";
@@ -71,7 +91,11 @@ fn write_styles(dir: &std::path::Path) -> Vec<String> {
     files::write(dir, "block.yaml", &block.join("---\n"));
     files::write(dir, "quoted.yaml", &quoted.join("---\n"));
     files::write(dir, "single.yaml", &single.join("---\n"));
-    files::write(dir, "monitors.json", &format!("[\n  {}\n]\n", json.join(",\n  ")));
+    files::write(
+        dir,
+        "monitors.json",
+        &format!("[\n  {}\n]\n", json.join(",\n  ")),
+    );
     expected
 }
 
@@ -79,7 +103,10 @@ fn write_styles(dir: &std::path::Path) -> Vec<String> {
 fn each_kind_of_syntax_error_is_at_its_character_in_every_style() {
     let dir = tempfile::tempdir().unwrap();
     let mut expected = write_styles(dir.path());
-    let run = Cfgctl::bare().dir(dir.path()).args(&["validate"]).run_blocking();
+    let run = Cfgctl::bare()
+        .dir(dir.path())
+        .args(&["validate"])
+        .run_blocking();
     run.assert_clean_exit();
     assert_eq!(run.code, 1, "{}", run.transcript());
     let mut found: Vec<String> = run
@@ -118,7 +145,10 @@ fn folded_and_templated_queries_are_located_too() {
         "derived.yaml",
         "api_version: v1/config\nkind: DerivedMetric\nspec:\n  slug: d\n  name: D\n  metric_name: d\n  queries:\n    - query:\n        prometheus_expr: sum(rate(x{code=~\"5..$\",$service}[5m])) / sum(rate(x{$service}[5m]))\n        variables:\n          - name: service\n            default_prometheus_selector: service=checkout\n",
     );
-    let run = Cfgctl::bare().dir(dir.path()).args(&["validate"]).run_blocking();
+    let run = Cfgctl::bare()
+        .dir(dir.path())
+        .args(&["validate"])
+        .run_blocking();
     let promql: Vec<&str> = run
         .stdout
         .lines()
@@ -142,7 +172,11 @@ fn every_query_of_the_fixtures_and_examples_parses() {
         let run = Cfgctl::bare()
             .args(&["validate", &root().join(dir).to_string_lossy()])
             .run_blocking();
-        assert!(!run.stdout.contains("PromQL"), "{dir}: {}", run.transcript());
+        assert!(
+            !run.stdout.contains("PromQL"),
+            "{dir}: {}",
+            run.transcript()
+        );
     }
     for entry in std::fs::read_dir(root().join("fixtures/invalid")).unwrap() {
         let path = entry.unwrap().path();
