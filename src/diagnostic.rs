@@ -74,6 +74,8 @@ pub enum Problem {
     RequiredOneOf { address: String, rule: String },
     #[error("invalid `{field}`: {message}")]
     InvalidEmbeddedJson { field: String, message: String },
+    #[error("invalid PromQL in `{field}`: {message}")]
+    PromqlSyntax { field: String, message: String },
     #[error("duplicate {address}: already declared at {first}")]
     Duplicate { address: String, first: String },
     #[error("{kind} `{field}` {value:?} is already used by {other} at {first}; it must be unique")]

@@ -160,7 +160,7 @@ pub fn reference_markdown() -> String {
     let mut out = String::new();
     out.push_str("# Manifest reference\n\n");
     out.push_str("<!-- Generated from the kind registry and the embedded swagger file; do not edit.\n     Regenerate with: CFGCTL_UPDATE_DOCS=1 cargo test --test integration docs -->\n\n");
-    out.push_str("Every manifest is `api_version: v1/config`, `kind: KIND` and `spec:` holding the API object\nwith the API's own field names. Unknown fields, wrong types, unknown enum values and read-only\nfields are errors that `cfgctl validate` reports with file, line and column.\n\n");
+    out.push_str("Every manifest is `api_version: v1/config`, `kind: KIND` and `spec:` holding the API object\nwith the API's own field names. Unknown fields, wrong types, unknown enum values and read-only\nfields are errors that `cfgctl validate` reports with file, line and column. Every field the API\ndescription calls a PromQL query, expression or label selector is parsed offline; a syntax\nerror is reported at the line and column of the offending character inside the manifest.\n\n");
     out.push_str("Kinds: ");
     let links: Vec<String> = crate::registry::embedded_kinds()
         .into_iter()
@@ -225,6 +225,25 @@ pub fn reference_markdown() -> String {
                 e.field,
                 vol.join(", ")
             );
+        }
+        if !def.promql.is_empty() {
+            let fs: Vec<String> = def
+                .promql
+                .iter()
+                .map(|f| {
+                    let how = if f.form.selector {
+                        " (a label selector)"
+                    } else if f.form.template {
+                        " (a template: its `{{ .Window }}` placeholders are stood in for)"
+                    } else if f.form.variables {
+                        " (its `$name` variables are stood in for)"
+                    } else {
+                        ""
+                    };
+                    format!("`{}`{how}", f.path)
+                })
+                .collect();
+            let _ = writeln!(out, "- PromQL, parsed by `validate`: {}", fs.join(", "));
         }
         if !def.list_filters.is_empty() {
             let fs: Vec<String> = def

@@ -19,6 +19,7 @@ pub mod output;
 pub mod pattern;
 pub mod plan;
 pub mod policy;
+pub mod promql;
 pub mod pull;
 pub mod registry;
 pub mod render;

@@ -21,9 +21,11 @@ use crate::settings::{self, Settings};
 use crate::spec::{self, API_VERSION};
 use crate::yaml::{self, Document, Pos, Spans};
 
+mod embedded;
 mod env;
 mod locate;
 mod overlay;
+mod promql;
 mod read;
 mod secrets;
 mod shape;
@@ -215,6 +217,7 @@ fn load_text(path: &Path, shown: &Path, text: &str, ctx: &vars::Context<'_>, loa
         let value = std::mem::take(&mut doc.value);
         let mut check = DocCheck {
             file: shown,
+            text: yaml::strip_bom(text),
             doc: &doc,
             diagnostics: &mut loaded.diagnostics,
             failed: false,
@@ -231,6 +234,8 @@ fn load_text(path: &Path, shown: &Path, text: &str, ctx: &vars::Context<'_>, loa
 /// The checks of one document.
 struct DocCheck<'a> {
     file: &'a Path,
+    /// The file's text (for positions inside a string value).
+    text: &'a str,
     doc: &'a Document,
     diagnostics: &'a mut Vec<Diagnostic>,
     failed: bool,
@@ -261,6 +266,37 @@ impl DocCheck<'_> {
 
     /// Checks the document's value (taken out of it: the spec is kept, never copied).
     fn check(&mut self, value: Value) -> Option<Manifest> {
+        let (kind, spec) = self.envelope(value)?;
+        // The nodes inside an embedded document are checked here and never pointed at later:
+        // keeping their positions for the whole run would cost more than the document itself.
+        let spans = spec_spans(self.doc, kind);
+        let mut spec = Value::Object(spec);
+        let bad_embedded = self.embedded_json(kind, &mut spec);
+        if let Some(why) = kind.def().unaddressable {
+            let pos = self.value_pos("/kind");
+            self.error(pos, Problem::Unaddressable(why.to_string()));
+            return None;
+        }
+        let slug = self.slug(kind, &spec);
+        self.schema(kind, slug.as_deref(), &spec, &bad_embedded);
+        self.promql(kind, &spec);
+        self.literal_secrets(kind, slug.as_deref(), &spec);
+        if self.failed {
+            return None;
+        }
+        Some(Manifest {
+            kind,
+            slug,
+            spec: std::sync::Arc::new(spec),
+            file: self.file.to_path_buf(),
+            pos: self.doc.start,
+            spans,
+            digest: std::sync::OnceLock::new(),
+        })
+    }
+
+    /// The `api_version`/`kind`/`spec` envelope: the kind and the spec, when both are usable.
+    fn envelope(&mut self, value: Value) -> Option<(Kind, serde_json::Map<String, Value>)> {
         let Value::Object(mut envelope) = value else {
             let found = crate::jsonpath::type_name(&value);
             self.error(self.doc.start, Problem::NotMapping { found });
@@ -309,57 +345,55 @@ impl DocCheck<'_> {
             }
         }
         let kind = kind?;
-        let spec = match envelope.shift_remove("spec") {
+        match envelope.shift_remove("spec") {
             None => {
                 self.error(self.doc.start, Problem::MissingSpec(kind));
-                return None;
+                None
             }
-            Some(Value::Object(spec)) => spec,
+            Some(Value::Object(spec)) => Some((kind, spec)),
             Some(other) => {
                 let pos = self.value_pos("/spec");
                 self.error(
                     pos,
                     Problem::SpecNotMapping(crate::jsonpath::type_name(&other)),
                 );
-                return None;
+                None
             }
-        };
-        // The nodes inside an embedded document are checked here and never pointed at later:
-        // keeping their positions for the whole run would cost more than the document itself.
-        let spans = spec_spans(self.doc, kind);
-        let mut spec = Value::Object(spec);
-        let bad_embedded = self.embedded_json(kind, &mut spec);
-        if let Some(why) = kind.def().unaddressable {
-            let pos = self.value_pos("/kind");
-            self.error(pos, Problem::Unaddressable(why.to_string()));
+        }
+    }
+
+    /// The spec's slug (none for a singleton), checked usable.
+    fn slug(&mut self, kind: Kind, spec: &Value) -> Option<String> {
+        if kind.def().singleton {
             return None;
         }
-        let slug = if kind.def().singleton {
-            None
-        } else {
-            match spec.get("slug") {
-                Some(Value::String(s)) if !crate::wire::is_usable_segment(s) && !s.is_empty() => {
-                    let pos = self.value_pos("/spec/slug");
-                    self.error(
-                        pos,
-                        Problem::UnusableSlug {
-                            kind,
-                            slug: s.clone(),
-                        },
-                    );
-                    None
-                }
-                Some(Value::String(s)) if !s.is_empty() => Some(s.clone()),
-                // A slug of another type is the schema check's to report.
-                Some(v) if !v.is_string() => None,
-                _ => {
-                    let pos = self.key_pos("/spec");
-                    self.error(pos, Problem::MissingSlug(kind));
-                    None
-                }
+        match spec.get("slug") {
+            Some(Value::String(s)) if !crate::wire::is_usable_segment(s) && !s.is_empty() => {
+                let pos = self.value_pos("/spec/slug");
+                self.error(
+                    pos,
+                    Problem::UnusableSlug {
+                        kind,
+                        slug: s.clone(),
+                    },
+                );
+                None
             }
-        };
-        for problem in spec::check_spec(kind, &spec) {
+            Some(Value::String(s)) if !s.is_empty() => Some(s.clone()),
+            // A slug of another type is the schema check's to report.
+            Some(v) if !v.is_string() => None,
+            _ => {
+                let pos = self.key_pos("/spec");
+                self.error(pos, Problem::MissingSlug(kind));
+                None
+            }
+        }
+    }
+
+    /// The spec against the kind's schema and its one-of rules.
+    fn schema(&mut self, kind: Kind, slug: Option<&str>, spec: &Value, bad_embedded: &[String]) {
+        let address = || Address::new(kind, slug.map(str::to_string)).to_string();
+        for problem in spec::check_spec(kind, spec) {
             // An embedded document that failed its own check is reported once.
             if bad_embedded.contains(&problem.pointer) {
                 continue;
@@ -374,127 +408,25 @@ impl DocCheck<'_> {
             self.error(
                 pos,
                 Problem::Schema {
-                    address: Address::new(kind, slug.clone()).to_string(),
+                    address: address(),
                     message: problem.message,
                 },
             );
         }
-        if let Some(slug) = &slug {
+        if slug.is_some() {
             for rule in kind.def().required {
-                if !rule.satisfied_by(&spec) {
+                if !rule.satisfied_by(spec) {
                     let pos = self.key_pos("/spec");
                     self.error(
                         pos,
                         Problem::RequiredOneOf {
-                            address: Address::new(kind, Some(slug.clone())).to_string(),
+                            address: address(),
                             rule: rule.describe(),
                         },
                     );
                 }
             }
         }
-        self.literal_secrets(kind, slug.as_deref(), &spec);
-        if self.failed {
-            return None;
-        }
-        Some(Manifest {
-            kind,
-            slug,
-            spec: std::sync::Arc::new(spec),
-            file: self.file.to_path_buf(),
-            pos: self.doc.start,
-            spans,
-            digest: std::sync::OnceLock::new(),
-        })
-    }
-
-    /// `dashboard_json` given as a mapping becomes its JSON string; given as a string it must
-    /// hold a JSON object.
-    fn embedded_json(&mut self, kind: Kind, spec: &mut Value) -> Vec<String> {
-        let mut failed = Vec::new();
-        for embedded in kind.def().embedded_json {
-            let Some(value) = spec.get_mut(embedded.field) else {
-                continue;
-            };
-            let pointer = format!("/spec/{}", embedded.field);
-            let field = embedded.field.to_string();
-            let errors_before = self.diagnostics.len();
-            match value {
-                Value::Object(_) => {
-                    // Serialising a Value cannot fail.
-                    let text = serde_json::to_string(value).unwrap_or_default();
-                    *value = Value::String(text);
-                }
-                Value::String(text) if text.trim().is_empty() => {}
-                Value::String(text) => match serde_json::from_str::<Shape>(text) {
-                    Ok(Shape("a mapping")) => {}
-                    Ok(Shape(found)) => {
-                        let pos = self.value_pos(&pointer);
-                        self.error(
-                            pos,
-                            Problem::InvalidEmbeddedJson {
-                                field,
-                                message: format!(
-                                    "the document must be a JSON object, found {found}"
-                                ),
-                            },
-                        );
-                    }
-                    Err(e) => {
-                        let pos = self.embedded_pos(&pointer, e.line(), e.column());
-                        self.error(
-                            pos,
-                            Problem::InvalidEmbeddedJson {
-                                field,
-                                message: format!(
-                                    "not valid JSON: {} at line {} column {} of the document",
-                                    yaml::json_message(&e),
-                                    e.line(),
-                                    e.column()
-                                ),
-                            },
-                        );
-                    }
-                },
-                other => {
-                    let found = crate::jsonpath::type_name(other);
-                    let pos = self.value_pos(&pointer);
-                    self.error(
-                        pos,
-                        Problem::InvalidEmbeddedJson {
-                            field,
-                            message: format!("expected a JSON string or a mapping, found {found}"),
-                        },
-                    );
-                }
-            }
-            if self.diagnostics.len() > errors_before {
-                failed.push(format!("/{}", embedded.field));
-            }
-        }
-        failed
-    }
-
-    /// The position of a JSON syntax error inside an embedded document: exact for a block
-    /// scalar (`dashboard_json: |`), whose lines keep their columns; the value otherwise.
-    fn embedded_pos(&self, pointer: &str, line: usize, column: usize) -> Pos {
-        let Some(span) = self.doc.spans.get(pointer) else {
-            return self.doc.start;
-        };
-        let is_block = span.key.is_some_and(|k| k.line < span.value.line);
-        if !is_block || line == 0 {
-            return span.value;
-        }
-        let add = |base: u32, n: usize| {
-            u32::try_from(n)
-                .ok()
-                .and_then(|n| base.checked_add(n))
-                .unwrap_or(base)
-        };
-        Pos::new(
-            add(span.value.line, line - 1),
-            add(span.value.column, column.saturating_sub(1)),
-        )
     }
 }
 

@@ -217,6 +217,14 @@ pub enum FieldNote {
     Ordered(&'static str),
 }
 
+/// A field holding PromQL (dotted, `[]` for arrays), and how it is read: derived from the
+/// field's description (`derive::promql_fields`).
+#[derive(Clone, Copy, Debug)]
+pub struct PromqlField {
+    pub path: &'static str,
+    pub form: crate::promql::Form,
+}
+
 /// One row of the registry.
 #[derive(Debug)]
 pub struct KindDef {
@@ -242,6 +250,8 @@ pub struct KindDef {
     pub server_owned: &'static [&'static str],
     /// Fields that hold credentials (dotted, `[]` for arrays; see `secrets`).
     pub secrets: &'static [&'static str],
+    /// Fields parsed as PromQL at validation.
+    pub promql: &'static [PromqlField],
     /// Defaults and sets the swagger's descriptions do not state in a form cfgctl derives
     /// (see `semantics`); most kinds need none.
     pub field_notes: &'static [FieldNote],
@@ -393,6 +403,15 @@ fn row(kind: Kind, d: &derive::Derived, by_name: &BTreeMap<&'static str, Kind>) 
         references: leak_slice(references),
         server_owned: leak_slice(d.server_owned.iter().cloned().map(leak).collect()),
         secrets: leak_slice(d.secrets.iter().cloned().map(leak).collect()),
+        promql: leak_slice(
+            d.promql
+                .iter()
+                .map(|(path, form)| PromqlField {
+                    path: leak(path.clone()),
+                    form: *form,
+                })
+                .collect(),
+        ),
         field_notes: &[],
         list_filters: leak_slice(list_filters),
         embedded_json: o.embedded_json,

@@ -30,6 +30,7 @@ pub(super) fn load_plain(text: &str, shown: &Path, has_refs: bool, loaded: &mut 
         };
         let mut ctx = DocCheck {
             file: shown,
+            text,
             doc: &doc,
             diagnostics: &mut diagnostics,
             failed: false,

@@ -246,12 +246,12 @@ impl Merger<'_> {
             } else {
                 Outcome::default()
             };
-            self.document(doc, shown, outcome);
+            self.document(doc, shown, &text, outcome);
         }
     }
 
     /// One overlay document: an omission, a patch or a new manifest.
-    fn document(&mut self, mut doc: Document, shown: &Path, outcome: Outcome) {
+    fn document(&mut self, mut doc: Document, shown: &Path, text: &str, outcome: Outcome) {
         let omit = match doc
             .value
             .as_object_mut()
@@ -308,8 +308,8 @@ impl Merger<'_> {
                 let message = format!("omits {name}, which no base manifest declares{hint}");
                 self.error(shown, pos, message);
             }
-            (false, Some(i), Some(a)) => self.patch(doc, shown, i, a, outcome),
-            (false, _, _) => self.add(doc, shown, outcome),
+            (false, Some(i), Some(a)) => self.patch(doc, shown, text, (i, a), outcome),
+            (false, _, _) => self.add(doc, shown, text, outcome),
         }
     }
 
@@ -335,13 +335,13 @@ impl Merger<'_> {
         &mut self,
         mut doc: Document,
         shown: &Path,
-        i: usize,
-        address: Address,
+        text: &str,
+        (i, address): (usize, Address),
         outcome: Outcome,
     ) {
         let Some(patch) = doc.value.get("spec").filter(|s| s.is_object()).cloned() else {
             // Not a mapping: the checks of a whole manifest say so.
-            return self.add(doc, shown, outcome);
+            return self.add(doc, shown, text, outcome);
         };
         let base = &self.loaded.manifests[i];
         let mut spec = (*base.spec).clone();
@@ -353,6 +353,7 @@ impl Merger<'_> {
         let value = std::mem::take(&mut doc.value);
         let mut check = DocCheck {
             file: shown,
+            text: crate::yaml::strip_bom(text),
             doc: &doc,
             diagnostics: &mut self.loaded.diagnostics,
             failed: false,
@@ -373,10 +374,11 @@ impl Merger<'_> {
         });
     }
 
-    fn add(&mut self, mut doc: Document, shown: &Path, outcome: Outcome) {
+    fn add(&mut self, mut doc: Document, shown: &Path, text: &str, outcome: Outcome) {
         let value = std::mem::take(&mut doc.value);
         let mut check = DocCheck {
             file: shown,
+            text: crate::yaml::strip_bom(text),
             doc: &doc,
             diagnostics: &mut self.loaded.diagnostics,
             failed: false,

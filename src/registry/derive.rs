@@ -37,6 +37,8 @@ pub(super) struct Derived {
     pub server_owned: Vec<String>,
     /// Secret fields (dotted, `[]` for arrays): see `secrets`.
     pub secrets: Vec<String>,
+    /// PromQL fields (dotted, `[]` for arrays): see `promql_fields`.
+    pub promql: Vec<(String, crate::promql::Form)>,
     /// (parameter, field, repeated).
     pub list_filters: Vec<(String, String, bool)>,
     pub force_delete: bool,
@@ -84,6 +86,7 @@ pub(super) fn kinds(doc: &Value, known_keys: &BTreeMap<String, String>) -> Vec<D
         if let Some(def) = defs.get(&d.definition) {
             d.server_owned = read_only(def);
             d.secrets = super::secrets::paths(defs, def);
+            promql_fields(defs, def, "", &mut Vec::new(), &mut d.promql);
             let mut refs = Vec::new();
             walk(defs, def, "", &keys, &mut Vec::new(), &mut refs);
             d.references = refs;
@@ -395,4 +398,63 @@ fn is_collection_ref(defs: &Map<String, Value>, schema: &Value) -> bool {
         .get("properties")
         .and_then(Value::as_object)
         .is_some_and(|p| p.contains_key("type") && p.contains_key("slug"))
+}
+
+/// The string fields whose description calls them a PromQL query, expression or label
+/// selector, depth first in property order. How each is read comes from the same words: a
+/// label selector is parsed inside braces, a template (named `*_template`, or its description
+/// says so) has `{{ }}` placeholders, and one whose description speaks of variables has `$name`
+/// variables in its selectors.
+fn promql_fields<'a>(
+    defs: &'a Map<String, Value>,
+    schema: &'a Value,
+    path: &str,
+    seen: &mut Vec<&'a str>,
+    out: &mut Vec<(String, crate::promql::Form)>,
+) {
+    if let Some(name) = ref_name(schema) {
+        if seen.contains(&name) {
+            return;
+        }
+        if let Some(d) = defs.get(name) {
+            seen.push(name);
+            promql_fields(defs, d, path, seen, out);
+            seen.pop();
+        }
+        return;
+    }
+    if let Some(items) = schema.get("items") {
+        promql_fields(defs, items, &format!("{path}[]"), seen, out);
+        return;
+    }
+    let Some(props) = schema.get("properties").and_then(Value::as_object) else {
+        return;
+    };
+    for (field, sub) in props {
+        let dotted = if path.is_empty() {
+            field.clone()
+        } else {
+            format!("{path}.{field}")
+        };
+        let said = sub
+            .get("description")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        let is_string = sub.get("type").and_then(Value::as_str) == Some("string");
+        let promql = said.contains("promql")
+            && ["query", "expression", "selector"]
+                .iter()
+                .any(|w| said.contains(w));
+        if is_string && promql {
+            let form = crate::promql::Form {
+                selector: said.contains("label selector"),
+                template: field.ends_with("_template") || said.contains("template"),
+                variables: said.contains("variables"),
+            };
+            out.push((dotted, form));
+            continue;
+        }
+        promql_fields(defs, sub, &dotted, seen, out);
+    }
 }

@@ -23,6 +23,7 @@ mod modes;
 mod panels;
 mod plan;
 mod policy;
+mod promql;
 mod property;
 mod pull;
 mod risk;

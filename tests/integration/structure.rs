@@ -126,7 +126,7 @@ const MAX_FUNCTION_LINES: usize = 120;
 
 /// Functions over the limit that another change splits; each entry is `file: fn` and must
 /// still be over it (a stale entry fails too).
-const LONG_FUNCTIONS_BEING_SPLIT: &[&str] = &["manifest.rs: check"];
+const LONG_FUNCTIONS_BEING_SPLIT: &[&str] = &[];
 
 /// Every function of `code` with its first line and its length in lines, signature to
 /// closing brace. The source is rustfmt's: a body's closing brace stands alone at the

@@ -1,0 +1,95 @@
+//! Embedded JSON documents (`dashboard_json`): a mapping becomes its JSON string, a string
+//! must hold a JSON object, and a syntax error inside it points into the manifest.
+
+use super::*;
+
+impl DocCheck<'_> {
+    /// `dashboard_json` given as a mapping becomes its JSON string; given as a string it must
+    /// hold a JSON object.
+    pub(super) fn embedded_json(&mut self, kind: Kind, spec: &mut Value) -> Vec<String> {
+        let mut failed = Vec::new();
+        for embedded in kind.def().embedded_json {
+            let Some(value) = spec.get_mut(embedded.field) else {
+                continue;
+            };
+            let pointer = format!("/spec/{}", embedded.field);
+            let field = embedded.field.to_string();
+            let errors_before = self.diagnostics.len();
+            match value {
+                Value::Object(_) => {
+                    // Serialising a Value cannot fail.
+                    let text = serde_json::to_string(value).unwrap_or_default();
+                    *value = Value::String(text);
+                }
+                Value::String(text) if text.trim().is_empty() => {}
+                Value::String(text) => match serde_json::from_str::<Shape>(text) {
+                    Ok(Shape("a mapping")) => {}
+                    Ok(Shape(found)) => {
+                        let pos = self.value_pos(&pointer);
+                        self.error(
+                            pos,
+                            Problem::InvalidEmbeddedJson {
+                                field,
+                                message: format!(
+                                    "the document must be a JSON object, found {found}"
+                                ),
+                            },
+                        );
+                    }
+                    Err(e) => {
+                        let pos = self.embedded_pos(&pointer, e.line(), e.column());
+                        self.error(
+                            pos,
+                            Problem::InvalidEmbeddedJson {
+                                field,
+                                message: format!(
+                                    "not valid JSON: {} at line {} column {} of the document",
+                                    yaml::json_message(&e),
+                                    e.line(),
+                                    e.column()
+                                ),
+                            },
+                        );
+                    }
+                },
+                other => {
+                    let found = crate::jsonpath::type_name(other);
+                    let pos = self.value_pos(&pointer);
+                    self.error(
+                        pos,
+                        Problem::InvalidEmbeddedJson {
+                            field,
+                            message: format!("expected a JSON string or a mapping, found {found}"),
+                        },
+                    );
+                }
+            }
+            if self.diagnostics.len() > errors_before {
+                failed.push(format!("/{}", embedded.field));
+            }
+        }
+        failed
+    }
+
+    /// The position of a JSON syntax error inside an embedded document: exact for a block
+    /// scalar (`dashboard_json: |`), whose lines keep their columns; the value otherwise.
+    fn embedded_pos(&self, pointer: &str, line: usize, column: usize) -> Pos {
+        let Some(span) = self.doc.spans.get(pointer) else {
+            return self.doc.start;
+        };
+        let is_block = span.key.is_some_and(|k| k.line < span.value.line);
+        if !is_block || line == 0 {
+            return span.value;
+        }
+        let add = |base: u32, n: usize| {
+            u32::try_from(n)
+                .ok()
+                .and_then(|n| base.checked_add(n))
+                .unwrap_or(base)
+        };
+        Pos::new(
+            add(span.value.line, line - 1),
+            add(span.value.column, column.saturating_sub(1)),
+        )
+    }
+}
