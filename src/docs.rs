@@ -169,120 +169,130 @@ pub fn reference_markdown() -> String {
     out.push_str(&links.join(", "));
     out.push_str("\n\n");
     for def in crate::registry::embedded_kinds() {
-        let _ = writeln!(out, "## {}\n", def.name);
+        kind_section(&mut out, def);
+    }
+    out
+}
+
+/// One kind's section of the reference: what the registry knows of it, then its fields.
+fn kind_section(out: &mut String, def: &crate::registry::KindDef) {
+    let _ = writeln!(out, "## {}\n", def.name);
+    let _ = writeln!(
+        out,
+        "- API path: `/api/v1/config/{}`; wrapper key `{}`",
+        def.path, def.singular
+    );
+    if def.singleton {
         let _ = writeln!(
             out,
-            "- API path: `/api/v1/config/{}`; wrapper key `{}`",
-            def.path, def.singular
+            "- One per tenant: no `slug`; its address is `{}`",
+            def.name
         );
-        if def.singleton {
-            let _ = writeln!(
-                out,
-                "- One per tenant: no `slug`; its address is `{}`",
-                def.name
-            );
-        } else {
-            let _ = writeln!(
-                out,
-                "- Identity: `spec.slug` (required); address `{}/<slug>`; `spec.name` is required",
-                def.name
-            );
-        }
+    } else {
         let _ = writeln!(
             out,
-            "- Operations: full API: {}; seed tenant: {}",
-            ops(def.full_ops),
-            ops(def.seed_ops)
+            "- Identity: `spec.slug` (required); address `{}/<slug>`; `spec.name` is required",
+            def.name
         );
-        if !def.references.is_empty() {
-            let refs: Vec<String> = def
-                .references
-                .iter()
-                .map(|r| {
-                    let mut s = format!("`{}` → {}", r.path, r.target);
-                    if r.optional {
-                        s.push_str(" (optional: may be set by a later update to break a cycle)");
-                    }
-                    if let Some((f, v)) = r.unless {
-                        s.push_str(&format!(" (not when `{f}` is `{v}`)"));
-                    }
-                    s
-                })
-                .collect();
-            let _ = writeln!(out, "- References: {}", refs.join("; "));
-        }
-        for rule in def.required {
-            let _ = writeln!(out, "- Required: {}", rule.describe());
-        }
-        for f in def.unique_fields {
-            let _ = writeln!(out, "- `{f}` is unique across all {}s", def.name);
-        }
-        for e in def.embedded_json {
-            let vol: Vec<String> = e.volatile.iter().map(|v| format!("`{}`", v.path)).collect();
-            let _ = writeln!(
+    }
+    let _ = writeln!(
+        out,
+        "- Operations: full API: {}; seed tenant: {}",
+        ops(def.full_ops),
+        ops(def.seed_ops)
+    );
+    if !def.references.is_empty() {
+        let refs: Vec<String> = def
+            .references
+            .iter()
+            .map(|r| {
+                let mut s = format!("`{}` → {}", r.path, r.target);
+                if r.optional {
+                    s.push_str(" (optional: may be set by a later update to break a cycle)");
+                }
+                if let Some((f, v)) = r.unless {
+                    s.push_str(&format!(" (not when `{f}` is `{v}`)"));
+                }
+                s
+            })
+            .collect();
+        let _ = writeln!(out, "- References: {}", refs.join("; "));
+    }
+    for rule in def.required {
+        let _ = writeln!(out, "- Required: {}", rule.describe());
+    }
+    for f in def.unique_fields {
+        let _ = writeln!(out, "- `{f}` is unique across all {}s", def.name);
+    }
+    for e in def.embedded_json {
+        let vol: Vec<String> = e.volatile.iter().map(|v| format!("`{}`", v.path)).collect();
+        let _ = writeln!(
                 out,
                 "- `{}` holds a JSON document: write it as a JSON string or as YAML. Compared as JSON, without {} (the server rewrites them)",
                 e.field,
                 vol.join(", ")
             );
-        }
-        if !def.promql.is_empty() {
-            let fs: Vec<String> = def
-                .promql
-                .iter()
-                .map(|f| {
-                    let how = if f.form.selector {
-                        " (a label selector)"
-                    } else if f.form.template {
-                        " (a template: its `{{ .Window }}` placeholders are stood in for)"
-                    } else if f.form.variables {
-                        " (its `$name` variables are stood in for)"
-                    } else {
-                        ""
-                    };
-                    format!("`{}`{how}", f.path)
-                })
-                .collect();
-            let _ = writeln!(out, "- PromQL, parsed by `validate`: {}", fs.join(", "));
-        }
-        if !def.list_filters.is_empty() {
-            let fs: Vec<String> = def
-                .list_filters
-                .iter()
-                .map(|f| format!("`{}`", f.param))
-                .collect();
-            let _ = writeln!(
-                out,
-                "- List filters besides `slugs` and `names`: {}",
-                fs.join(", ")
-            );
-        }
-        if def.force_delete {
-            let _ = writeln!(
-                out,
-                "- Delete takes `force_delete` (only sent with `apply --force-delete-buckets`)"
-            );
-        }
-        out.push_str("\n| field | type | notes |\n|---|---|---|\n");
-        if let Some(d) = spec::definition(def.kind) {
-            let mut seen = vec![format!("#/definitions/{}", def.definition)];
-            let required: Vec<&str> = def
-                .required
-                .iter()
-                .filter_map(|rule| match rule.0 {
-                    [one] => Some(*one),
-                    _ => None,
-                })
-                .collect();
-            let marks = Marks {
-                required: &required,
-                secrets: def.secrets,
-            };
-            fields(d, "", 0, &mut out, &mut seen, &marks);
-        }
-        out.push('\n');
     }
-    out
+    if !def.promql.is_empty() {
+        let fs: Vec<String> = def
+            .promql
+            .iter()
+            .map(|f| {
+                let how = if f.form.selector {
+                    " (a label selector)"
+                } else if f.form.template {
+                    " (a template: its `{{ .Window }}` placeholders are stood in for)"
+                } else if f.form.variables {
+                    " (its `$name` variables are stood in for)"
+                } else {
+                    ""
+                };
+                format!("`{}`{how}", f.path)
+            })
+            .collect();
+        let _ = writeln!(out, "- PromQL, parsed by `validate`: {}", fs.join(", "));
+    }
+    if !def.list_filters.is_empty() {
+        let fs: Vec<String> = def
+            .list_filters
+            .iter()
+            .map(|f| format!("`{}`", f.param))
+            .collect();
+        let _ = writeln!(
+            out,
+            "- List filters besides `slugs` and `names`: {}",
+            fs.join(", ")
+        );
+    }
+    if def.force_delete {
+        let _ = writeln!(
+            out,
+            "- Delete takes `force_delete` (only sent with `apply --force-delete-buckets`)"
+        );
+    }
+    kind_fields(out, def);
+}
+
+/// The table of a kind's fields, from its swagger definition.
+fn kind_fields(out: &mut String, def: &crate::registry::KindDef) {
+    out.push_str("\n| field | type | notes |\n|---|---|---|\n");
+    if let Some(d) = spec::definition(def.kind) {
+        let mut seen = vec![format!("#/definitions/{}", def.definition)];
+        let required: Vec<&str> = def
+            .required
+            .iter()
+            .filter_map(|rule| match rule.0 {
+                [one] => Some(*one),
+                _ => None,
+            })
+            .collect();
+        let marks = Marks {
+            required: &required,
+            secrets: def.secrets,
+        };
+        fields(d, "", 0, out, &mut seen, &marks);
+    }
+    out.push('\n');
 }
 
 #[cfg(test)]

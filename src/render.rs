@@ -23,9 +23,9 @@ mod multiline;
 mod panels;
 mod risk;
 
-pub use environments::{DriftOf, EnvDrift, EnvFailure, EnvPlan, EnvStage};
 #[cfg(test)]
 use diff::document_diff;
+pub use environments::{DriftOf, EnvDrift, EnvFailure, EnvPlan, EnvStage};
 pub use markdown::markdown;
 pub(crate) use markdown::{cap_details, diff_block};
 
