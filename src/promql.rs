@@ -16,7 +16,7 @@ use lrpar::{LexParseError, Lexeme, NonStreamingLexer, RTParserBuilder};
 use lrtable::StateTable;
 
 /// How a field's text is read (derived from the field's description, see the registry).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Form {
     /// A label selector without its braces (`service="checkout"`).
     pub selector: bool,
@@ -34,8 +34,29 @@ pub struct SyntaxError {
     pub message: String,
 }
 
-/// Parses `text` as `form` says.
+/// Parses `text` as `form` says. A text that parsed once in this process is not parsed again
+/// (the same query is often in many manifests; only successes are remembered, by a keyed
+/// 64-bit hash, so an error is always worked out and located).
 pub fn check(text: &str, form: Form) -> Result<(), SyntaxError> {
+    use std::collections::HashSet;
+    use std::hash::BuildHasher;
+    use std::sync::Mutex;
+    static PARSED: OnceLock<(std::collections::hash_map::RandomState, Mutex<HashSet<u64>>)> =
+        OnceLock::new();
+    let (keys, parsed) = PARSED.get_or_init(Default::default);
+    let id = keys.hash_one((text, form));
+    if parsed.lock().is_ok_and(|p| p.contains(&id)) {
+        return Ok(());
+    }
+    parse(text, form)?;
+    if let Ok(mut p) = parsed.lock() {
+        p.insert(id);
+    }
+    Ok(())
+}
+
+/// Parses `text` as `form` says, every time (`check`'s oracle).
+fn parse(text: &str, form: Form) -> Result<(), SyntaxError> {
     let standin = StandIn::new(text, form);
     match promql_parser::parser::parse(&standin.text) {
         Ok(_) => Ok(()),

@@ -136,3 +136,34 @@ fn the_fields_come_from_the_description() {
         ]
     );
 }
+
+/// `check` remembers what parsed: it answers as `parse` does, whatever came before, and an
+/// error is never remembered (a query fixed and broken again is still reported).
+#[test]
+fn remembered_checks_answer_as_parsing_does() {
+    let queries = [
+        (
+            "sum(rate(http_requests_total[5m])) by (job)",
+            Form::default(),
+        ),
+        (
+            "sum(rate(http_requests_total[5m]) by (job)",
+            Form::default(),
+        ),
+        ("up{job=\"a\"", Form::default()),
+        (
+            "service=\"checkout\"",
+            Form {
+                selector: true,
+                ..Form::default()
+            },
+        ),
+        ("service=\"checkout\"", Form::default()),
+    ];
+    for _ in 0..3 {
+        for (text, form) in queries {
+            assert_eq!(check(text, form), parse(text, form), "{text} {form:?}");
+        }
+    }
+    assert!(check(queries[1].0, queries[1].1).is_err());
+}
