@@ -183,6 +183,12 @@ pub struct ExportArgs {
     /// Only resources matching KIND/SLUG-GLOB (repeatable).
     #[arg(long, value_name = "PATTERN", value_parser = parse_pattern)]
     pub only: Vec<Pattern>,
+    /// The directory whose cfgctl.yaml declares the environments of --env (its manifests
+    /// are not read).
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub dir: PathBuf,
+    #[command(flatten)]
+    pub envs: EnvArgs,
     #[command(flatten)]
     pub target: TargetArgs,
 }
@@ -200,6 +206,8 @@ pub struct PullArgs {
     /// export's layout (`<kind>/<slug>.yaml`).
     #[arg(long)]
     pub include_unmanaged: bool,
+    #[command(flatten)]
+    pub envs: EnvArgs,
     #[command(flatten)]
     pub target: TargetArgs,
 }

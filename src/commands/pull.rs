@@ -18,20 +18,117 @@ pub struct PullSettings {
     pub include_unmanaged: bool,
 }
 
-/// `cfgctl pull`: writes the target's state back into the manifests (reads only from the
-/// target); the files are written at the end, all or none ([`crate::safe_write`]).
-pub fn pull(opts: PullSettings) -> anyhow::Result<ExitCode> {
+/// What a pull planned: the plan, the target's objects, the manifests.
+struct PullPlan {
+    plan: crate::plan::Plan,
+    current: crate::plan::Current,
+    loaded: crate::manifest::Loaded,
+}
+
+/// The plan of a pull without an environment: through `ops::plan`.
+async fn plan_plain(request: &PlanRequest) -> anyhow::Result<PullPlan> {
     let ops::Planned {
         plan,
         current: Some(current),
         manifests: Some(loaded),
         ..
-    } = runtime()?.block_on(ops::plan(&opts.request))?
+    } = ops::plan(request).await?
     else {
         anyhow::bail!("the plan came back without what pull keeps");
     };
+    Ok(PullPlan {
+        plan,
+        current,
+        loaded,
+    })
+}
+
+/// The plan of `pull --env NAME`: the manifests loaded for the environment (variables,
+/// overlay, and the provenance of every value) and planned against its target.
+async fn plan_env(request: &PlanRequest, name: &str) -> anyhow::Result<PullPlan> {
+    let dir = request.dir.clone();
+    let env = name.to_string();
+    let loaded =
+        tokio::task::spawn_blocking(move || crate::manifest::load_dir_for(&dir, Some(&env)))
+            .await
+            .context("loading the manifests")??;
+    let errors = loaded.error_count();
+    if errors > 0 {
+        return Err(ops::Diagnosed {
+            message: format!(
+                "{} in the manifests under `{}` for environment `{name}`: run `cfgctl validate --env {name}` for details",
+                plural(errors, "error", "errors"),
+                request.dir.display()
+            ),
+            diagnostics: loaded
+                .diagnostics
+                .into_iter()
+                .filter(|d| d.severity == crate::diagnostic::Severity::Error)
+                .collect(),
+        }
+        .into());
+    }
+    let env = loaded
+        .settings
+        .environments
+        .get(name)
+        .with_context(|| format!("environment `{name}` is not declared in cfgctl.yaml"))?;
+    let target = environment_target(&request.target, env)?;
+    let conn = ops::connect(&target).await?;
+    let (plan, current) = ops::plan_against(&conn, &loaded, false, &request.only).await?;
+    Ok(PullPlan {
+        plan,
+        current,
+        loaded,
+    })
+}
+
+/// An environment's target: its `url` (else `--url`/`--local`) and the token in the variable
+/// its `token_env` names (else `--token`). The variable named but unset is an error naming it.
+pub(super) fn environment_target(
+    base: &ops::TargetSettings,
+    env: &crate::environments::Environment,
+) -> anyhow::Result<ops::TargetSettings> {
+    let mut target = base.clone();
+    if let Some(url) = &env.url {
+        target.url = Some(url.clone());
+        target.local = None;
+    }
+    if let Some(var) = &env.token_env {
+        let token = std::env::var(var).unwrap_or_default();
+        let token = token.trim();
+        if token.is_empty() {
+            anyhow::bail!(
+                "environment `{}`: its token variable {var} (token_env in cfgctl.yaml) is not set",
+                env.name
+            );
+        }
+        crate::output::register_secret(token);
+        target.token = Some(token.to_string());
+    }
+    Ok(target)
+}
+
+/// `cfgctl pull`: writes the target's state back into the manifests (reads only from the
+/// target); the files are written at the end, all or none ([`crate::safe_write`]).
+pub fn pull(opts: PullSettings) -> anyhow::Result<ExitCode> {
+    let environment = opts.request.environment.as_deref();
+    let PullPlan {
+        plan,
+        current,
+        loaded,
+    } = runtime()?.block_on(async {
+        match environment {
+            Some(name) => plan_env(&opts.request, name).await,
+            None => plan_plain(&opts.request).await,
+        }
+    })?;
     let dir = &opts.request.dir;
-    let texts = read_texts(&loaded.manifests)?;
+    let overlay = environment
+        .and_then(|name| loaded.settings.environments.get(name))
+        .and_then(|env| env.overlay.as_ref())
+        .map(|o| display_path(&dir.join(o)));
+    let texts = read_texts(&loaded.manifests, overlay.as_deref().map(std::path::Path::new))?;
     let pulled = crate::pull::pull(&crate::pull::PullInput {
         manifests: &loaded.manifests,
         texts: &texts,
@@ -39,6 +136,7 @@ pub fn pull(opts: PullSettings) -> anyhow::Result<ExitCode> {
         plan: &plan,
         ignore: &loaded.settings.ignore,
         include_unmanaged: opts.include_unmanaged,
+        environment: environment.map(|_| &loaded),
     })
     .context("nothing was written")?;
     // One batch: every file is checked before anything is written, and a failure midway
@@ -56,21 +154,66 @@ pub fn pull(opts: PullSettings) -> anyhow::Result<ExitCode> {
     // Names from the target are printed inert (no control characters reach the terminal).
     let inert = |s: &dyn std::fmt::Display| crate::output::Inert(s).to_string();
     let mut out = String::new();
-    let _ = writeln!(out, "cfgctl pull from {}", inert(&plan.target));
+    match environment {
+        Some(name) => writeln!(
+            out,
+            "cfgctl pull from {} (environment {})",
+            inert(&plan.target),
+            inert(&name)
+        ),
+        None => writeln!(out, "cfgctl pull from {}", inert(&plan.target)),
+    }
+    .ok();
     for w in &plan.warnings {
         let _ = writeln!(out, "warning: {}", inert(w));
     }
     if !pulled.rewritten.is_empty() || !pulled.created.is_empty() {
         let _ = writeln!(out, "\nFiles changed:");
     }
+    // With an environment, a base file is every environment's: say so where it changes.
+    let shared = match (environment, &overlay) {
+        (Some(_), overlay) => Some((overlay, loaded.settings.environments.len())),
+        (None, _) => None,
+    };
+    let mut base_changed = false;
     for f in &pulled.rewritten {
         let names: Vec<String> = f.addresses.iter().map(|a| inert(a)).collect();
+        let note = match shared {
+            Some((Some(o), _)) if f.path.starts_with(o) => " (overlay)".to_string(),
+            Some((_, n)) => {
+                base_changed = true;
+                format!(" (base, shared by {})", plural(n, "environment", "environments"))
+            }
+            None => String::new(),
+        };
         let _ = writeln!(
             out,
-            "  ~ {}: {}",
+            "  ~ {}: {}{note}",
             inert(&f.path.display()),
             names.join(", ")
         );
+    }
+    if base_changed {
+        let _ = writeln!(
+            out,
+            "\nA base file changes every environment that does not set the value in its overlay: `cfgctl plan --all-envs` shows what it does to the others."
+        );
+    }
+    if !pulled.refused.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nNot pulled: the value comes from a variable of cfgctl.yaml (change the variable, or write the value in the manifest in its place):"
+        );
+        for r in &pulled.refused {
+            let _ = writeln!(
+                out,
+                "  ! {} {}: {} ${{var:{}}}",
+                inert(&r.address),
+                inert(&r.field),
+                inert(&r.place()),
+                inert(&r.variable)
+            );
+        }
     }
     for (f, path) in pulled.created.iter().zip(&new_paths) {
         let _ = writeln!(
@@ -129,22 +272,47 @@ pub fn pull(opts: PullSettings) -> anyhow::Result<ExitCode> {
         pulled.gone.len(),
         plan.unchanged
     );
+    if !pulled.refused.is_empty() {
+        let _ = writeln!(
+            out,
+            "{} not pulled: {} from a variable.",
+            plural(pulled.refused.len(), "value", "values"),
+            if pulled.refused.len() == 1 { "it comes" } else { "they come" }
+        );
+    }
     crate::output::stdout()
         .write_all(out.as_bytes())
         .context("writing to stdout")?;
-    Ok(ExitCode::SUCCESS)
+    // A value left unpulled: the files are not what the target holds; say so in the code.
+    Ok(if pulled.refused.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }
 
-/// The text of every manifest file, as read now (what `pull` rewrites).
+/// The text of every manifest file, as read now (what `pull` rewrites), and of every
+/// manifest file of the environment's overlay directory (shown as the load shows it).
 fn read_texts(
     manifests: &[crate::manifest::Manifest],
+    overlay: Option<&std::path::Path>,
 ) -> anyhow::Result<std::collections::BTreeMap<PathBuf, String>> {
+    let mut files: Vec<PathBuf> = manifests.iter().map(|m| m.file.clone()).collect();
+    if let Some(root) = overlay {
+        for entry in walkdir::WalkDir::new(root).sort_by_file_name() {
+            let entry = entry.with_context(|| format!("reading {}", root.display()))?;
+            let ext = entry.path().extension().and_then(|e| e.to_str());
+            if entry.file_type().is_file() && matches!(ext, Some("yaml" | "yml" | "json")) {
+                files.push(entry.path().to_path_buf());
+            }
+        }
+    }
     let mut texts = std::collections::BTreeMap::new();
-    for m in manifests {
-        if !texts.contains_key(&m.file) {
-            let text = std::fs::read_to_string(&m.file)
-                .with_context(|| format!("reading {}", m.file.display()))?;
-            texts.insert(m.file.clone(), text);
+    for file in files {
+        if !texts.contains_key(&file) {
+            let text = std::fs::read_to_string(&file)
+                .with_context(|| format!("reading {}", file.display()))?;
+            texts.insert(file, text);
         }
     }
     Ok(texts)
