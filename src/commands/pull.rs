@@ -262,7 +262,13 @@ pub fn pull(opts: PullSettings) -> anyhow::Result<ExitCode> {
             names.join(", ")
         );
     }
-    let pulled_count: usize = pulled.rewritten.iter().map(|f| f.addresses.len()).sum();
+    // With an environment, one resource may be pulled into its base and its overlay file.
+    let pulled_count = pulled
+        .rewritten
+        .iter()
+        .flat_map(|f| &f.addresses)
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
     let _ = writeln!(
         out,
         "\nPull: {} pulled into {}, {} new, {} gone from the target, {} unchanged.",
