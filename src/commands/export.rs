@@ -72,10 +72,18 @@ fn jobs(opts: &ExportSettings) -> anyhow::Result<Vec<(PathBuf, TargetSettings)>>
                 format!(
                     "environment `{name}` is not declared in {} (declared: {})",
                     dir_settings(&opts.dir).display(),
-                    if known.is_empty() { "none".to_string() } else { known.join(", ") }
+                    if known.is_empty() {
+                        "none".to_string()
+                    } else {
+                        known.join(", ")
+                    }
                 )
             })?;
-            let out = if several { opts.out.join(name) } else { opts.out.clone() };
+            let out = if several {
+                opts.out.join(name)
+            } else {
+                opts.out.clone()
+            };
             Ok((out, super::pull::environment_target(&opts.target, env)?))
         })
         .collect()
@@ -90,12 +98,13 @@ fn environments(
     dir: &Path,
 ) -> anyhow::Result<std::collections::BTreeMap<String, crate::environments::Environment>> {
     let shown = dir_settings(dir);
-    let text = std::fs::read_to_string(dir.join(crate::settings::FILE_NAME)).with_context(|| {
-        format!(
-            "reading {} (--env names an environment it declares; --dir says where it is)",
-            shown.display()
-        )
-    })?;
+    let text =
+        std::fs::read_to_string(dir.join(crate::settings::FILE_NAME)).with_context(|| {
+            format!(
+                "reading {} (--env names an environment it declares; --dir says where it is)",
+                shown.display()
+            )
+        })?;
     match crate::settings::parse(&shown, &text) {
         Ok(settings) => Ok(settings.environments),
         Err(diagnostics) => Err(ops::Diagnosed {
@@ -107,7 +116,11 @@ fn environments(
 }
 
 /// One export: `target`'s state into `out`.
-async fn export_one(opts: &ExportSettings, out: &Path, target: &TargetSettings) -> anyhow::Result<()> {
+async fn export_one(
+    opts: &ExportSettings,
+    out: &Path,
+    target: &TargetSettings,
+) -> anyhow::Result<()> {
     let conn = ops::connect(target).await?;
     let fetched = ops::fetch(&conn).await?;
     let files = crate::export::export_files(&fetched.current, &opts.only)?;

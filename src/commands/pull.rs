@@ -128,7 +128,10 @@ pub fn pull(opts: PullSettings) -> anyhow::Result<ExitCode> {
         .and_then(|name| loaded.settings.environments.get(name))
         .and_then(|env| env.overlay.as_ref())
         .map(|o| display_path(&dir.join(o)));
-    let texts = read_texts(&loaded.manifests, overlay.as_deref().map(std::path::Path::new))?;
+    let texts = read_texts(
+        &loaded.manifests,
+        overlay.as_deref().map(std::path::Path::new),
+    )?;
     let pulled = crate::pull::pull(&crate::pull::PullInput {
         manifests: &loaded.manifests,
         texts: &texts,
@@ -182,7 +185,10 @@ pub fn pull(opts: PullSettings) -> anyhow::Result<ExitCode> {
             Some((Some(o), _)) if f.path.starts_with(o) => " (overlay)".to_string(),
             Some((_, n)) => {
                 base_changed = true;
-                format!(" (base, shared by {})", plural(n, "environment", "environments"))
+                format!(
+                    " (base, shared by {})",
+                    plural(n, "environment", "environments")
+                )
             }
             None => String::new(),
         };
@@ -283,7 +289,11 @@ pub fn pull(opts: PullSettings) -> anyhow::Result<ExitCode> {
             out,
             "{} not pulled: {} from a variable.",
             plural(pulled.refused.len(), "value", "values"),
-            if pulled.refused.len() == 1 { "it comes" } else { "they come" }
+            if pulled.refused.len() == 1 {
+                "it comes"
+            } else {
+                "they come"
+            }
         );
     }
     crate::output::stdout()

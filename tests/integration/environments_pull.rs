@@ -235,7 +235,11 @@ async fn export_env_writes_a_base_its_target_plans_clean() {
         .run()
         .await;
     assert_eq!(r.code, 0, "{}", r.transcript());
-    assert!(r.stdout.starts_with("exported 2 resources (1 kind) from "), "{}", r.stdout);
+    assert!(
+        r.stdout.starts_with("exported 2 resources (1 kind) from "),
+        "{}",
+        r.stdout
+    );
     assert!(!r.transcript().contains(TOKEN));
     assert!(!d.join("exported/cfgctl.yaml").exists());
     let team = read(d, "exported/teams/platform.yaml");
@@ -248,7 +252,8 @@ async fn export_env_writes_a_base_its_target_plans_clean() {
         .await;
     assert_eq!(r.code, 0, "{}", r.transcript());
     assert!(
-        r.stdout.contains("Plan: 0 to create, 0 to update, 0 to delete"),
+        r.stdout
+            .contains("Plan: 0 to create, 0 to update, 0 to delete"),
         "{}",
         r.stdout
     );
