@@ -173,6 +173,10 @@ pub struct DriftArgs {
 
 // The options of `cfgctl export` (its help is the variant's).
 #[derive(Debug, Args)]
+#[command(
+    mut_arg("envs", |a| a.help("Export the target of this environment of cfgctl.yaml (repeatable; several: one folder each, OUT/NAME)")),
+    mut_arg("all_envs", |a| a.help("Export every environment of cfgctl.yaml, each into OUT/NAME")),
+)]
 pub struct ExportArgs {
     /// Folder to write (`<kind>/<slug>.yaml`, `resource-pools.yaml`).
     #[arg(long, value_name = "DIR")]
@@ -183,8 +187,8 @@ pub struct ExportArgs {
     /// Only resources matching KIND/SLUG-GLOB (repeatable).
     #[arg(long, value_name = "PATTERN", value_parser = parse_pattern)]
     pub only: Vec<Pattern>,
-    /// The directory whose cfgctl.yaml declares the environments of --env (its manifests
-    /// are not read).
+    /// The directory whose cfgctl.yaml declares the environments of --env/--all-envs (its
+    /// manifests are not read).
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub dir: PathBuf,
     #[command(flatten)]
@@ -195,6 +199,10 @@ pub struct ExportArgs {
 
 // The options of `cfgctl pull` (its help is the variant's).
 #[derive(Debug, Args)]
+#[command(
+    mut_arg("envs", |a| a.help("Pull from this environment of cfgctl.yaml (one): each value is written where the environment's value was written, base or overlay")),
+    mut_arg("all_envs", |a| a.help("Refused: pull writes one environment at a time")),
+)]
 pub struct PullArgs {
     /// Directory of manifests.
     #[arg(default_value = ".")]

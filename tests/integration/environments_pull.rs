@@ -258,3 +258,46 @@ async fn export_env_writes_a_base_its_target_plans_clean() {
         r.stdout
     );
 }
+
+#[tokio::test]
+async fn export_all_envs_writes_one_folder_each() {
+    let (staging, dir) = staging().await;
+    let d = dir.path();
+    let prod = Tenant::start(Config {
+        token: Some("prod-token-2e7a".into()),
+        ..Config::default()
+    })
+    .await;
+    let settings =
+        settings(&staging.emulator.url()).replace("https://prod.example.com", &prod.emulator.url());
+    write(d, "cfgctl.yaml", &settings);
+    let team = json!({"slug": "sre", "name": "SRE (prod)"});
+    let r = prod.create(Kind::from_name("Team").unwrap(), team).await;
+    assert_eq!(r.status, 200, "{r:?}");
+    let r = Cfgctl::bare()
+        .dir(d)
+        .args(&["export", "--env", "nope", "--out", "out"])
+        .run()
+        .await;
+    assert_eq!(r.code, 1, "{}", r.transcript());
+    assert!(
+        r.stderr.contains(
+            "environment `nope` is not declared in cfgctl.yaml (declared: prod, staging)"
+        ),
+        "{}",
+        r.stderr
+    );
+    let r = Cfgctl::bare()
+        .dir(d)
+        .args(&["export", "--all-envs", "--out", "out"])
+        .env("STAGING_TOKEN", TOKEN)
+        .env("PROD_TOKEN", "prod-token-2e7a")
+        .run()
+        .await;
+    assert_eq!(r.code, 0, "{}", r.transcript());
+    assert!(r.stdout.contains(" to out/prod\n"), "{}", r.stdout);
+    assert!(r.stdout.contains(" to out/staging\n"), "{}", r.stdout);
+    assert!(read(d, "out/prod/teams/sre.yaml").contains("name: SRE (prod)\n"));
+    assert!(!d.join("out/prod/teams/platform.yaml").exists());
+    assert!(read(d, "out/staging/teams/platform.yaml").contains("name: Platform eu\n"));
+}
