@@ -41,7 +41,15 @@ pub struct PullInput<'a> {
     /// The environment's load (`pull --env`), whose provenance says where each value was
     /// written: each pulled value goes back there (base or overlay file), and a value that
     /// came from a variable is refused ([`Pulled::refused`]). `None`: no environment.
-    pub environment: Option<&'a crate::manifest::Loaded>,
+    pub environment: Option<PullEnv<'a>>,
+}
+
+/// `pull --env`: the environment and its load.
+#[derive(Clone, Copy)]
+pub struct PullEnv<'a> {
+    pub env: &'a crate::environments::Environment,
+    /// The manifests loaded for `env`, with their provenance.
+    pub loaded: &'a crate::manifest::Loaded,
 }
 
 /// A manifest file with its new text.
@@ -142,9 +150,9 @@ pub fn pull(input: &PullInput) -> Result<Pulled, PullError> {
             _ => {}
         }
     }
-    if let Some(loaded) = input.environment {
+    if let Some(environment) = input.environment {
         let addresses = per_file.into_values().flatten().collect();
-        env::pull_env(input, loaded, addresses, &mut out)?;
+        env::pull_env(input, environment, addresses, &mut out)?;
         per_file = BTreeMap::new();
     }
     for (file, mut addresses) in per_file {

@@ -132,6 +132,14 @@ pub fn pull(opts: PullSettings) -> anyhow::Result<ExitCode> {
         &loaded.manifests,
         overlay.as_deref().map(std::path::Path::new),
     )?;
+    let pull_env = match environment {
+        Some(name) => Some(crate::pull::PullEnv {
+            env: (loaded.settings.environments.get(name))
+                .with_context(|| format!("environment `{name}` is not declared in cfgctl.yaml"))?,
+            loaded: &loaded,
+        }),
+        None => None,
+    };
     let pulled = crate::pull::pull(&crate::pull::PullInput {
         manifests: &loaded.manifests,
         texts: &texts,
@@ -139,7 +147,7 @@ pub fn pull(opts: PullSettings) -> anyhow::Result<ExitCode> {
         plan: &plan,
         ignore: &loaded.settings.ignore,
         include_unmanaged: opts.include_unmanaged,
-        environment: environment.map(|_| &loaded),
+        environment: pull_env,
     })
     .context("nothing was written")?;
     // One batch: every file is checked before anything is written, and a failure midway

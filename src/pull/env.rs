@@ -11,7 +11,8 @@
 //! A value the manifest did not have goes to the base document.
 
 use super::*;
-use crate::manifest::{FieldOrigin, Loaded};
+use crate::environments::Environment;
+use crate::manifest::FieldOrigin;
 
 /// A value the target changed that came from a variable: `pull --env` does not write it (the
 /// variable is in `cfgctl.yaml`, shared by the documents that use it).
@@ -45,10 +46,11 @@ struct Change {
 /// Splits the pulls of `addresses` (updates) over the files their values were written in.
 pub(super) fn pull_env(
     input: &PullInput,
-    loaded: &Loaded,
+    environment: PullEnv,
     addresses: Vec<Address>,
     out: &mut Pulled,
 ) -> Result<(), PullError> {
+    let loaded = environment.loaded;
     let mut per_file: BTreeMap<PathBuf, BTreeMap<Address, Vec<Change>>> = BTreeMap::new();
     for address in addresses {
         let Some(m) = loaded.manifests.iter().find(|m| m.address() == address) else {
@@ -111,9 +113,11 @@ pub(super) fn pull_env(
         let docs = locate(&file, text, is_json_file(&file))?;
         let mut wanted = Vec::new();
         for (address, changes) in &changes {
+            // The document's slug may be written with variables: found by its slug as the
+            // environment reads it, and read back by its slug as written.
             let doc = docs
                 .iter()
-                .find(|d| d.address.as_ref() == Some(address))
+                .find(|d| resolved_address(&d.value, environment.env).as_ref() == Some(address))
                 .ok_or_else(|| PullError::DocumentNotFound {
                     file: file.clone(),
                     address: address.clone(),
@@ -124,7 +128,8 @@ pub(super) fn pull_env(
                     write_change(spec, change);
                 }
             }
-            wanted.push((doc, address.clone(), envelope));
+            let written = doc.address.clone().unwrap_or_else(|| address.clone());
+            wanted.push((doc, written, envelope));
         }
         let new_text = rewrite_docs(&file, text, &docs, &wanted)?;
         out.rewritten.push(RewrittenFile {
@@ -136,6 +141,38 @@ pub(super) fn pull_env(
     out.refused
         .sort_by(|a, b| (&a.address, &a.field).cmp(&(&b.address, &b.field)));
     Ok(())
+}
+
+/// The address a document declares in `env`: its slug with the environment's variables put
+/// in (`$${` is a literal `${`).
+fn resolved_address(envelope: &Value, env: &Environment) -> Option<Address> {
+    let address = address_of(envelope)?;
+    let Some(slug) = &address.slug else {
+        return Some(address);
+    };
+    if !slug.contains("${") {
+        return Some(address);
+    }
+    let mut out = String::new();
+    let mut rest = slug.as_str();
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..at]);
+        let tail = &rest[at..];
+        if let Some(after) = tail.strip_prefix("$${") {
+            out.push_str("${");
+            rest = after;
+        } else if let Some((name, after)) =
+            tail.strip_prefix("${var:").and_then(|t| t.split_once('}'))
+        {
+            out.push_str(&env.vars.get(name)?.to_text());
+            rest = after;
+        } else {
+            out.push('$');
+            rest = &tail[1..];
+        }
+    }
+    out.push_str(rest);
+    Some(Address::new(address.kind, Some(out)))
 }
 
 /// The pointers where `before` and `after` differ, with the value after: objects are

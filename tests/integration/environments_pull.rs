@@ -28,6 +28,12 @@ kind: Team
 spec:
   slug: sre
   name: SRE
+---
+api_version: v1/config
+kind: Team
+spec:
+  slug: ops-${var:region}
+  name: Ops
 ";
 
 const OVERLAY: &str = "\
@@ -141,7 +147,7 @@ A base file changes every environment that does not set the value in its overlay
 Not pulled: the value comes from a variable of cfgctl.yaml (change the variable, or write the value in the manifest in its place):
   ! Team/platform name: teams.yaml:6 ${var:region}
 
-Pull: 1 resource pulled into 2 files, 0 files new, 0 gone from the target, 1 unchanged.
+Pull: 1 resource pulled into 2 files, 0 files new, 0 gone from the target, 2 unchanged.
 1 value not pulled: it comes from a variable.
 "
     );
@@ -169,6 +175,10 @@ async fn pull_env_without_a_variable_is_clean_and_exits_0() {
     let (t, dir) = staging().await;
     let d = dir.path();
     edit(&t, "sre", |o| o["description"] = json!("On call.")).await;
+    edit(&t, "ops-eu", |o| {
+        o["description"] = json!("Runs the pipelines.")
+    })
+    .await;
     let r = Cfgctl::bare()
         .dir(d)
         .args(&["pull", "--env", "staging", "."])
@@ -178,13 +188,18 @@ async fn pull_env_without_a_variable_is_clean_and_exits_0() {
     assert_eq!(r.code, 0, "{}", r.transcript());
     assert!(
         r.stdout
-            .contains("  ~ teams.yaml: Team/sre (base, shared by 2 environments)\n"),
+            .contains("  ~ teams.yaml: Team/ops-eu, Team/sre (base, shared by 2 environments)\n"),
         "{}",
         r.stdout
     );
+    // The document whose slug is written with a variable is found and edited as written.
     assert_eq!(
         read(d, "teams.yaml"),
         BASE.replace("  name: SRE\n", "  name: SRE\n  description: On call.\n")
+            .replace(
+                "  name: Ops\n",
+                "  name: Ops\n  description: Runs the pipelines.\n"
+            )
     );
     assert_eq!(read(d, "envs/staging/teams.yaml"), OVERLAY);
     assert_eq!(staging_plan(&t, d).await, vec![]);
@@ -236,7 +251,7 @@ async fn export_env_writes_a_base_its_target_plans_clean() {
         .await;
     assert_eq!(r.code, 0, "{}", r.transcript());
     assert!(
-        r.stdout.starts_with("exported 2 resources (1 kind) from "),
+        r.stdout.starts_with("exported 3 resources (1 kind) from "),
         "{}",
         r.stdout
     );
