@@ -124,14 +124,6 @@ pub fn pull(opts: PullSettings) -> anyhow::Result<ExitCode> {
         }
     })?;
     let dir = &opts.request.dir;
-    let overlay = environment
-        .and_then(|name| loaded.settings.environments.get(name))
-        .and_then(|env| env.overlay.as_ref())
-        .map(|o| display_path(&dir.join(o)));
-    let texts = read_texts(
-        &loaded.manifests,
-        overlay.as_deref().map(std::path::Path::new),
-    )?;
     let pull_env = match environment {
         Some(name) => Some(crate::pull::PullEnv {
             env: (loaded.settings.environments.get(name))
@@ -140,7 +132,13 @@ pub fn pull(opts: PullSettings) -> anyhow::Result<ExitCode> {
         }),
         None => None,
     };
-    let pulled = crate::pull::pull(&crate::pull::PullInput {
+    // The environment's overlay directory, relative to DIR.
+    let overlay = pull_env.and_then(|e| e.env.overlay.clone());
+    let overlay_shown = overlay
+        .as_ref()
+        .map(|o| PathBuf::from(display_path(&dir.join(o))));
+    let texts = read_texts(&loaded.manifests, overlay_shown.as_deref())?;
+    let mut pulled = crate::pull::pull(&crate::pull::PullInput {
         manifests: &loaded.manifests,
         texts: &texts,
         current: &current,
@@ -150,6 +148,12 @@ pub fn pull(opts: PullSettings) -> anyhow::Result<ExitCode> {
         environment: pull_env,
     })
     .context("nothing was written")?;
+    // An unmanaged resource of one environment is that environment's: into its overlay.
+    if let Some(o) = &overlay {
+        for f in &mut pulled.created {
+            f.path = o.join(&f.path);
+        }
+    }
     // One batch: every file is checked before anything is written, and a failure midway
     // undoes what was already in place.
     let mut batch = crate::safe_write::Batch::new(dir);
@@ -160,17 +164,63 @@ pub fn pull(opts: PullSettings) -> anyhow::Result<ExitCode> {
         batch.create(&f.path, f.text.as_str());
     }
     batch.commit()?;
-    let new_paths: Vec<PathBuf> = pulled.created.iter().map(|f| dir.join(&f.path)).collect();
+    let shared = pull_env.map(|e| Shared {
+        name: e.env.name.clone(),
+        overlay: overlay_shown,
+        environments: loaded.settings.environments.len(),
+    });
+    let out = report(&Report {
+        plan: &plan,
+        pulled: &pulled,
+        texts: &texts,
+        dir,
+        include_unmanaged: opts.include_unmanaged,
+        shared: shared.as_ref(),
+    });
+    crate::output::stdout()
+        .write_all(out.as_bytes())
+        .context("writing to stdout")?;
+    // A value left unpulled: the files are not what the target holds; say so in the code.
+    Ok(if pulled.refused.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
 
-    // Names from the target are printed inert (no control characters reach the terminal).
-    let inert = |s: &dyn std::fmt::Display| crate::output::Inert(s).to_string();
+/// `pull --env`: the environment, its overlay directory as the load shows it, and how many
+/// environments share the base.
+struct Shared {
+    name: String,
+    overlay: Option<PathBuf>,
+    environments: usize,
+}
+
+/// What the report is made of.
+struct Report<'a> {
+    plan: &'a crate::plan::Plan,
+    pulled: &'a crate::pull::Pulled,
+    texts: &'a std::collections::BTreeMap<PathBuf, String>,
+    dir: &'a std::path::Path,
+    include_unmanaged: bool,
+    shared: Option<&'a Shared>,
+}
+
+/// Names from the target are printed inert (no control characters reach the terminal).
+fn inert(s: &dyn std::fmt::Display) -> String {
+    crate::output::Inert(s).to_string()
+}
+
+/// The report pull prints.
+fn report(r: &Report) -> String {
+    let (plan, pulled) = (r.plan, r.pulled);
     let mut out = String::new();
-    match environment {
-        Some(name) => writeln!(
+    match r.shared {
+        Some(s) => writeln!(
             out,
             "cfgctl pull from {} (environment {})",
             inert(&plan.target),
-            inert(&name)
+            inert(&s.name)
         ),
         None => writeln!(out, "cfgctl pull from {}", inert(&plan.target)),
     }
@@ -181,22 +231,18 @@ pub fn pull(opts: PullSettings) -> anyhow::Result<ExitCode> {
     if !pulled.rewritten.is_empty() || !pulled.created.is_empty() {
         let _ = writeln!(out, "\nFiles changed:");
     }
-    // With an environment, a base file is every environment's: say so where it changes.
-    let shared = match (environment, &overlay) {
-        (Some(_), overlay) => Some((overlay, loaded.settings.environments.len())),
-        (None, _) => None,
-    };
     let mut base_changed = false;
     for f in &pulled.rewritten {
         let names: Vec<String> = f.addresses.iter().map(|a| inert(a)).collect();
-        let note = match shared {
-            Some((Some(o), _)) if f.path.starts_with(o) => " (overlay)".to_string(),
-            Some((_, n)) => {
+        // With an environment, a base file is every environment's: say so where it changes.
+        let note = match r.shared {
+            Some(Shared {
+                overlay: Some(o), ..
+            }) if f.path.starts_with(o) => " (overlay)".to_string(),
+            Some(s) => {
                 base_changed = true;
-                format!(
-                    " (base, shared by {})",
-                    plural(n, "environment", "environments")
-                )
+                let n = plural(s.environments, "environment", "environments");
+                format!(" (base, shared by {n})")
             }
             None => String::new(),
         };
@@ -205,6 +251,14 @@ pub fn pull(opts: PullSettings) -> anyhow::Result<ExitCode> {
             "  ~ {}: {}{note}",
             inert(&f.path.display()),
             names.join(", ")
+        );
+    }
+    for f in &pulled.created {
+        let _ = writeln!(
+            out,
+            "  + {}: {} (new file)",
+            inert(&display_path(&r.dir.join(&f.path))),
+            inert(&f.address)
         );
     }
     if base_changed {
@@ -218,24 +272,16 @@ pub fn pull(opts: PullSettings) -> anyhow::Result<ExitCode> {
             out,
             "\nNot pulled: the value comes from a variable of cfgctl.yaml (change the variable, or write the value in the manifest in its place):"
         );
-        for r in &pulled.refused {
+        for f in &pulled.refused {
             let _ = writeln!(
                 out,
                 "  ! {} {}: {} ${{var:{}}}",
-                inert(&r.address),
-                inert(&r.field),
-                inert(&r.place()),
-                inert(&r.variable)
+                inert(&f.address),
+                inert(&f.field),
+                inert(&f.place()),
+                inert(&f.variable)
             );
         }
-    }
-    for (f, path) in pulled.created.iter().zip(&new_paths) {
-        let _ = writeln!(
-            out,
-            "  + {}: {} (new file)",
-            inert(&display_path(path)),
-            inert(&f.address)
-        );
     }
     if !pulled.gone.is_empty() {
         let _ = writeln!(
@@ -255,14 +301,14 @@ pub fn pull(opts: PullSettings) -> anyhow::Result<ExitCode> {
         );
     }
     let in_scope = plan.unmanaged.iter().filter(|u| u.in_prune_scope).count();
-    if in_scope > 0 && !opts.include_unmanaged {
+    if in_scope > 0 && !r.include_unmanaged {
         let _ = writeln!(
             out,
             "\n{} inside the prune scope not pulled: --include-unmanaged writes them as new files.",
             plural(in_scope, "unmanaged resource", "unmanaged resources")
         );
     }
-    let vars = new_secret_variables(&pulled, &texts, dir);
+    let vars = new_secret_variables(pulled, r.texts, r.dir);
     if !vars.is_empty() {
         let names: Vec<String> = vars.iter().map(|v| inert(v)).collect();
         let _ = writeln!(
@@ -276,6 +322,13 @@ pub fn pull(opts: PullSettings) -> anyhow::Result<ExitCode> {
             names.join(", ")
         );
     }
+    summary(&mut out, r);
+    out
+}
+
+/// The closing lines: the counts.
+fn summary(out: &mut String, r: &Report) {
+    let pulled = r.pulled;
     // With an environment, one resource may be pulled into its base and its overlay file.
     let pulled_count = pulled
         .rewritten
@@ -290,7 +343,7 @@ pub fn pull(opts: PullSettings) -> anyhow::Result<ExitCode> {
         plural(pulled.rewritten.len(), "file", "files"),
         plural(pulled.created.len(), "file", "files"),
         pulled.gone.len(),
-        plan.unchanged
+        r.plan.unchanged
     );
     if !pulled.refused.is_empty() {
         let _ = writeln!(
@@ -304,15 +357,6 @@ pub fn pull(opts: PullSettings) -> anyhow::Result<ExitCode> {
             }
         );
     }
-    crate::output::stdout()
-        .write_all(out.as_bytes())
-        .context("writing to stdout")?;
-    // A value left unpulled: the files are not what the target holds; say so in the code.
-    Ok(if pulled.refused.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
 }
 
 /// The text of every manifest file, as read now (what `pull` rewrites), and of every

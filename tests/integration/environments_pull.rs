@@ -316,3 +316,36 @@ async fn export_all_envs_writes_one_folder_each() {
     assert!(!d.join("out/prod/teams/platform.yaml").exists());
     assert!(read(d, "out/staging/teams/platform.yaml").contains("name: Platform eu\n"));
 }
+
+#[tokio::test]
+async fn pull_env_writes_unmanaged_resources_into_the_overlay() {
+    let (t, dir) = staging().await;
+    let d = dir.path();
+    let settings = format!("{}prune: [\"Team/*\"]\n", settings(&t.emulator.url()));
+    write(d, "cfgctl.yaml", &settings);
+    let team = json!({"slug": "scratch", "name": "Scratch"});
+    let r = t.create(Kind::from_name("Team").unwrap(), team).await;
+    assert_eq!(r.status, 200, "{r:?}");
+    let r = Cfgctl::bare()
+        .dir(d)
+        .args(&["pull", "--env", "staging", "--include-unmanaged"])
+        .env("STAGING_TOKEN", TOKEN)
+        .run()
+        .await;
+    assert_eq!(r.code, 0, "{}", r.transcript());
+    assert!(
+        r.stdout
+            .contains("  + envs/staging/teams/scratch.yaml: Team/scratch (new file)\n"),
+        "{}",
+        r.stdout
+    );
+    assert!(read(d, "envs/staging/teams/scratch.yaml").contains("name: Scratch\n"));
+    assert!(!d.join("teams").exists());
+    assert_eq!(staging_plan(&t, d).await, vec![]);
+    // Only staging has it: prod's load does not.
+    let prod = cfgctl::manifest::load_dir_for(d, Some("prod")).unwrap();
+    assert!(prod
+        .manifests
+        .iter()
+        .all(|m| m.slug.as_deref() != Some("scratch")));
+}
