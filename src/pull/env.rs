@@ -268,6 +268,27 @@ mod tests {
     }
 
     #[test]
+    fn a_slug_written_with_variables_is_read_as_the_environment_reads_it() {
+        let env = Environment {
+            name: "staging".into(),
+            url: None,
+            token_env: None,
+            vars: [(
+                "region".to_string(),
+                crate::environments::Scalar::String("eu".into()),
+            )]
+            .into(),
+            overlay: None,
+            overlay_pos: crate::yaml::Pos::new(1, 1),
+        };
+        let team = |slug: &str| json!({"kind": "Team", "spec": {"slug": slug}});
+        let address = |slug: &str| resolved_address(&team(slug), &env).map(|a| a.to_string());
+        assert_eq!(address("ops-${var:region}").as_deref(), Some("Team/ops-eu"));
+        assert_eq!(address("a$${b}-$x").as_deref(), Some("Team/a${b}-$x"));
+        assert_eq!(address("${var:nope}"), None);
+    }
+
+    #[test]
     fn changes_keep_the_written_form() {
         let mut spec = json!({"slug": "${var:region}-a", "doc": {"k": 1}, "l": {"x": 1}});
         let change = |pointer: &str, value: Option<Value>, patch: bool| Change {
