@@ -377,10 +377,10 @@ fn read_texts(
     }
     let mut texts = std::collections::BTreeMap::new();
     for file in files {
-        if !texts.contains_key(&file) {
-            let text = std::fs::read_to_string(&file)
-                .with_context(|| format!("reading {}", file.display()))?;
-            texts.insert(file, text);
+        if let std::collections::btree_map::Entry::Vacant(slot) = texts.entry(file) {
+            let text = std::fs::read_to_string(slot.key())
+                .with_context(|| format!("reading {}", slot.key().display()))?;
+            slot.insert(text);
         }
     }
     Ok(texts)
