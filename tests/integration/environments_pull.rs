@@ -10,7 +10,7 @@ use cfgctl::ops::{self, TargetSettings};
 use cfgctl::registry::Kind;
 use serde_json::{json, Value};
 
-use crate::support::{read, write, Cfgctl, Tenant};
+use crate::support::{cfgctl_snapshot, read, write, Cfgctl, Tenant};
 
 const TOKEN: &str = "staging-token-5f0c9a";
 
@@ -130,27 +130,9 @@ async fn pull_env_writes_base_and_overlay_and_refuses_variables() {
         .env("STAGING_TOKEN", TOKEN)
         .run()
         .await;
-    let url = t.emulator.url();
-    let out = r.stdout.replace(&url, "[TARGET]");
     assert_eq!(r.code, 1, "{}", r.transcript());
-    assert_eq!(
-        out,
-        "\
-cfgctl pull from [TARGET] (environment staging)
-
-Files changed:
-  ~ envs/staging/teams.yaml: Team/platform (overlay)
-  ~ teams.yaml: Team/platform (base, shared by 2 environments)
-
-A base file changes every environment that does not set the value in its overlay: `cfgctl plan --all-envs` shows what it does to the others.
-
-Not pulled: the value comes from a variable of cfgctl.yaml (change the variable, or write the value in the manifest in its place):
-  ! Team/platform name: teams.yaml:6 ${var:region}
-
-Pull: 1 resource pulled into 2 files, 0 files new, 0 gone from the target, 2 unchanged.
-1 value not pulled: it comes from a variable.
-"
-    );
+    // Each file marked overlay or base (shared), the refused value with its place and variable.
+    cfgctl_snapshot!("pull_env_report", r.stdout);
     assert!(!r.transcript().contains(TOKEN), "{}", r.transcript());
     // Each value where it was written; the variable and every other byte kept.
     assert_eq!(
