@@ -38,6 +38,18 @@ pub struct PullInput<'a> {
     pub ignore: &'a [IgnoreRule],
     /// Also write the unmanaged resources inside the prune scope as new files.
     pub include_unmanaged: bool,
+    /// The environment's load (`pull --env`), whose provenance says where each value was
+    /// written: each pulled value goes back there (base or overlay file), and a value that
+    /// came from a variable is refused ([`Pulled::refused`]). `None`: no environment.
+    pub environment: Option<PullEnv<'a>>,
+}
+
+/// `pull --env`: the environment and its load.
+#[derive(Clone, Copy)]
+pub struct PullEnv<'a> {
+    pub env: &'a crate::environments::Environment,
+    /// The manifests loaded for `env`, with their provenance.
+    pub loaded: &'a crate::manifest::Loaded,
 }
 
 /// A manifest file with its new text.
@@ -73,6 +85,8 @@ pub struct Pulled {
     pub gone: Vec<Gone>,
     /// Resources of kinds the target cannot read: nothing to compare, nothing pulled.
     pub not_compared: Vec<Address>,
+    /// `pull --env`: values the target changed that came from a variable, not written.
+    pub refused: Vec<Refused>,
 }
 
 /// Why a pull cannot be done; nothing is written then.
@@ -135,6 +149,11 @@ pub fn pull(input: &PullInput) -> Result<Pulled, PullError> {
             }
             _ => {}
         }
+    }
+    if let Some(environment) = input.environment {
+        let addresses = per_file.into_values().flatten().collect();
+        env::pull_env(input, environment, addresses, &mut out)?;
+        per_file = BTreeMap::new();
     }
     for (file, mut addresses) in per_file {
         addresses.sort();
@@ -236,11 +255,23 @@ fn rewrite_file(
         let envelope = pulled_envelope(file, address, &doc.value, &current.value(), input.ignore)?;
         wanted.push((doc, address.clone(), envelope));
     }
+    rewrite_docs(file, text, &docs, &wanted)
+}
+
+/// The file's text with each wanted document brought to its envelope: minimal edits when
+/// they can express it and read back as meant, else the documents rewritten whole.
+fn rewrite_docs(
+    file: &Path,
+    text: &str,
+    docs: &[Located],
+    wanted: &[(&Located, Address, Value)],
+) -> Result<String, PullError> {
+    let json = is_json_file(file);
     // Only the changed entries, when minimal edits can express the change and the result
     // reads back as meant; else each pulled document as a whole.
     let lines = lines(text);
     let mut edits = Vec::new();
-    for (doc, _, envelope) in &wanted {
+    for (doc, _, envelope) in wanted {
         let minimal = if json {
             json_edit::edits(
                 text,
@@ -282,12 +313,12 @@ fn rewrite_file(
         // Documents do not overlap, so the edits of all of them sort as one list.
         edits.sort_by_key(|(r, _)| std::cmp::Reverse(r.start));
         let new_text = apply(text, edits);
-        if reads_back(file, &new_text, json, docs.len(), &wanted) {
+        if reads_back(file, &new_text, json, docs.len(), wanted) {
             return Ok(new_text);
         }
     }
     let mut edits = Vec::new();
-    for (doc, address, envelope) in &wanted {
+    for (doc, address, envelope) in wanted {
         let new_text = if json {
             render_json(text, doc.range.start, envelope)
         } else {
@@ -301,7 +332,7 @@ fn rewrite_file(
     }
     edits.sort_by_key(|(r, _)| std::cmp::Reverse(r.start));
     let new_text = apply(text, edits);
-    if !reads_back(file, &new_text, json, docs.len(), &wanted) {
+    if !reads_back(file, &new_text, json, docs.len(), wanted) {
         let addresses: Vec<String> = wanted.iter().map(|(_, a, _)| a.to_string()).collect();
         return Err(PullError::RoundTrip {
             file: file.to_path_buf(),
@@ -544,10 +575,12 @@ fn reorder_like(value: &Value, like: &Value) -> Value {
 // Where each document is in its file.
 
 mod edit;
+mod env;
 mod form;
 mod json_edit;
 mod locate;
 
+pub use env::Refused;
 use locate::*;
 
 #[cfg(test)]

@@ -184,6 +184,10 @@ pub struct DriftArgs {
 
 // The options of `cfgctl export` (its help is the variant's).
 #[derive(Debug, Args)]
+#[command(
+    mut_arg("envs", |a| a.help("Export the target of this environment of cfgctl.yaml (repeatable; several: one folder each, OUT/NAME)")),
+    mut_arg("all_envs", |a| a.help("Export every environment of cfgctl.yaml, each into OUT/NAME")),
+)]
 pub struct ExportArgs {
     /// Folder to write (`<kind>/<slug>.yaml`, `resource-pools.yaml`).
     #[arg(long, value_name = "DIR")]
@@ -194,12 +198,22 @@ pub struct ExportArgs {
     /// Only resources matching KIND/SLUG-GLOB (repeatable).
     #[arg(long, value_name = "PATTERN", value_parser = parse_pattern)]
     pub only: Vec<Pattern>,
+    /// The directory whose cfgctl.yaml declares the environments of --env/--all-envs (its
+    /// manifests are not read).
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub dir: PathBuf,
+    #[command(flatten)]
+    pub envs: EnvArgs,
     #[command(flatten)]
     pub target: TargetArgs,
 }
 
 // The options of `cfgctl pull` (its help is the variant's).
 #[derive(Debug, Args)]
+#[command(
+    mut_arg("envs", |a| a.help("Pull from this environment of cfgctl.yaml (one): each value is written where the environment's value was written, base or overlay")),
+    mut_arg("all_envs", |a| a.help("Refused: pull writes one environment at a time")),
+)]
 pub struct PullArgs {
     /// Directory of manifests.
     #[arg(default_value = ".")]
@@ -211,6 +225,8 @@ pub struct PullArgs {
     /// export's layout (`<kind>/<slug>.yaml`).
     #[arg(long)]
     pub include_unmanaged: bool,
+    #[command(flatten)]
+    pub envs: EnvArgs,
     #[command(flatten)]
     pub target: TargetArgs,
 }

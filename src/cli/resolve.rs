@@ -133,9 +133,17 @@ pub fn graph(args: GraphArgs) -> anyhow::Result<GraphSettings> {
 }
 
 /// `pull` never prunes; it keeps the manifests and the target's objects (what it merges).
+/// It pulls one environment at a time: a value of the base pulled from two targets would
+/// be written twice, differently.
 pub fn pull(args: PullArgs) -> anyhow::Result<PullSettings> {
+    if args.envs.all_envs || args.envs.envs.len() > 1 {
+        anyhow::bail!(
+            "pull writes one environment at a time (the base files are shared, and two targets may disagree on them): pass one --env NAME"
+        );
+    }
     Ok(PullSettings {
         request: PlanRequest {
+            environment: args.envs.envs.into_iter().next(),
             only: args.only,
             keep: Keep {
                 manifests: true,
@@ -154,6 +162,9 @@ pub fn export(args: ExportArgs) -> anyhow::Result<ExportSettings> {
         force: args.force,
         only: args.only,
         target: target(&args.target)?,
+        dir: args.dir,
+        envs: args.envs.envs,
+        all_envs: args.envs.all_envs,
     })
 }
 

@@ -1,7 +1,8 @@
-//! `cfgctl export --out DIR`: the target's state as manifest files.
+//! `cfgctl export --out DIR`: the target's state as manifest files; with `--env NAME`, the
+//! target of that environment of `--dir`'s cfgctl.yaml (several: one folder each, `DIR/NAME`).
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
@@ -16,60 +17,151 @@ pub struct ExportSettings {
     pub force: bool,
     pub only: Vec<crate::pattern::Pattern>,
     pub target: TargetSettings,
+    /// The directory whose cfgctl.yaml declares the environments of `--env`.
+    pub dir: PathBuf,
+    /// `--env NAME`...
+    pub envs: Vec<String>,
+    /// `--all-envs`.
+    pub all_envs: bool,
 }
 
 /// `cfgctl export`: writes the target's state as manifests.
 pub fn export(opts: ExportSettings) -> anyhow::Result<ExitCode> {
-    // Refuse a non-empty folder before reading the target at all.
-    if crate::export::write::is_non_empty(&opts.out) && !opts.force {
-        return Err(crate::export::write::WriteError::NotEmpty {
-            dir: opts.out.clone(),
+    let jobs = jobs(&opts)?;
+    // Refuse a non-empty folder before reading any target at all.
+    for (out, _) in &jobs {
+        if crate::export::write::is_non_empty(out) && !opts.force {
+            return Err(crate::export::write::WriteError::NotEmpty { dir: out.clone() }.into());
         }
-        .into());
     }
     runtime()?.block_on(async {
-        let conn = ops::connect(&opts.target).await?;
-        let fetched = ops::fetch(&conn).await?;
-        let files = crate::export::export_files(&fetched.current, &opts.only)?;
-        crate::export::write::write_export(&opts.out, &files, opts.force)?;
-        let mut err = crate::output::stderr();
-        for w in &fetched.warnings {
-            let _ = writeln!(err, "warning: {}", crate::output::Inert(w));
+        for (out, target) in &jobs {
+            export_one(&opts, out, target).await?;
         }
-        for def in crate::registry::kinds()
-            .into_iter()
-            .filter(|d| !fetched.caps.can_read_state(d.kind))
-        {
-            let _ = writeln!(
-                err,
-                "note: {} not exported: the target cannot list it",
-                def.name
-            );
-        }
-        let vars = crate::export::secret_variables(&fetched.current, &opts.only);
-        if !vars.is_empty() {
-            let _ = writeln!(
-                err,
-                "note: secrets are written as references; set {} before planning: {}",
-                if vars.len() == 1 {
-                    "this variable"
-                } else {
-                    "these variables"
-                },
-                vars.join(", ")
-            );
-        }
-        let kinds: std::collections::BTreeSet<_> =
-            fetched.current.resources.keys().map(|a| a.kind).collect();
-        writeln!(
-            crate::output::stdout(),
-            "exported {} ({}) from {} to {}",
-            plural(files.len(), "resource", "resources"),
-            plural(kinds.len(), "kind", "kinds"),
-            conn.name,
-            opts.out.display()
-        )
-        .context("writing to stdout")?;
         Ok(ExitCode::SUCCESS)
     })
+}
+
+/// Each folder to write and the target to export into it: the global target, or each
+/// environment's (its url and token, `commands::pull::environment_target`).
+fn jobs(opts: &ExportSettings) -> anyhow::Result<Vec<(PathBuf, TargetSettings)>> {
+    if opts.envs.is_empty() && !opts.all_envs {
+        return Ok(vec![(opts.out.clone(), opts.target.clone())]);
+    }
+    let declared = environments(&opts.dir)?;
+    let names: Vec<String> = if opts.all_envs {
+        declared.keys().cloned().collect()
+    } else {
+        let mut names = opts.envs.clone();
+        names.sort();
+        names.dedup();
+        names
+    };
+    if names.is_empty() {
+        anyhow::bail!(
+            "--all-envs: {} declares no environments",
+            dir_settings(&opts.dir).display()
+        );
+    }
+    let several = names.len() > 1;
+    names
+        .iter()
+        .map(|name| {
+            let env = declared.get(name).with_context(|| {
+                let known: Vec<&str> = declared.keys().map(String::as_str).collect();
+                format!(
+                    "environment `{name}` is not declared in {} (declared: {})",
+                    dir_settings(&opts.dir).display(),
+                    if known.is_empty() {
+                        "none".to_string()
+                    } else {
+                        known.join(", ")
+                    }
+                )
+            })?;
+            let out = if several {
+                opts.out.join(name)
+            } else {
+                opts.out.clone()
+            };
+            Ok((out, super::pull::environment_target(&opts.target, env)?))
+        })
+        .collect()
+}
+
+fn dir_settings(dir: &Path) -> PathBuf {
+    super::pull::display_path(&dir.join(crate::settings::FILE_NAME)).into()
+}
+
+/// The environments `dir`'s cfgctl.yaml declares; its problems as located diagnostics.
+fn environments(
+    dir: &Path,
+) -> anyhow::Result<std::collections::BTreeMap<String, crate::environments::Environment>> {
+    let shown = dir_settings(dir);
+    let text =
+        std::fs::read_to_string(dir.join(crate::settings::FILE_NAME)).with_context(|| {
+            format!(
+                "reading {} (--env names an environment it declares; --dir says where it is)",
+                shown.display()
+            )
+        })?;
+    match crate::settings::parse(&shown, &text) {
+        Ok(settings) => Ok(settings.environments),
+        Err(diagnostics) => Err(ops::Diagnosed {
+            message: format!("{} is not valid", shown.display()),
+            diagnostics,
+        }
+        .into()),
+    }
+}
+
+/// One export: `target`'s state into `out`.
+async fn export_one(
+    opts: &ExportSettings,
+    out: &Path,
+    target: &TargetSettings,
+) -> anyhow::Result<()> {
+    let conn = ops::connect(target).await?;
+    let fetched = ops::fetch(&conn).await?;
+    let files = crate::export::export_files(&fetched.current, &opts.only)?;
+    crate::export::write::write_export(out, &files, opts.force)?;
+    let mut err = crate::output::stderr();
+    for w in &fetched.warnings {
+        let _ = writeln!(err, "warning: {}", crate::output::Inert(w));
+    }
+    for def in crate::registry::kinds()
+        .into_iter()
+        .filter(|d| !fetched.caps.can_read_state(d.kind))
+    {
+        let _ = writeln!(
+            err,
+            "note: {} not exported: the target cannot list it",
+            def.name
+        );
+    }
+    let vars = crate::export::secret_variables(&fetched.current, &opts.only);
+    if !vars.is_empty() {
+        let _ = writeln!(
+            err,
+            "note: secrets are written as references; set {} before planning: {}",
+            if vars.len() == 1 {
+                "this variable"
+            } else {
+                "these variables"
+            },
+            vars.join(", ")
+        );
+    }
+    let kinds: std::collections::BTreeSet<_> =
+        fetched.current.resources.keys().map(|a| a.kind).collect();
+    writeln!(
+        crate::output::stdout(),
+        "exported {} ({}) from {} to {}",
+        plural(files.len(), "resource", "resources"),
+        plural(kinds.len(), "kind", "kinds"),
+        conn.name,
+        out.display()
+    )
+    .context("writing to stdout")?;
+    Ok(())
 }

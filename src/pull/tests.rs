@@ -143,6 +143,7 @@ fn pull_files(files: &[(&str, &str)], current: &[(Kind, &str, Value)]) -> Pulled
         plan: &plan,
         ignore: &loaded.settings.ignore,
         include_unmanaged: false,
+        environment: None,
     })
     .unwrap()
 }

@@ -1,8 +1,11 @@
 //! The CI examples: valid YAML, and every `cfgctl` command line in them runs as written
 //! (same flags, the prune setting on) against the emulator, on a copy of the quickstart as
-//! `config/`, with exact exit codes: after apply, every plan line must find nothing to do. And
-//! the GitHub workflows' shape: the plan comment also after a failure, one prune setting for
-//! plan and apply, the drift issue closed when the drift clears.
+//! `config/`, with exact exit codes: after apply, every plan line must find nothing to do. The
+//! examples for several environments (`*-envs.yml`) run the same way against two emulators,
+//! the quickstart's environments `staging` and `prod` (URLs in cfgctl.yaml, tokens from the
+//! variables its `token_env` names), each matrix line once per environment. And the GitHub
+//! workflows' shape: the plan comment also after a failure, one prune setting for plan and
+//! apply, the drift issue closed when the drift clears, one environment per apply job.
 
 use std::path::PathBuf;
 
@@ -22,6 +25,17 @@ fn ci_files() -> Vec<PathBuf> {
 
 /// How the examples spell the prune setting on a command line: nothing, or `--prune`.
 const PRUNE_ARG: &str = "${PRUNE_FLAG:+\"$PRUNE_FLAG\"}";
+
+/// The environment of a matrix job (`"$TARGET_ENV"`) as [`command_lines`] leaves it, for the
+/// test to put each environment in its place.
+const ENV_ARG: &str = "<ENV>";
+
+/// An example for several environments (`cfgctl-plan-envs.yml`, `.gitlab-ci-envs.yml`).
+fn is_multi_env(file: &std::path::Path) -> bool {
+    file.file_stem()
+        .and_then(|s| s.to_str())
+        .is_some_and(|s| s.ends_with("-envs"))
+}
 
 /// The `cfgctl …` command lines of a file, without redirections and `||` tails, with
 /// `"$CONFIG_DIR"` as the shell would expand it and the prune setting on (`--prune`).
@@ -47,6 +61,7 @@ fn command_lines(text: &str) -> Vec<Vec<String>> {
                 a.replace(PRUNE_ARG, "--prune")
                     .replace("\"$CONFIG_DIR\"", "config")
                     .replace("$CONFIG_DIR", "config")
+                    .replace("\"$TARGET_ENV\"", ENV_ARG)
             })
             .collect();
         assert!(
@@ -76,7 +91,7 @@ fn ci_examples_are_valid_yaml() {
 #[tokio::test]
 async fn ci_command_lines_run_against_the_emulator() {
     let mut commands: Vec<(PathBuf, Vec<String>)> = Vec::new();
-    for f in ci_files() {
+    for f in ci_files().into_iter().filter(|f| !is_multi_env(f)) {
         let text = std::fs::read_to_string(&f).unwrap();
         for c in command_lines(&text) {
             commands.push((f.clone(), c));
@@ -198,7 +213,13 @@ fn steps(workflow: &serde_json::Value, job: &str) -> Vec<serde_json::Value> {
 /// earlier push never stands for a commit whose plan failed.
 #[test]
 fn the_plan_comment_is_posted_when_the_plan_fails() {
-    let plan = github_workflow("cfgctl-plan.yml");
+    for file in ["cfgctl-plan.yml", "cfgctl-plan-envs.yml"] {
+        plan_comment_is_posted_when_the_plan_fails(file);
+    }
+}
+
+fn plan_comment_is_posted_when_the_plan_fails(file: &str) {
+    let plan = github_workflow(file);
     let steps = steps(&plan, "plan");
     let comment = steps
         .iter()
@@ -217,7 +238,7 @@ fn the_plan_comment_is_posted_when_the_plan_fails() {
             "${{ !cancelled() }}"
         ]
         .contains(&condition),
-        "the comment step is skipped when the plan fails (if: {condition:?})"
+        "{file}: the comment step is skipped when the plan fails (if: {condition:?})"
     );
     // It knows what failed: the outcome of validate and the plan's exit code.
     assert_eq!(comment["env"]["VALIDATE"], "${{ steps.validate.outcome }}");
@@ -232,7 +253,10 @@ fn the_plan_comment_is_posted_when_the_plan_fails() {
         "cfgctl did not run",
         "cfgctl plan failed",
     ] {
-        assert!(script.contains(says), "the comment never says {says:?}");
+        assert!(
+            script.contains(says),
+            "{file}: the comment never says {says:?}"
+        );
     }
 }
 
@@ -241,7 +265,12 @@ fn the_plan_comment_is_posted_when_the_plan_fails() {
 #[test]
 fn prune_is_one_setting_for_plan_and_apply() {
     let setting = "${{ vars.CFGCTL_PRUNE == 'true' && '--prune' || '' }}";
-    for (file, verb) in [("cfgctl-plan.yml", "plan"), ("cfgctl-apply.yml", "apply")] {
+    for (file, verb) in [
+        ("cfgctl-plan.yml", "plan"),
+        ("cfgctl-apply.yml", "apply"),
+        ("cfgctl-plan-envs.yml", "plan"),
+        ("cfgctl-apply-envs.yml", "apply"),
+    ] {
         let workflow = github_workflow(file);
         assert_eq!(workflow["env"]["PRUNE_FLAG"], setting, "{file}");
         let text = std::fs::read_to_string(root().join("examples/ci/github").join(file)).unwrap();
@@ -253,16 +282,18 @@ fn prune_is_one_setting_for_plan_and_apply() {
         assert_eq!(lines.len(), 1, "{file}: {lines:?}");
         assert!(lines[0].contains(PRUNE_ARG), "{file}: {}", lines[0]);
     }
-    let gitlab = std::fs::read_to_string(root().join("examples/ci/gitlab/.gitlab-ci.yml")).unwrap();
-    for verb in ["plan", "apply"] {
-        let line = gitlab
-            .lines()
-            .map(str::trim)
-            .find(|l| l.starts_with(&format!("- cfgctl {verb} ")))
-            .unwrap();
-        assert!(line.contains(PRUNE_ARG), "GitLab {verb}: {line}");
+    for name in [".gitlab-ci.yml", ".gitlab-ci-envs.yml"] {
+        let gitlab = std::fs::read_to_string(root().join("examples/ci/gitlab").join(name)).unwrap();
+        for verb in ["plan", "apply"] {
+            let line = gitlab
+                .lines()
+                .map(str::trim)
+                .find(|l| l.starts_with(&format!("- cfgctl {verb} ")))
+                .unwrap();
+            assert!(line.contains(PRUNE_ARG), "{name} {verb}: {line}");
+        }
+        assert!(gitlab.contains("\n  PRUNE_FLAG: \"\"\n"), "{name}");
     }
-    assert!(gitlab.contains("\n  PRUNE_FLAG: \"\"\n"));
 }
 
 /// The drift workflow opens its issue on exit 2 and closes it once a run exits 0.
@@ -289,4 +320,223 @@ fn the_drift_issue_is_closed_when_the_drift_clears() {
             && script.contains("state: 'closed'"),
         "{script}"
     );
+}
+
+/// The environments of the multi-environment examples: the GitHub matrices and GitLab's.
+fn example_environments() -> Vec<String> {
+    let names = |v: &serde_json::Value| -> Vec<String> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n.as_str().unwrap().to_string())
+            .collect()
+    };
+    let apply = names(
+        &github_workflow("cfgctl-apply-envs.yml")["jobs"]["apply"]["strategy"]["matrix"]["env"],
+    );
+    let drift = names(
+        &github_workflow("cfgctl-drift-envs.yml")["jobs"]["drift"]["strategy"]["matrix"]["env"],
+    );
+    let path = root().join("examples/ci/gitlab/.gitlab-ci-envs.yml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let gitlab = cfgctl::yaml::parse_documents(&text)
+        .unwrap()
+        .remove(0)
+        .value;
+    let gitlab = names(&gitlab[".environments"]["parallel"]["matrix"][0]["TARGET_ENV"]);
+    assert_eq!(apply, drift);
+    assert_eq!(apply, gitlab);
+    apply
+}
+
+/// Each environment's apply and drift is its own job, in the GitHub environment of its name
+/// (its secrets and protection rules), with the token under the name cfgctl.yaml's
+/// `token_env` gives; the plan job plans every environment for one comment.
+#[test]
+fn environment_jobs_run_in_their_github_environment() {
+    assert_eq!(example_environments(), ["staging", "prod"]);
+    for (file, job) in [
+        ("cfgctl-apply-envs.yml", "apply"),
+        ("cfgctl-drift-envs.yml", "drift"),
+    ] {
+        let spec = &github_workflow(file)["jobs"][job];
+        assert_eq!(spec["environment"], "${{ matrix.env }}", "{file}");
+        assert_eq!(spec["env"]["TARGET_ENV"], "${{ matrix.env }}", "{file}");
+        for token in ["STAGING_API_TOKEN", "PROD_API_TOKEN"] {
+            assert_eq!(
+                spec["env"][token],
+                format!("${{{{ secrets.{token} }}}}").as_str(),
+                "{file}"
+            );
+        }
+        assert!(
+            spec["concurrency"]["group"]
+                .as_str()
+                .is_some_and(|g| g.ends_with("${{ matrix.env }}")),
+            "{file}: one run at a time per environment"
+        );
+    }
+    let apply = &github_workflow("cfgctl-apply-envs.yml")["jobs"]["apply"]["strategy"];
+    assert_eq!(apply["max-parallel"], 1, "staging first, then prod");
+    assert_eq!(
+        github_workflow("cfgctl-drift-envs.yml")["jobs"]["drift"]["strategy"]["fail-fast"],
+        false
+    );
+    let plan = github_workflow("cfgctl-plan-envs.yml");
+    assert!(plan["jobs"]["plan"].get("environment").is_none());
+    let text =
+        std::fs::read_to_string(root().join("examples/ci/github/cfgctl-plan-envs.yml")).unwrap();
+    let plans: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("cfgctl plan "))
+        .collect();
+    assert_eq!(plans.len(), 1);
+    assert!(plans[0].contains(" --all-envs ") && plans[0].contains("--format markdown"));
+}
+
+const STAGING_TOKEN: &str = "staging-ci-token-71d3";
+const PROD_TOKEN: &str = "prod-ci-token-0b9e";
+
+#[tokio::test]
+#[ignore = "needs plan/apply/drift --env and plan --all-envs (branch envops)"]
+async fn ci_environment_command_lines_run_against_two_emulators() {
+    let envs = example_environments();
+    let mut commands: Vec<(PathBuf, Vec<String>)> = Vec::new();
+    for f in ci_files().into_iter().filter(|f| is_multi_env(f)) {
+        let text = std::fs::read_to_string(&f).unwrap();
+        for c in command_lines(&text) {
+            commands.push((f.clone(), c));
+        }
+    }
+    let order = |c: &Vec<String>| {
+        ["validate", "plan", "apply", "drift"]
+            .iter()
+            .position(|s| *s == c[0])
+    };
+    for verb in ["validate", "plan", "apply", "drift"] {
+        assert!(
+            commands.iter().any(|(_, c)| c[0] == verb),
+            "no multi-environment example runs {verb}"
+        );
+    }
+    commands.sort_by_key(|(_, c)| order(c));
+    let token = |token: &str| Config {
+        token: Some(token.to_string()),
+        ..Config::default()
+    };
+    let staging = Tenant::start(token(STAGING_TOKEN)).await;
+    let prod = Tenant::start(token(PROD_TOKEN)).await;
+    let work = tempfile::tempdir().unwrap();
+    let config = work.path().join("config");
+    copy_dir(&root().join("examples/quickstart"), &config);
+    std::fs::write(
+        config.join("cfgctl.yaml"),
+        format!(
+            "environments:\n  staging:\n    url: {}\n    token_env: STAGING_API_TOKEN\n  prod:\n    url: {}\n    token_env: PROD_API_TOKEN\n",
+            staging.emulator.url(),
+            prod.emulator.url()
+        ),
+    )
+    .unwrap();
+    let cfgctl = |a: Vec<String>| {
+        let dir = work.path().to_path_buf();
+        async move {
+            let a: Vec<&str> = a.iter().map(String::as_str).collect();
+            Cfgctl::bare()
+                .dir(&dir)
+                .args(&a)
+                .env("STAGING_API_TOKEN", STAGING_TOKEN)
+                .env("PROD_API_TOKEN", PROD_TOKEN)
+                .env("CONFIG_DIR", "config")
+                .run()
+                .await
+        }
+    };
+    // A matrix line once per environment, in the matrix's order.
+    let expanded: Vec<(PathBuf, Vec<String>)> = commands
+        .into_iter()
+        .flat_map(|(file, args)| {
+            if args.iter().any(|a| a == ENV_ARG) {
+                envs.iter()
+                    .map(|env| {
+                        let args = args
+                            .iter()
+                            .map(|a| if a == ENV_ARG { env.clone() } else { a.clone() })
+                            .collect();
+                        (file.clone(), args)
+                    })
+                    .collect::<Vec<_>>()
+            } else {
+                vec![(file, args)]
+            }
+        })
+        .collect();
+    let rows = |create: usize, unchanged: usize| -> Vec<String> {
+        envs.iter()
+            .map(|e| format!("| <code>{e}</code> | {create} | 0 | 0 | 0 | 0 | {unchanged} |"))
+            .collect()
+    };
+    let mut plans = Vec::new();
+    let mut applied = Vec::new();
+    for (file, args) in expanded {
+        let what = format!("{}: cfgctl {}", file.display(), args.join(" "));
+        let detailed = args.iter().any(|a| a == "--detailed-exitcode");
+        let run = cfgctl(args.clone()).await;
+        let transcript = run.transcript();
+        assert!(
+            !transcript.contains(STAGING_TOKEN) && !transcript.contains(PROD_TOKEN),
+            "{what}: a token in the output"
+        );
+        match args[0].as_str() {
+            "validate" => assert_eq!(run.code, 0, "{what}\n{transcript}"),
+            "plan" => {
+                assert!(applied.is_empty());
+                assert_eq!(
+                    run.code,
+                    if detailed { 2 } else { 0 },
+                    "{what}\n{transcript}"
+                );
+                for row in rows(5, 0) {
+                    assert!(
+                        run.stdout.contains(&row),
+                        "{what}: no {row}\n{}",
+                        run.stdout
+                    );
+                }
+                plans.push((what, args));
+            }
+            "apply" => {
+                assert_eq!(run.code, 0, "{what}\n{transcript}");
+                applied.push(args[args.iter().position(|a| a == "--env").unwrap() + 1].clone());
+            }
+            "drift" => assert_eq!(
+                run.code, 0,
+                "{what}: no drift right after apply\n{transcript}"
+            ),
+            other => panic!("{what}: no expectation for `cfgctl {other}`"),
+        }
+    }
+    assert_eq!(
+        applied, envs,
+        "every environment applied, in the matrix's order"
+    );
+    // Each tenant got its own environment's resources, and every plan line is clean after.
+    let kind = cfgctl::registry::Kind::from_name("Team").unwrap();
+    for t in [&staging, &prod] {
+        let (teams, _) = t.list_all(kind, &cfgctl::wire::ListQuery::default()).await;
+        assert_eq!(teams.len(), 1, "{teams:?}");
+    }
+    assert!(!plans.is_empty());
+    for (what, args) in plans {
+        let run = cfgctl(args).await;
+        assert_eq!(run.code, 0, "{what} after apply\n{}", run.transcript());
+        for row in rows(0, 5) {
+            assert!(
+                run.stdout.contains(&row),
+                "{what} after apply: no {row}\n{}",
+                run.stdout
+            );
+        }
+    }
 }
