@@ -78,10 +78,11 @@ pub struct ValidateArgs {
 /// Which environments of cfgctl.yaml a command works on (docs/environments.md).
 #[derive(Debug, Args, Clone, Default)]
 pub struct EnvArgs {
-    /// Check this environment of cfgctl.yaml (repeatable); without it, every environment.
+    /// Work on this environment of cfgctl.yaml (repeatable); validate without it checks every
+    /// environment, the other commands need it (or --all-envs) when cfgctl.yaml declares some.
     #[arg(long = "env", value_name = "NAME")]
     pub envs: Vec<String>,
-    /// Check every environment of cfgctl.yaml (what no --env does).
+    /// Work on every environment of cfgctl.yaml.
     #[arg(long, conflicts_with = "envs")]
     pub all_envs: bool,
 }
@@ -110,6 +111,8 @@ pub struct PlanArgs {
     /// Only resources matching KIND/SLUG-GLOB (repeatable).
     #[arg(long, value_name = "PATTERN", value_parser = parse_pattern)]
     pub only: Vec<Pattern>,
+    #[command(flatten)]
+    pub envs: EnvArgs,
     #[command(flatten)]
     pub target: TargetArgs,
     #[command(flatten)]
@@ -153,6 +156,8 @@ pub struct ApplyArgs {
     #[arg(long, value_name = "FILE")]
     pub service_account_tokens: Option<PathBuf>,
     #[command(flatten)]
+    pub envs: EnvArgs,
+    #[command(flatten)]
     pub target: TargetArgs,
 }
 
@@ -165,6 +170,8 @@ pub struct DriftArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = FormatArg::Text)]
     pub format: FormatArg,
+    #[command(flatten)]
+    pub envs: EnvArgs,
     #[command(flatten)]
     pub target: TargetArgs,
     #[command(flatten)]
