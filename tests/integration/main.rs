@@ -10,6 +10,7 @@ mod docs;
 mod emulator;
 mod emulator_hardening;
 mod environments;
+mod environments_ops;
 mod export;
 mod fidelity;
 mod first_hour;
