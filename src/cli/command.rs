@@ -21,7 +21,9 @@ pub enum Command {
     /// Show what apply would change: create, update, delete, in dependency order.
     ///
     /// Reads the target's lists only (one request per page). Exit 0, or with
-    /// --detailed-exitcode 2 when there are changes; 1 on any error.
+    /// --detailed-exitcode 2 when there are changes; 1 on any error. With environments in
+    /// cfgctl.yaml, --env NAME or --all-envs: several are planned at once into one report,
+    /// and the exit code is the worst of theirs.
     Plan(PlanArgs),
     /// Make the target match the manifests (or apply a saved plan), in dependency order.
     ///

@@ -107,7 +107,7 @@ pub enum TargetError {
 
 /// The target of one environment, from the command line's settings (`base`: timeouts,
 /// retries, limits): its `url` and the token read from its `token_env` variable (registered
-/// as a secret at once); none when it names no variable. With `--local[=PATH]` each
+/// as a secret at once); none when it names no variable or the variable is empty. With `--local[=PATH]` each
 /// environment has its own local tenant, `PATH` with the environment's name before its
 /// extension (`.cfgctl/local.staging.db`).
 pub fn target_for(base: &TargetSettings, env: &Environment) -> Result<TargetSettings, TargetError> {
@@ -123,19 +123,20 @@ pub fn target_for(base: &TargetSettings, env: &Environment) -> Result<TargetSett
         return Err(TargetError::NoUrl(env.name.clone()));
     };
     crate::output::register_url_secrets(&url);
+    // Unset (or not Unicode) is a failure; set but empty is no token, as an empty
+    // `CFGCTL_TOKEN` is.
     let token = match &env.token_env {
         None => None,
         Some(var) => {
-            let value = std::env::var(var).unwrap_or_default();
-            let value = value.trim();
-            if value.is_empty() {
+            let Ok(value) = std::env::var(var) else {
                 return Err(TargetError::NoToken {
                     var: var.clone(),
                     env: env.name.clone(),
                 });
-            }
+            };
+            let value = value.trim();
             crate::output::register_secret(value);
-            Some(value.to_string())
+            Some(value.to_string()).filter(|t| !t.is_empty())
         }
     };
     Ok(TargetSettings {
@@ -386,6 +387,90 @@ pub fn stage_of(err: &anyhow::Error, load_failed: bool) -> Option<EnvStage> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn repo(settings: &str) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("cfgctl.yaml"), settings).unwrap();
+        dir
+    }
+
+    fn names(selected: Option<Vec<Environment>>) -> Option<Vec<String>> {
+        selected.map(|envs| envs.into_iter().map(|e| e.name).collect())
+    }
+
+    #[test]
+    fn selection_follows_the_flags_and_the_declared_environments() {
+        let two = repo("environments:\n  staging: {url: https://s.example.com}\n  prod: {}\n");
+        let d = two.path();
+        let s = |n: &[&str], all| {
+            let n: Vec<String> = n.iter().map(|n| n.to_string()).collect();
+            select(d, &n, all).map(names).map_err(|e| e.to_string())
+        };
+        assert_eq!(s(&[], true), Ok(Some(vec!["prod".into(), "staging".into()])));
+        assert_eq!(
+            s(&["staging", "prod", "staging"], false),
+            Ok(Some(vec!["prod".into(), "staging".into()]))
+        );
+        let file = d.join("cfgctl.yaml");
+        assert_eq!(
+            s(&[], false),
+            Err(format!("{} declares environments (prod, staging): choose with --env NAME (repeatable) or --all-envs", file.display()))
+        );
+        assert_eq!(
+            s(&["qa"], false),
+            Err(format!("unknown environment `qa`; {} declares prod, staging", file.display()))
+        );
+        let none = repo("max_deletes: 3\n");
+        let d = none.path();
+        assert_eq!(select(d, &[], false).map(names).ok(), Some(None));
+        let err = select(d, &["prod".into()], false).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            format!("--env prod: {} declares no environments (docs/environments.md)", d.join("cfgctl.yaml").display())
+        );
+    }
+
+    #[test]
+    fn an_environment_target_takes_its_url_and_its_token_variable() {
+        let base = TargetSettings {
+            url: None,
+            token: Some("one-target-token".into()),
+            local: None,
+            timeout: std::time::Duration::from_secs(1),
+            max_retries: 0,
+            insecure_http: false,
+            max_pages: 1,
+            max_response_bytes: 1,
+        };
+        let env = |url: Option<&str>, var: Option<&str>| Environment {
+            name: "staging".into(),
+            url: url.map(str::to_string),
+            token_env: var.map(str::to_string),
+            vars: Default::default(),
+            overlay: None,
+            overlay_pos: crate::yaml::Pos::new(1, 1),
+        };
+        assert_eq!(
+            target_for(&base, &env(None, None)).unwrap_err().to_string(),
+            "the environment `staging` has no `url` in cfgctl.yaml"
+        );
+        let var = "CFGCTL_ENVS_TEST_UNSET_TOKEN_VARIABLE";
+        assert_eq!(
+            target_for(&base, &env(Some("https://s.example.com"), Some(var)))
+                .unwrap_err()
+                .to_string(),
+            format!("the variable `{var}` (token_env of the environment `staging`) is not set")
+        );
+        // No token_env: no token, and never the single target's.
+        let t = target_for(&base, &env(Some("https://s.example.com"), None)).unwrap();
+        assert_eq!((t.url.as_deref(), t.token), (Some("https://s.example.com"), None));
+        let local = TargetSettings {
+            local: Some(".cfgctl/local.db".into()),
+            ..base
+        };
+        let t = target_for(&local, &env(None, None)).unwrap();
+        assert_eq!(t.local, Some(PathBuf::from(".cfgctl/local.staging.db")));
+    }
 
     #[test]
     fn a_local_store_per_environment() {
