@@ -406,7 +406,10 @@ mod tests {
             let n: Vec<String> = n.iter().map(|n| n.to_string()).collect();
             select(d, &n, all).map(names).map_err(|e| e.to_string())
         };
-        assert_eq!(s(&[], true), Ok(Some(vec!["prod".into(), "staging".into()])));
+        assert_eq!(
+            s(&[], true),
+            Ok(Some(vec!["prod".into(), "staging".into()]))
+        );
         assert_eq!(
             s(&["staging", "prod", "staging"], false),
             Ok(Some(vec!["prod".into(), "staging".into()]))
@@ -418,7 +421,10 @@ mod tests {
         );
         assert_eq!(
             s(&["qa"], false),
-            Err(format!("unknown environment `qa`; {} declares prod, staging", file.display()))
+            Err(format!(
+                "unknown environment `qa`; {} declares prod, staging",
+                file.display()
+            ))
         );
         let none = repo("max_deletes: 3\n");
         let d = none.path();
@@ -426,7 +432,10 @@ mod tests {
         let err = select(d, &["prod".into()], false).unwrap_err().to_string();
         assert_eq!(
             err,
-            format!("--env prod: {} declares no environments (docs/environments.md)", d.join("cfgctl.yaml").display())
+            format!(
+                "--env prod: {} declares no environments (docs/environments.md)",
+                d.join("cfgctl.yaml").display()
+            )
         );
     }
 
@@ -463,7 +472,10 @@ mod tests {
         );
         // No token_env: no token, and never the single target's.
         let t = target_for(&base, &env(Some("https://s.example.com"), None)).unwrap();
-        assert_eq!((t.url.as_deref(), t.token), (Some("https://s.example.com"), None));
+        assert_eq!(
+            (t.url.as_deref(), t.token),
+            (Some("https://s.example.com"), None)
+        );
         let local = TargetSettings {
             local: Some(".cfgctl/local.db".into()),
             ..base

@@ -195,7 +195,15 @@ async fn one_tenant_down_is_its_section_and_the_other_is_planned() {
     let dir = repo(&staging, &down);
     let run = run_in(
         dir.path(),
-        &["--max-retries", "0", "plan", ".", "--all-envs", "--format", "json"],
+        &[
+            "--max-retries",
+            "0",
+            "plan",
+            ".",
+            "--all-envs",
+            "--format",
+            "json",
+        ],
     )
     .run()
     .await;
@@ -212,9 +220,12 @@ async fn one_tenant_down_is_its_section_and_the_other_is_planned() {
     );
     assert_eq!(report["environments"]["staging"]["summary"]["create"], 2);
     // The text report names it too, in the table and in its section.
-    let run = run_in(dir.path(), &["--max-retries", "0", "plan", ".", "--all-envs"])
-        .run()
-        .await;
+    let run = run_in(
+        dir.path(),
+        &["--max-retries", "0", "plan", ".", "--all-envs"],
+    )
+    .run()
+    .await;
     assert_eq!(run.code, 1, "{}", run.transcript());
     assert!(
         run.stdout.contains("failed while connecting"),
@@ -256,9 +267,12 @@ async fn a_saved_plan_is_refused_in_another_environment_with_nothing_sent() {
     assert_eq!(saved["guards"]["environment"], "staging", "{saved}");
     staging.emulator.reset_stats();
     prod.emulator.reset_stats();
-    let run = run_in(d, &["apply", "plan.json", "--env", "prod", "--auto-approve"])
-        .run()
-        .await;
+    let run = run_in(
+        d,
+        &["apply", "plan.json", "--env", "prod", "--auto-approve"],
+    )
+    .run()
+    .await;
     assert_eq!(run.code, 1, "{}", run.transcript());
     assert_eq!(
         run.stderr,
@@ -267,7 +281,9 @@ async fn a_saved_plan_is_refused_in_another_environment_with_nothing_sent() {
     assert!(staging.emulator.stats().log.is_empty());
     assert!(prod.emulator.stats().log.is_empty());
     // Without --env it goes to the environment it records, with that environment's token.
-    let run = run_in(d, &["apply", "plan.json", "--auto-approve"]).run().await;
+    let run = run_in(d, &["apply", "plan.json", "--auto-approve"])
+        .run()
+        .await;
     assert_eq!(run.code, 0, "{}", run.transcript());
     assert_no_token(&run);
     assert!(prod.emulator.stats().log.is_empty());
@@ -285,7 +301,9 @@ async fn environments_must_be_chosen_and_known() {
         run.stderr,
         "error: ./cfgctl.yaml declares environments (prod, staging): choose with --env NAME (repeatable) or --all-envs\n"
     );
-    let run = run_in(dir.path(), &["drift", ".", "--env", "qa"]).run().await;
+    let run = run_in(dir.path(), &["drift", ".", "--env", "qa"])
+        .run()
+        .await;
     assert_eq!(run.code, 1);
     assert_eq!(
         run.stderr,
@@ -298,7 +316,12 @@ async fn environments_must_be_chosen_and_known() {
     .run()
     .await;
     assert_eq!(run.code, 1);
-    assert!(run.stderr.contains("--url (or CFGCTL_URL) names one target"), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("--url (or CFGCTL_URL) names one target"),
+        "{}",
+        run.stderr
+    );
     assert!(staging.emulator.stats().log.is_empty());
     assert!(prod.emulator.stats().log.is_empty());
 }
