@@ -485,6 +485,57 @@ mod tests {
     }
 
     #[test]
+    fn a_shared_load_parses_once_digests_once_and_names_a_failed_environment() {
+        let dir =
+            repo("environments:\n  a: {vars: {name: Alpha}}\n  b: {vars: {name: Beta}}\n  c: {}\n");
+        let d = dir.path();
+        std::fs::write(
+            d.join("plain.yaml"),
+            "api_version: v1/config\nkind: Team\nspec: {slug: plain, name: Plain}\n",
+        )
+        .unwrap();
+        std::fs::write(
+            d.join("vars.yaml"),
+            "api_version: v1/config\nkind: Team\nspec:\n  slug: named\n  name: ${var:name}\n",
+        )
+        .unwrap();
+        let shared = SharedLoad::new(d, vec!["a".into(), "b".into(), "c".into()]);
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let (a, b, c) = runtime.block_on(async {
+            let a = shared.take("a").await.unwrap().unwrap();
+            let b = shared.take("b").await.unwrap().unwrap();
+            (a, b, shared.take("c").await)
+        });
+        // `c` has no `name`: its load fails, and only its.
+        let err = c.unwrap_err().to_string();
+        assert!(err.starts_with("1 error in the manifests under"), "{err}");
+        assert!(shared.failed("c") && !shared.failed("a") && !shared.failed("b"));
+        let spec = |l: &Loaded, slug: &str| {
+            let m = l
+                .manifests
+                .iter()
+                .find(|m| m.slug.as_deref() == Some(slug))
+                .unwrap();
+            (Arc::clone(&m.spec), m.digest.get().copied())
+        };
+        // The file without `${` is one spec for both, digested once; the other differs.
+        let (pa, da) = spec(&a, "plain");
+        let (pb, db) = spec(&b, "plain");
+        assert!(Arc::ptr_eq(&pa, &pb));
+        assert!(da.is_some() && da == db);
+        let (na, nda) = spec(&a, "named");
+        let (nb, ndb) = spec(&b, "named");
+        assert_eq!(
+            (na["name"].as_str(), nb["name"].as_str()),
+            (Some("Alpha"), Some("Beta"))
+        );
+        assert!(nda.is_some() && ndb.is_some() && nda != ndb);
+    }
+
+    #[test]
     fn a_local_store_per_environment() {
         assert_eq!(
             local_store(Path::new(".cfgctl/local.db"), "staging"),
