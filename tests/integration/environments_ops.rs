@@ -246,6 +246,63 @@ async fn one_tenant_down_is_its_section_and_the_other_is_planned() {
         "the variable `PROD_TOKEN` (token_env of the environment `prod`) is not set"
     );
     assert_eq!(report["environments"]["staging"]["summary"]["create"], 2);
+    // apply goes ahead where it can and says which environments succeeded.
+    let run = run_in(
+        dir.path(),
+        &[
+            "--max-retries",
+            "0",
+            "apply",
+            ".",
+            "--all-envs",
+            "--auto-approve",
+        ],
+    )
+    .run()
+    .await;
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    assert_no_token(&run);
+    assert!(
+        run.stdout
+            .ends_with("\nEnvironments: succeeded: staging; failed: prod (nothing applied)\n"),
+        "{}",
+        run.transcript()
+    );
+    assert!(
+        run.stderr.contains("[staging] created Team/platform"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[tokio::test]
+async fn a_refused_token_is_its_environments_failure() {
+    let (staging, prod) = tenants().await;
+    let dir = repo(&staging, &prod.emulator.url());
+    let run = Cfgctl::bare()
+        .dir(dir.path())
+        .args(&[
+            "plan",
+            ".",
+            "--all-envs",
+            "--format",
+            "json",
+            "--detailed-exitcode",
+        ])
+        .env("STAGING_TOKEN", STAGING_TOKEN)
+        .env("PROD_TOKEN", "not-the-prod-token-77")
+        .run()
+        .await;
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    let report: Value = serde_json::from_str(&run.stdout).unwrap();
+    let prod = &report["environments"]["prod"];
+    assert_eq!(prod["stage"], "connecting", "{prod}");
+    assert!(prod["error"].as_str().unwrap().contains("401"), "{prod}");
+    assert!(
+        !run.stdout.contains("not-the-prod-token-77")
+            && !run.stderr.contains("not-the-prod-token-77")
+    );
+    assert_eq!(report["environments"]["staging"]["summary"]["create"], 2);
 }
 
 #[tokio::test]
