@@ -173,6 +173,8 @@ struct Shared {
     dir: PathBuf,
     names: Vec<String>,
     slots: Mutex<Slots>,
+    /// The files' hashes (the memo's key), read once for all (`None`: could not be read).
+    sources: tokio::sync::OnceCell<Option<crate::manifest::Sources>>,
     /// The environments whose manifests could not be loaded.
     failed: Arc<Mutex<BTreeSet<String>>>,
 }
@@ -210,6 +212,7 @@ impl SharedLoad {
                 senders,
                 receivers,
             }),
+            sources: tokio::sync::OnceCell::new(),
             failed: Arc::default(),
         }))
     }
@@ -221,6 +224,20 @@ impl SharedLoad {
             .lock()
             .map(|f| f.contains(name))
             .unwrap_or(false)
+    }
+
+    /// The hashes of the files the manifests are read from, hashed once for all
+    /// environments (`manifest::sources`).
+    pub(super) async fn sources(&self) -> Option<crate::manifest::Sources> {
+        let dir = self.0.dir.clone();
+        self.0
+            .sources
+            .get_or_init(|| async move {
+                let hashing = tokio::task::spawn_blocking(move || crate::manifest::sources(&dir));
+                hashing.await.ok().and_then(Result::ok)
+            })
+            .await
+            .clone()
     }
 
     /// `name`'s early load (`None`: deferred until the target's description is read, see

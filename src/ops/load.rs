@@ -56,6 +56,18 @@ impl Source {
             .context("loading the manifests")?
     }
 
+    /// The hashes of the files the manifests are read from (the memo's key), hashed on a
+    /// blocking thread (once for all environments of a shared load); `None` when they could
+    /// not be read.
+    pub async fn sources(&self) -> Option<manifest::Sources> {
+        if let Some(shared) = &self.shared {
+            return shared.sources().await;
+        }
+        let dir = self.dir.clone();
+        let hashing = tokio::task::spawn_blocking(move || manifest::sources(&dir));
+        hashing.await.ok().and_then(Result::ok)
+    }
+
     /// [`Source::early`] as a task of its own, going on while the caller reads the target.
     pub fn spawn_early(&self) -> tokio::task::JoinHandle<anyhow::Result<Option<manifest::Loaded>>> {
         let source = self.clone();

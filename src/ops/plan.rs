@@ -207,8 +207,11 @@ async fn read_for_memo(
     source: &Source,
     memo: &Memo,
 ) -> Result<MemoRead, Option<Connection>> {
-    let dir = req.dir.clone();
-    let hashing = tokio::task::spawn_blocking(move || crate::manifest::sources(&dir));
+    // Started now, while the connection is made.
+    let hashing = {
+        let source = source.clone();
+        tokio::spawn(async move { source.sources().await })
+    };
     let Ok(conn) = connect(&req.target).await else {
         return Err(None);
     };
@@ -217,7 +220,7 @@ async fn read_for_memo(
         tokio::pin!(listing);
         let (hashed, listed) = first_with(hashing, listing.as_mut()).await;
         match hashed {
-            Ok(Ok(sources)) => {
+            Ok(Some(sources)) => {
                 let id = memo.entry_id(&crate::memo::Inputs {
                     sources: &sources,
                     target: &conn.name,
