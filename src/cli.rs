@@ -130,24 +130,7 @@ pub fn main() -> ExitCode {
     }
 }
 
-/// An error and its causes on one line, `a: b: c` (as `{:#}` prints them), leaving out a cause
-/// whose message the line already holds: an error whose message includes its source's (as
-/// walkdir's errors, and ours that write `{source}`, do) would otherwise say it twice
-/// ("Permission denied (os error 13); nothing was written: Permission denied (os error 13)").
-pub fn error_line(err: &anyhow::Error) -> String {
-    let mut line = String::new();
-    for cause in err.chain() {
-        let text = cause.to_string();
-        if line.contains(&text) {
-            continue;
-        }
-        if !line.is_empty() {
-            line.push_str(": ");
-        }
-        line.push_str(&text);
-    }
-    line
-}
+pub use crate::commands::error_line;
 
 /// Registers every secret of the command line with the output layer before anything is
 /// printed: the token, and what a `--url` carries in its user info or query.

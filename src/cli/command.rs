@@ -21,7 +21,9 @@ pub enum Command {
     /// Show what apply would change: create, update, delete, in dependency order.
     ///
     /// Reads the target's lists only (one request per page). Exit 0, or with
-    /// --detailed-exitcode 2 when there are changes; 1 on any error.
+    /// --detailed-exitcode 2 when there are changes; 1 on any error. With environments in
+    /// cfgctl.yaml, --env NAME or --all-envs: several are planned at once into one report,
+    /// and the exit code is the worst of theirs.
     Plan(PlanArgs),
     /// Make the target match the manifests (or apply a saved plan), in dependency order.
     ///
@@ -89,10 +91,11 @@ pub struct TestPolicyArgs {
 /// Which environments of cfgctl.yaml a command works on (docs/environments.md).
 #[derive(Debug, Args, Clone, Default)]
 pub struct EnvArgs {
-    /// Check this environment of cfgctl.yaml (repeatable); without it, every environment.
+    /// Work on this environment of cfgctl.yaml (repeatable); validate without it checks every
+    /// environment, the other commands need it (or --all-envs) when cfgctl.yaml declares some.
     #[arg(long = "env", value_name = "NAME")]
     pub envs: Vec<String>,
-    /// Check every environment of cfgctl.yaml (what no --env does).
+    /// Work on every environment of cfgctl.yaml.
     #[arg(long, conflicts_with = "envs")]
     pub all_envs: bool,
 }
@@ -121,6 +124,8 @@ pub struct PlanArgs {
     /// Only resources matching KIND/SLUG-GLOB (repeatable).
     #[arg(long, value_name = "PATTERN", value_parser = parse_pattern)]
     pub only: Vec<Pattern>,
+    #[command(flatten)]
+    pub envs: EnvArgs,
     #[command(flatten)]
     pub target: TargetArgs,
     #[command(flatten)]
@@ -164,6 +169,8 @@ pub struct ApplyArgs {
     #[arg(long, value_name = "FILE")]
     pub service_account_tokens: Option<PathBuf>,
     #[command(flatten)]
+    pub envs: EnvArgs,
+    #[command(flatten)]
     pub target: TargetArgs,
 }
 
@@ -176,6 +183,8 @@ pub struct DriftArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = FormatArg::Text)]
     pub format: FormatArg,
+    #[command(flatten)]
+    pub envs: EnvArgs,
     #[command(flatten)]
     pub target: TargetArgs,
     #[command(flatten)]

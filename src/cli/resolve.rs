@@ -67,6 +67,8 @@ pub fn plan(args: PlanArgs, global: &GlobalArgs) -> anyhow::Result<PlanSettings>
         out: args.out,
         verbose: global.verbose > 0,
         secret_dir: args.cache.secret_dir(),
+        envs: args.envs.envs,
+        all_envs: args.envs.all_envs,
     })
 }
 
@@ -83,6 +85,8 @@ pub fn drift(args: DriftArgs, global: &GlobalArgs) -> anyhow::Result<PlanSetting
         out: None,
         verbose: global.verbose > 0,
         secret_dir: args.cache.secret_dir(),
+        envs: args.envs.envs,
+        all_envs: args.envs.all_envs,
     })
 }
 
@@ -114,6 +118,8 @@ pub fn apply(
         secret_dir: cache.secret_dir(),
         parallelism: args.target.parallelism.max(1),
         verbose: global.verbose > 0,
+        envs: args.envs.envs,
+        all_envs: args.envs.all_envs,
     })
 }
 

@@ -28,6 +28,10 @@ pub struct ApplySettings {
     pub secret_dir: Option<PathBuf>,
     pub parallelism: usize,
     pub verbose: bool,
+    /// `--env NAME` (repeatable).
+    pub envs: Vec<String>,
+    /// `--all-envs`.
+    pub all_envs: bool,
 }
 
 pub(super) fn ask_confirmation(plan: &crate::plan::Plan) -> anyhow::Result<bool> {
@@ -132,16 +136,61 @@ fn refuse_before_anything(opts: &ApplySettings, from_file: bool) -> anyhow::Resu
 }
 
 /// A saved plan, read as a stream (a plan of thousands of creates is tens of megabytes of
-/// text, never held whole beside the objects it holds), refused when made for another target
-/// or stale; with `--force-delete-buckets` its cascades are worked out again from the target.
-async fn read_saved_plan(
+/// text, never held whole beside the objects it holds), before anything is sent.
+fn parse_saved_plan(path: &Path) -> anyhow::Result<crate::plan::Plan> {
+    let file = std::fs::File::open(path)
+        .with_context(|| format!("reading the plan file {}", path.display()))?;
+    crate::apply::saved::parse(std::io::BufReader::with_capacity(1 << 16, file))
+        .with_context(|| format!("reading the plan file {}", path.display()))
+}
+
+/// A saved plan for the environments asked for (`--env`, `--all-envs`: refused unless exactly
+/// its own, before anything is sent) and its target: the environment it records is applied
+/// to that environment's target of the current directory's `cfgctl.yaml`, unless `--url` or
+/// `--local` names one (the plan's target check still holds).
+fn saved_settings(opts: ApplySettings, plan: &crate::plan::Plan) -> anyhow::Result<ApplySettings> {
+    let here = Path::new(".");
+    let requested: Vec<String> = if opts.all_envs {
+        ops::select(here, &[], true)?
+            .unwrap_or_default()
+            .into_iter()
+            .map(|e| e.name)
+            .collect()
+    } else {
+        opts.envs.clone()
+    };
+    let saved = plan.guard.environment.as_deref();
+    if let Some(refusal) = crate::plan::refuse_other_environment(saved, &requested) {
+        return Err(refusal.into());
+    }
+    let Some(name) = saved else {
+        return Ok(opts);
+    };
+    let target = &opts.request.target;
+    if requested.is_empty() && target.url.is_some() && target.local.is_none() {
+        return Ok(opts);
+    }
+    ops::refuse_one_target(target)?;
+    let env = ops::select(here, &[name.to_string()], false)
+        .with_context(|| {
+            format!(
+                "the saved plan was made for the environment `{}`, whose target is named by the cfgctl.yaml of the current directory (or pass --url)",
+                crate::output::Inert(name)
+            )
+        })?
+        .and_then(|envs| envs.into_iter().next())
+        .context("no environment selected")?;
+    let request = super::plan::for_environment(&opts.request, &env)?;
+    Ok(ApplySettings { request, ..opts })
+}
+
+/// The saved plan (parsed already), refused when made for another target or stale; with
+/// `--force-delete-buckets` its cascades are worked out again from the target.
+async fn check_saved_plan(
     opts: &ApplySettings,
     conn: &Connection,
+    mut plan: crate::plan::Plan,
 ) -> anyhow::Result<crate::plan::Plan> {
-    let file = std::fs::File::open(&opts.request.dir)
-        .with_context(|| format!("reading the plan file {}", opts.request.dir.display()))?;
-    let mut plan = crate::apply::saved::parse(std::io::BufReader::with_capacity(1 << 16, file))
-        .with_context(|| format!("reading the plan file {}", opts.request.dir.display()))?;
     if plan.target != conn.name {
         anyhow::bail!(
             "the plan in {} was made for {}, not for {}: nothing was changed",
@@ -171,12 +220,37 @@ async fn read_saved_plan(
     Ok(plan)
 }
 
-/// `cfgctl apply`: plan (or read a saved plan), confirm, execute, report.
+/// `cfgctl apply`: plan (or read a saved plan), confirm, execute, report. With environments
+/// (docs/environments.md): one selected is applied as a single target; several each on its
+/// own, at once (`apply_envs`).
 pub fn apply(opts: ApplySettings) -> anyhow::Result<ExitCode> {
     let from_file = opts.request.dir.is_file();
     refuse_before_anything(&opts, from_file)?;
+    if from_file {
+        let plan = parse_saved_plan(&opts.request.dir)?;
+        let opts = saved_settings(opts, &plan)?;
+        return apply_one(opts, Some(plan));
+    }
+    match ops::select(&opts.request.dir, &opts.envs, opts.all_envs)? {
+        None => apply_one(opts, None),
+        Some(envs) => {
+            ops::refuse_one_target(&opts.request.target)?;
+            match <[_; 1]>::try_from(envs) {
+                Ok([env]) => {
+                    let request = super::plan::for_environment(&opts.request, &env)?;
+                    apply_one(ApplySettings { request, ..opts }, None)
+                }
+                Err(envs) => super::apply_envs::apply_several(&opts, envs),
+            }
+        }
+    }
+}
+
+/// Applies to one target: the plan made now, or the saved plan given.
+fn apply_one(opts: ApplySettings, saved: Option<crate::plan::Plan>) -> anyhow::Result<ExitCode> {
+    let from_file = saved.is_some();
     runtime()?.block_on(async {
-        let (conn, plan, current) = planned_or_saved(&opts, from_file).await?;
+        let (conn, plan, current) = planned_or_saved(&opts, saved).await?;
         // What is sent: the plan's secret references resolved (the plan keeps them, for what
         // is shown); a reference that cannot be resolved stops the run before any request.
         let sent = crate::secrets::fill_plan(&plan)?;
@@ -213,11 +287,11 @@ pub fn apply(opts: ApplySettings) -> anyhow::Result<ExitCode> {
 /// the saved plan read back; the connection it is sent through.
 async fn planned_or_saved(
     opts: &ApplySettings,
-    from_file: bool,
+    saved: Option<crate::plan::Plan>,
 ) -> anyhow::Result<(Connection, crate::plan::Plan, crate::plan::Current)> {
-    if from_file {
+    if let Some(plan) = saved {
         let conn = ops::connect(&opts.request.target).await?;
-        let plan = read_saved_plan(opts, &conn).await?;
+        let plan = check_saved_plan(opts, &conn, plan).await?;
         return Ok((conn, plan, crate::plan::Current::default()));
     }
     let ops::Planned {
@@ -230,6 +304,7 @@ async fn planned_or_saved(
     else {
         anyhow::bail!("the plan came back without what apply keeps");
     };
+    plan.guard.environment = opts.request.environment.clone();
     if let Some(patterns) = &opts.rotate_secrets {
         crate::secrets::add_rotations(&mut plan, &loaded.manifests, &current, patterns);
     }

@@ -5,9 +5,11 @@
 //! prints them once. The runtime is made here, at the edge: `ops` only awaits.
 
 mod apply;
+mod apply_envs;
 mod export;
 mod graph;
 mod plan;
+mod plan_envs;
 mod pull;
 mod schema;
 mod serve;
@@ -59,4 +61,23 @@ pub fn print_diagnosed(err: &anyhow::Error) {
             }
         }
     }
+}
+
+/// An error and its causes on one line, `a: b: c` (as `{:#}` prints them), leaving out a cause
+/// whose message the line already holds: an error whose message includes its source's (as
+/// walkdir's errors, and ours that write `{source}`, do) would otherwise say it twice
+/// ("Permission denied (os error 13); nothing was written: Permission denied (os error 13)").
+pub fn error_line(err: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in err.chain() {
+        let text = cause.to_string();
+        if line.contains(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    line
 }

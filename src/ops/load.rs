@@ -4,19 +4,20 @@
 //! abandoned.
 
 use std::collections::BTreeSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use anyhow::Context;
 
-use super::{plural, Connection, Diagnosed};
+use super::{plural, Connection, Diagnosed, SharedLoad};
 use crate::diagnostic::Severity;
 use crate::manifest;
 use crate::registry::Address;
 
-/// Loads the manifests for a command that needs them all valid.
-pub fn load_valid(dir: &Path) -> anyhow::Result<manifest::Loaded> {
-    valid(manifest::load_dir(dir)?, dir)
+/// Loads the manifests for a command that needs them all valid, for one environment (its
+/// variables and overlay) or none.
+pub fn load_valid(dir: &Path, env: Option<&str>) -> anyhow::Result<manifest::Loaded> {
+    valid(manifest::load_dir_for(dir, env)?, dir)
 }
 
 /// Whether a load met a kind this cfgctl does not know: a target with a newer API may
@@ -33,30 +34,78 @@ fn names_unknown_kinds(loaded: &manifest::Loaded) -> bool {
     })
 }
 
-/// Loads the manifests before the target's description is read: `None` when they name a
-/// kind this cfgctl does not know (the description may add it: see [`load_deferred`]).
-pub(super) fn load_early(dir: &Path) -> anyhow::Result<Option<manifest::Loaded>> {
-    let loaded = manifest::load_dir(dir)?;
+/// Where a plan's manifests come from: its directory, for its environment (or none), loaded
+/// on its own or taken from the load several environments share.
+#[derive(Clone, Debug)]
+pub(super) struct Source {
+    pub dir: PathBuf,
+    pub env: Option<String>,
+    pub shared: Option<SharedLoad>,
+}
+
+impl Source {
+    /// The manifests loaded before the target's description is read: `None` when they name a
+    /// kind this cfgctl does not know (the description may add it: see [`Source::deferred`]).
+    pub async fn early(&self) -> anyhow::Result<Option<manifest::Loaded>> {
+        if let (Some(shared), Some(env)) = (&self.shared, &self.env) {
+            return shared.take(env).await;
+        }
+        let (dir, env) = (self.dir.clone(), self.env.clone());
+        tokio::task::spawn_blocking(move || load_early(&dir, env.as_deref()))
+            .await
+            .context("loading the manifests")?
+    }
+
+    /// The hashes of the files the manifests are read from (the memo's key), hashed on a
+    /// blocking thread (once for all environments of a shared load); `None` when they could
+    /// not be read.
+    pub async fn sources(&self) -> Option<manifest::Sources> {
+        if let Some(shared) = &self.shared {
+            return shared.sources().await;
+        }
+        let dir = self.dir.clone();
+        let hashing = tokio::task::spawn_blocking(move || manifest::sources(&dir));
+        hashing.await.ok().and_then(Result::ok)
+    }
+
+    /// [`Source::early`] as a task of its own, going on while the caller reads the target.
+    pub fn spawn_early(&self) -> tokio::task::JoinHandle<anyhow::Result<Option<manifest::Loaded>>> {
+        let source = self.clone();
+        tokio::spawn(async move { source.early().await })
+    }
+
+    /// What [`Source::early`] deferred, loaded now that the target's description is read.
+    pub async fn deferred(
+        &self,
+        early: Option<manifest::Loaded>,
+    ) -> anyhow::Result<manifest::Loaded> {
+        match early {
+            Some(loaded) => Ok(loaded),
+            None => {
+                let (dir, env) = (self.dir.clone(), self.env.clone());
+                tokio::task::spawn_blocking(move || load_valid(&dir, env.as_deref()))
+                    .await
+                    .context("loading the manifests")?
+            }
+        }
+    }
+}
+
+/// Loads the manifests before the target's description is read (see [`early_of`]).
+fn load_early(dir: &Path, env: Option<&str>) -> anyhow::Result<Option<manifest::Loaded>> {
+    early_of(manifest::load_dir_for(dir, env)?, dir)
+}
+
+/// A load made before the target's description is read: `None` when it names a kind this
+/// cfgctl does not know (the description may add it), else the manifests if valid.
+pub(super) fn early_of(
+    loaded: manifest::Loaded,
+    dir: &Path,
+) -> anyhow::Result<Option<manifest::Loaded>> {
     if names_unknown_kinds(&loaded) {
         return Ok(None);
     }
     valid(loaded, dir).map(Some)
-}
-
-/// What [`load_early`] deferred, loaded now that the target's description is read.
-pub(super) async fn load_deferred(
-    early: Option<manifest::Loaded>,
-    dir: &Path,
-) -> anyhow::Result<manifest::Loaded> {
-    match early {
-        Some(loaded) => Ok(loaded),
-        None => {
-            let dir = dir.to_path_buf();
-            tokio::task::spawn_blocking(move || load_valid(&dir))
-                .await
-                .context("loading the manifests")?
-        }
-    }
 }
 
 /// The loaded manifests, or their errors as a [`Diagnosed`] error.
@@ -90,23 +139,59 @@ fn valid(loaded: manifest::Loaded, dir: &Path) -> anyhow::Result<manifest::Loade
 /// Loads the manifests while a connection is made (or handed over) and the target read:
 /// every manifest is digested ahead while the target is still being read (the reading lets
 /// go of the objects that match), only those it has once it is read.
-pub async fn load_fetch(
-    dir: &Path,
+pub(super) async fn load_fetch(
+    source: &Source,
     connecting: impl std::future::Future<Output = anyhow::Result<Connection>>,
 ) -> anyhow::Result<(manifest::Loaded, Connection, crate::state::Fetched)> {
-    let owned = dir.to_path_buf();
     let expected = crate::plan::Expected::default();
     let expecting = expected.clone();
     // What the target has, once read: then only those manifests need their digests.
     let listed: Arc<OnceLock<BTreeSet<Address>>> = Arc::default();
     let listing = Arc::clone(&listed);
-    let mut loading = tokio::task::spawn_blocking(move || {
+    let early = source.spawn_early();
+    let loading = async move {
         // Loaded again once the target's description (which may add a kind) is read.
-        let Some(loaded) = load_early(&owned)? else {
+        let Some(loaded) = early.await.context("loading the manifests")?? else {
             return anyhow::Ok(None);
         };
-        // While the target is still being read, every manifest is digested ahead (the
-        // reading lets go of what matches); once it is read, only those it has.
+        tokio::task::spawn_blocking(move || digest_ahead(loaded, &listing, &expecting))
+            .await
+            .context("loading the manifests")
+            .map(Some)
+    };
+    let reading = async {
+        let conn = connecting.await?;
+        let fetched = crate::state::fetch_expecting(&conn.client, &expected)
+            .await
+            .with_context(|| format!("reading the current state of {}", conn.name))?;
+        let _ = listed.set(fetched.current.resources.keys().cloned().collect());
+        anyhow::Ok((conn, fetched))
+    };
+    tokio::pin!(reading);
+    tokio::pin!(loading);
+    let (loaded, read) = first_with(&mut loading, reading.as_mut()).await;
+    let loaded = loaded?;
+    let read = match read {
+        Some(r) => r,
+        None => reading.await,
+    };
+    // A manifest problem wins over a target problem: a kind the target did not add stays
+    // unknown, and the load's errors are reported first.
+    let loaded = source.deferred(loaded).await?;
+    let (conn, mut fetched) = read?;
+    // Pages read before the digests were known kept every object's text.
+    fetched.current.release_expected(&expected);
+    Ok((loaded, conn, fetched))
+}
+
+/// Digests the manifests ahead while the target is still being read (the reading lets go of
+/// what matches): every one while the listing is not known, once it is only those it has.
+fn digest_ahead(
+    loaded: manifest::Loaded,
+    listing: &OnceLock<BTreeSet<Address>>,
+    expecting: &crate::plan::Expected,
+) -> manifest::Loaded {
+    {
         let compared: Vec<&manifest::Manifest> = match listing.get() {
             Some(existing) => loaded
                 .manifests
@@ -122,30 +207,8 @@ pub async fn load_fetch(
             files = loaded.manifest_files,
             "loaded"
         );
-        anyhow::Ok(Some(loaded))
-    });
-    let reading = async {
-        let conn = connecting.await?;
-        let fetched = crate::state::fetch_expecting(&conn.client, &expected)
-            .await
-            .with_context(|| format!("reading the current state of {}", conn.name))?;
-        let _ = listed.set(fetched.current.resources.keys().cloned().collect());
-        anyhow::Ok((conn, fetched))
-    };
-    tokio::pin!(reading);
-    let (loaded, read) = first_with(&mut loading, reading.as_mut()).await;
-    let loaded = loaded.context("loading the manifests")??;
-    let read = match read {
-        Some(r) => r,
-        None => reading.await,
-    };
-    // A manifest problem wins over a target problem: a kind the target did not add stays
-    // unknown, and the load's errors are reported first.
-    let loaded = load_deferred(loaded, dir).await?;
-    let (conn, mut fetched) = read?;
-    // Pages read before the digests were known kept every object's text.
-    fetched.current.release_expected(&expected);
-    Ok((loaded, conn, fetched))
+    }
+    loaded
 }
 
 /// Awaits `first` while `second` makes progress too; `second`'s output when it finished first

@@ -7,17 +7,24 @@
 //! - `connect`: a target (`--url`, or the `--local` tenant) as a [`Connection`].
 //! - `load`: the manifests, loaded on blocking threads while the target is read.
 //! - `plan`: [`plan()`], the one door to a plan: load + fetch + the no-change memo + plan.
+//! - `envs`: environments: which ones a command line selects, each one's target, and
+//!   several planned at once ([`plan_each`]), their manifests loaded once for all.
 //!
 //! Everything here may run several times at once inside one runtime (one call per target or
 //! environment): no `block_on`, no process-wide state but the kind registry and the output
 //! layer's secrets; the runtime is made at the command edge.
 
 mod connect;
+mod envs;
 mod load;
 mod plan;
 
 pub use connect::{connect, fetch, resolve_token, seal_key, Connection, TargetSettings};
-pub use load::{load_fetch, load_valid};
+pub use envs::{
+    plan_each, refuse_one_target, select, stage_of, target_for, EnvError, EnvOutcome, SharedLoad,
+    TargetError,
+};
+pub use load::load_valid;
 pub use plan::{plan, plan_against, Keep, PlanRequest, Planned};
 
 use crate::diagnostic::Diagnostic;

@@ -11,8 +11,8 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 
-use super::load::{first_with, load_deferred, load_early, load_fetch};
-use super::{connect, fetch, let_go, plural, Connection, Diagnosed, TargetSettings};
+use super::load::{first_with, load_fetch, Source};
+use super::{connect, fetch, let_go, plural, Connection, Diagnosed, SharedLoad, TargetSettings};
 use crate::manifest::Loaded;
 use crate::memo::{Memo, Remembered};
 use crate::pattern::Pattern;
@@ -76,6 +76,20 @@ pub struct Planned {
 /// earlier no-change plan (`crate::memo`), else made (and remembered when it has nothing to
 /// do). Plan errors are [`Diagnosed`], located.
 pub async fn plan(req: &PlanRequest) -> anyhow::Result<Planned> {
+    plan_sharing(req, None).await
+}
+
+/// [`plan()`], its environment's manifests taken from a load several environments share
+/// (`ops::envs`), when given.
+pub(super) async fn plan_sharing(
+    req: &PlanRequest,
+    shared: Option<&SharedLoad>,
+) -> anyhow::Result<Planned> {
+    let source = Source {
+        dir: req.dir.clone(),
+        env: req.environment.clone(),
+        shared: shared.cloned(),
+    };
     tracing::debug!(
         drift = req.drift,
         environment = req.environment.as_deref(),
@@ -83,7 +97,7 @@ pub async fn plan(req: &PlanRequest) -> anyhow::Result<Planned> {
     );
     let memo = memo_for(req);
     let reading = match &memo {
-        Some(memo) => remembered_or_read(req, memo).await?,
+        Some(memo) => remembered_or_read(req, &source, memo).await?,
         None => Reading::Unread(None),
     };
     let (loaded, conn, fetched) = match reading {
@@ -98,7 +112,7 @@ pub async fn plan(req: &PlanRequest) -> anyhow::Result<Planned> {
                     None => connect(&req.target).await,
                 }
             };
-            load_fetch(&req.dir, connecting).await?
+            load_fetch(&source, connecting).await?
         }
     };
     planned(req, memo.as_ref(), conn, loaded, fetched).await
@@ -150,14 +164,18 @@ enum Reading {
 
 /// The remembered plan when the target answers as it did then (hit), else the manifests
 /// loaded and the lists read worked out (miss).
-async fn remembered_or_read(req: &PlanRequest, memo: &Memo) -> anyhow::Result<Reading> {
+async fn remembered_or_read(
+    req: &PlanRequest,
+    source: &Source,
+    memo: &Memo,
+) -> anyhow::Result<Reading> {
     let MemoRead {
         conn,
         remembered,
         loading,
         listing,
         expected,
-    } = match read_for_memo(req, memo).await {
+    } = match read_for_memo(req, source, memo).await {
         Ok(read) => read,
         Err(conn) => return Ok(Reading::Unread(conn.map(Box::new))),
     };
@@ -182,15 +200,22 @@ async fn remembered_or_read(req: &PlanRequest, memo: &Memo) -> anyhow::Result<Re
         }
         None => listing,
     };
-    let (loaded, fetched) = work_out(req, &conn, loading, listing, expected).await?;
+    let (loaded, fetched) = work_out(source, &conn, loading, listing, expected).await?;
     Ok(Reading::Read(Box::new((loaded, conn, fetched))))
 }
 
 /// Connects, then hashes the files while the lists are read: `Err` with the connection (when
 /// there is one) when either could not be done.
-async fn read_for_memo(req: &PlanRequest, memo: &Memo) -> Result<MemoRead, Option<Connection>> {
-    let dir = req.dir.clone();
-    let hashing = tokio::task::spawn_blocking(move || crate::manifest::sources(&dir));
+async fn read_for_memo(
+    req: &PlanRequest,
+    source: &Source,
+    memo: &Memo,
+) -> Result<MemoRead, Option<Connection>> {
+    // Started now, while the connection is made.
+    let hashing = {
+        let source = source.clone();
+        tokio::spawn(async move { source.sources().await })
+    };
     let Ok(conn) = connect(&req.target).await else {
         return Err(None);
     };
@@ -202,7 +227,7 @@ async fn read_for_memo(req: &PlanRequest, memo: &Memo) -> Result<MemoRead, Optio
         tokio::pin!(listing);
         let (hashed, listed) = first_with(hashing, listing.as_mut()).await;
         match hashed {
-            Ok(Ok(sources)) => {
+            Ok(Some(sources)) => {
                 let id = memo.entry_id(&crate::memo::Inputs {
                     sources: &sources,
                     target: &conn.name,
@@ -212,15 +237,9 @@ async fn read_for_memo(req: &PlanRequest, memo: &Memo) -> Result<MemoRead, Optio
                 });
                 let remembered = memo.recall(&id);
                 // Nothing remembered: the manifests load while the lists are still read.
-                let dir = req.dir.clone();
                 let loading = remembered.is_none().then(|| {
                     work.start(&expected);
-                    let expected = expected.clone();
-                    tokio::task::spawn_blocking(move || {
-                        let loaded = load_early(&dir)?;
-                        loaded.iter().for_each(|l| expected.prepare(l));
-                        anyhow::Ok(loaded)
-                    })
+                    digested_as_loaded(source.spawn_early(), expected.clone())
                 });
                 let listing = match listed {
                     Some(l) => l,
@@ -243,21 +262,36 @@ async fn read_for_memo(req: &PlanRequest, memo: &Memo) -> Result<MemoRead, Optio
     }
 }
 
+/// The manifests of `early` (loading), digested on all cores as soon as they are loaded, while
+/// the lists are still read (`plan::Expected::prepare`; a digest worked out already, as a shared
+/// load's, is not worked out again).
+fn digested_as_loaded(
+    early: tokio::task::JoinHandle<anyhow::Result<Option<Loaded>>>,
+    expected: crate::plan::Expected,
+) -> tokio::task::JoinHandle<anyhow::Result<Option<Loaded>>> {
+    tokio::spawn(async move {
+        let loaded = early.await.context("loading the manifests")??;
+        tokio::task::spawn_blocking(move || {
+            loaded.iter().for_each(|l| expected.prepare(l));
+            loaded
+        })
+        .await
+        .context("digesting the manifests")
+    })
+}
+
 /// The manifests loaded (already loading when nothing was remembered) and the kept pages
 /// worked out. A manifest problem wins over a target problem, as without the memo.
 async fn work_out(
-    req: &PlanRequest,
+    source: &Source,
     conn: &Connection,
     loading: Option<tokio::task::JoinHandle<anyhow::Result<Option<Loaded>>>>,
     listing: Result<crate::state::Listing, crate::client::ClientError>,
     expected: crate::plan::Expected,
 ) -> anyhow::Result<(Loaded, crate::state::Fetched)> {
-    let loading = loading.unwrap_or_else(|| {
-        let dir = req.dir.clone();
-        tokio::task::spawn_blocking(move || load_early(&dir))
-    });
+    let loading = loading.unwrap_or_else(|| source.spawn_early());
     let loaded = loading.await.context("loading the manifests")??;
-    let loaded = load_deferred(loaded, &req.dir).await?;
+    let loaded = source.deferred(loaded).await?;
     let listing = listing.with_context(|| format!("reading the current state of {}", conn.name))?;
     let name = conn.name.clone();
     tokio::task::spawn_blocking(move || {

@@ -11,6 +11,7 @@ mod emulator;
 mod emulator_hardening;
 mod environments;
 mod environments_pull;
+mod environments_ops;
 mod export;
 mod fidelity;
 mod first_hour;

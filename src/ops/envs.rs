@@ -1,0 +1,566 @@
+//! Environments of `cfgctl.yaml` for the commands that plan (docs/environments.md): which ones
+//! a command line selects ([`select`]), each one's target ([`target_for`]: its `url`, its token
+//! from the variable its `token_env` names), the manifests of several loaded once for all
+//! ([`SharedLoad`]) and several plans run at once in one runtime ([`plan_each`]), one failure
+//! never stopping the others.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use crate::environments::Environment;
+use crate::manifest::Loaded;
+use crate::render::environments::EnvStage;
+
+use super::{PlanRequest, Planned, TargetSettings};
+
+/// Why the environments of a command line cannot be worked on (nothing is read or sent).
+#[derive(Debug, thiserror::Error)]
+pub enum EnvError {
+    #[error("{flag}: {} declares no environments (docs/environments.md)", .file.display())]
+    NoneDeclared { flag: String, file: PathBuf },
+    #[error("{} declares environments ({}): choose with --env NAME (repeatable) or --all-envs", .file.display(), .known.join(", "))]
+    NoneSelected { file: PathBuf, known: Vec<String> },
+    #[error("unknown environment `{}`; {} declares {}", crate::output::Inert(.name), .file.display(), .known.join(", "))]
+    Unknown {
+        name: String,
+        file: PathBuf,
+        known: Vec<String>,
+    },
+    #[error("--url (or CFGCTL_URL) names one target, but environments are selected: each environment's target is its `url` in cfgctl.yaml (unset CFGCTL_URL, or leave out --env/--all-envs)")]
+    OneTarget,
+    #[error("{} is not valid: run `cfgctl validate`", .0.display())]
+    Settings(PathBuf),
+}
+
+/// The environments `--env NAME`... or `--all-envs` select in `dir`'s `cfgctl.yaml`, sorted by
+/// name: `None` when neither flag is given and the file declares none (a command as before
+/// environments). Declared environments and no flag is an error naming them and the flags.
+pub fn select(
+    dir: &Path,
+    names: &[String],
+    all: bool,
+) -> Result<Option<Vec<Environment>>, EnvError> {
+    let file = dir.join(crate::settings::FILE_NAME);
+    let flagged = all || !names.is_empty();
+    let declared = match std::fs::read_to_string(&file) {
+        Err(_) => Default::default(),
+        Ok(text) => match crate::settings::parse(&file, &text) {
+            Ok(settings) => settings.environments,
+            // The load reports the settings' problems, located.
+            Err(_) if !flagged => return Ok(None),
+            Err(_) => return Err(EnvError::Settings(file)),
+        },
+    };
+    let known: Vec<String> = declared.keys().cloned().collect();
+    if declared.is_empty() {
+        if !flagged {
+            return Ok(None);
+        }
+        let flag = match names.first() {
+            Some(name) => format!("--env {}", crate::output::Inert(name)),
+            None => "--all-envs".to_string(),
+        };
+        return Err(EnvError::NoneDeclared { flag, file });
+    }
+    if !flagged {
+        return Err(EnvError::NoneSelected { file, known });
+    }
+    if all {
+        return Ok(Some(declared.into_values().collect()));
+    }
+    let asked: BTreeSet<&String> = names.iter().collect();
+    asked
+        .into_iter()
+        .map(|name| {
+            declared
+                .get(name)
+                .cloned()
+                .ok_or_else(|| EnvError::Unknown {
+                    name: name.clone(),
+                    file: file.clone(),
+                    known: known.clone(),
+                })
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map(Some)
+}
+
+/// Refuses a single target (`--url`) given beside environments: which one would be meant is
+/// not clear. A token given for one target (`--token`, `CFGCTL_TOKEN`) is never sent to an
+/// environment's target: each environment's token is its `token_env`'s.
+pub fn refuse_one_target(base: &TargetSettings) -> Result<(), EnvError> {
+    if base.url.is_some() && base.local.is_none() {
+        return Err(EnvError::OneTarget);
+    }
+    Ok(())
+}
+
+/// Why an environment has no target: printable (it never holds a token).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TargetError {
+    #[error("the environment `{}` has no `url` in cfgctl.yaml", crate::output::Inert(.0))]
+    NoUrl(String),
+    #[error("the variable `{}` (token_env of the environment `{}`) is not set", crate::output::Inert(.var), crate::output::Inert(.env))]
+    NoToken { var: String, env: String },
+}
+
+/// The target of one environment, from the command line's settings (`base`: timeouts,
+/// retries, limits): its `url` and the token read from its `token_env` variable (registered
+/// as a secret at once); none when it names no variable or the variable is empty. With `--local[=PATH]` each
+/// environment has its own local tenant, `PATH` with the environment's name before its
+/// extension (`.cfgctl/local.staging.db`).
+pub fn target_for(base: &TargetSettings, env: &Environment) -> Result<TargetSettings, TargetError> {
+    if let Some(local) = &base.local {
+        return Ok(TargetSettings {
+            url: None,
+            token: None,
+            local: Some(local_store(local, &env.name)),
+            ..base.clone()
+        });
+    }
+    let Some(url) = env.url.clone() else {
+        return Err(TargetError::NoUrl(env.name.clone()));
+    };
+    crate::output::register_url_secrets(&url);
+    // Unset (or not Unicode) is a failure; set but empty is no token, as an empty
+    // `CFGCTL_TOKEN` is.
+    let token = match &env.token_env {
+        None => None,
+        Some(var) => {
+            let Ok(value) = std::env::var(var) else {
+                return Err(TargetError::NoToken {
+                    var: var.clone(),
+                    env: env.name.clone(),
+                });
+            };
+            let value = value.trim();
+            crate::output::register_secret(value);
+            Some(value.to_string()).filter(|t| !t.is_empty())
+        }
+    };
+    Ok(TargetSettings {
+        url: Some(url),
+        token,
+        local: None,
+        ..base.clone()
+    })
+}
+
+/// `.cfgctl/local.db` for `staging`: `.cfgctl/local.staging.db`.
+fn local_store(path: &Path, env: &str) -> PathBuf {
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let name = match path.extension() {
+        Some(ext) => format!("{stem}.{env}.{}", ext.to_string_lossy()),
+        None => format!("{stem}.{env}"),
+    };
+    path.with_file_name(name)
+}
+
+type LoadResult = anyhow::Result<Option<Loaded>>;
+
+/// The manifests of several environments, loaded together once the first of them is needed
+/// (`manifest::load_dir_envs`: a file without `${` is parsed once for all), and the digests of
+/// the specs they share worked out once. Each environment's plan takes its own load; a
+/// remembered plan takes none, and when none does nothing is loaded.
+#[derive(Clone)]
+pub struct SharedLoad(Arc<Shared>);
+
+struct Shared {
+    dir: PathBuf,
+    names: Vec<String>,
+    slots: Mutex<Slots>,
+    /// The files' hashes (the memo's key), read once for all (`None`: could not be read).
+    sources: tokio::sync::OnceCell<Option<crate::manifest::Sources>>,
+    /// The environments whose manifests could not be loaded.
+    failed: Arc<Mutex<BTreeSet<String>>>,
+}
+
+#[derive(Default)]
+struct Slots {
+    started: bool,
+    senders: Vec<Option<tokio::sync::oneshot::Sender<LoadResult>>>,
+    receivers: Vec<Option<tokio::sync::oneshot::Receiver<LoadResult>>>,
+}
+
+impl std::fmt::Debug for SharedLoad {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SharedLoad")
+            .field("dir", &self.0.dir)
+            .field("names", &self.0.names)
+            .finish()
+    }
+}
+
+impl SharedLoad {
+    pub fn new(dir: &Path, names: Vec<String>) -> SharedLoad {
+        let (senders, receivers) = names
+            .iter()
+            .map(|_| {
+                let (tx, rx) = tokio::sync::oneshot::channel();
+                (Some(tx), Some(rx))
+            })
+            .unzip();
+        SharedLoad(Arc::new(Shared {
+            dir: dir.to_path_buf(),
+            names,
+            slots: Mutex::new(Slots {
+                started: false,
+                senders,
+                receivers,
+            }),
+            sources: tokio::sync::OnceCell::new(),
+            failed: Arc::default(),
+        }))
+    }
+
+    /// Whether `name`'s manifests could not be loaded (its failure is then its load's).
+    pub fn failed(&self, name: &str) -> bool {
+        self.0
+            .failed
+            .lock()
+            .map(|f| f.contains(name))
+            .unwrap_or(false)
+    }
+
+    /// The hashes of the files the manifests are read from, hashed once for all
+    /// environments (`manifest::sources`).
+    pub(super) async fn sources(&self) -> Option<crate::manifest::Sources> {
+        let dir = self.0.dir.clone();
+        self.0
+            .sources
+            .get_or_init(|| async move {
+                let hashing = tokio::task::spawn_blocking(move || crate::manifest::sources(&dir));
+                hashing.await.ok().and_then(Result::ok)
+            })
+            .await
+            .clone()
+    }
+
+    /// `name`'s early load (`None`: deferred until the target's description is read, see
+    /// `load::load_early`); the first call starts the load of every environment.
+    pub(super) async fn take(&self, name: &str) -> LoadResult {
+        let receiver = {
+            let mut slots = self
+                .0
+                .slots
+                .lock()
+                .map_err(|_| anyhow::anyhow!("loading the manifests failed"))?;
+            if !slots.started {
+                slots.started = true;
+                let senders: Vec<_> = slots.senders.iter_mut().map(Option::take).collect();
+                let (dir, names) = (self.0.dir.clone(), self.0.names.clone());
+                let failed = Arc::clone(&self.0.failed);
+                tokio::task::spawn_blocking(move || load_all(&dir, &names, senders, &failed));
+            }
+            let at = self.0.names.iter().position(|n| n == name);
+            at.and_then(|i| slots.receivers.get_mut(i)?.take())
+        };
+        let Some(receiver) = receiver else {
+            anyhow::bail!("no shared load for the environment `{name}`");
+        };
+        receiver
+            .await
+            .map_err(|_| anyhow::anyhow!("loading the manifests stopped"))?
+    }
+}
+
+/// Loads every environment at once, digests each spec once (the environments share the specs
+/// of the files they read alike), and hands each environment its load.
+fn load_all(
+    dir: &Path,
+    names: &[String],
+    senders: Vec<Option<tokio::sync::oneshot::Sender<LoadResult>>>,
+    failed: &Mutex<BTreeSet<String>>,
+) {
+    let asked: Vec<Option<&str>> = names.iter().map(|n| Some(n.as_str())).collect();
+    let loads: Vec<LoadResult> = match crate::manifest::load_dir_envs(dir, &asked) {
+        Ok(loads) => loads
+            .into_iter()
+            .map(|loaded| super::load::early_of(loaded, dir))
+            .collect(),
+        Err(e) => names.iter().map(|_| Err(anyhow::anyhow!("{e}"))).collect(),
+    };
+    digest_shared(&loads);
+    for ((name, load), sender) in names.iter().zip(loads).zip(senders) {
+        if load.is_err() {
+            if let Ok(mut f) = failed.lock() {
+                f.insert(name.clone());
+            }
+        }
+        if let Some(sender) = sender {
+            // A receiver gone (a remembered plan) wants nothing.
+            let _ = sender.send(load);
+        }
+    }
+}
+
+/// The digests of every spec the loads hold, each spec worked out once on all cores (a spec
+/// shared by several environments is one allocation).
+fn digest_shared(loads: &[LoadResult]) {
+    let mut seen = std::collections::HashSet::new();
+    let unique: Vec<&crate::manifest::Manifest> = loads
+        .iter()
+        .filter_map(|l| l.as_ref().ok()?.as_ref())
+        .flat_map(|l| &l.manifests)
+        .filter(|m| seen.insert(Arc::as_ptr(&m.spec)))
+        .collect();
+    crate::plan::prepare(&unique);
+    let digests: std::collections::HashMap<*const serde_json::Value, [u8; 32]> = unique
+        .iter()
+        .filter_map(|m| Some((Arc::as_ptr(&m.spec), *m.digest.get()?)))
+        .collect();
+    for loaded in loads.iter().filter_map(|l| l.as_ref().ok()?.as_ref()) {
+        for m in &loaded.manifests {
+            if let Some(d) = digests.get(&Arc::as_ptr(&m.spec)) {
+                let _ = m.digest.set(*d);
+            }
+        }
+    }
+}
+
+/// One environment's plan, or what stopped it (and where, when known).
+pub struct EnvOutcome {
+    pub name: String,
+    /// The environment's target as `cfgctl.yaml` names it.
+    pub url: Option<String>,
+    pub planned: Result<Planned, anyhow::Error>,
+    pub stage: Option<EnvStage>,
+}
+
+/// Plans every environment at once in this runtime (each its own connection, connection pool
+/// and throttle), the manifests loaded once for all: one environment's failure is its
+/// outcome and never stops the others. `requests` are the environments' requests, or why
+/// an environment has no target; outcomes come back in the same order.
+pub async fn plan_each(
+    dir: &Path,
+    requests: Vec<(Environment, Result<PlanRequest, TargetError>)>,
+) -> Vec<EnvOutcome> {
+    let planned: Vec<String> = requests
+        .iter()
+        .filter(|(_, r)| r.is_ok())
+        .map(|(e, _)| e.name.clone())
+        .collect();
+    let shared = SharedLoad::new(dir, planned);
+    let runs = requests.into_iter().map(|(env, request)| {
+        let shared = shared.clone();
+        async move {
+            let (planned, stage) = match request {
+                Err(e) => (Err(e.into()), Some(EnvStage::Connecting)),
+                Ok(req) => {
+                    let planned = super::plan::plan_sharing(&req, Some(&shared)).await;
+                    let stage = planned
+                        .as_ref()
+                        .err()
+                        .and_then(|e| stage_of(e, shared.failed(&env.name)));
+                    (planned, stage)
+                }
+            };
+            EnvOutcome {
+                name: env.name,
+                url: env.url,
+                planned,
+                stage,
+            }
+        }
+    });
+    futures_util::future::join_all(runs).await
+}
+
+/// Where a plan stopped, from its error: its load (`loaded_failed`, or a load error), its
+/// connection (the target unreachable, a URL or token refused: 401, 403), the reading of its
+/// state, or the planner's located problems.
+pub fn stage_of(err: &anyhow::Error, load_failed: bool) -> Option<EnvStage> {
+    use crate::client::ClientError;
+    if load_failed {
+        return Some(EnvStage::Loading);
+    }
+    for cause in err.chain() {
+        if cause.downcast_ref::<crate::manifest::LoadError>().is_some() {
+            return Some(EnvStage::Loading);
+        }
+        if let Some(e) = cause.downcast_ref::<ClientError>() {
+            return Some(match e {
+                ClientError::InvalidUrl { .. }
+                | ClientError::NoScheme { .. }
+                | ClientError::InsecureHttp { .. }
+                | ClientError::Transport { .. }
+                | ClientError::Status {
+                    status: 401 | 403, ..
+                } => EnvStage::Connecting,
+                _ => EnvStage::Reading,
+            });
+        }
+        if cause.downcast_ref::<super::Diagnosed>().is_some() {
+            return Some(EnvStage::Planning);
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn repo(settings: &str) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("cfgctl.yaml"), settings).unwrap();
+        dir
+    }
+
+    fn names(selected: Option<Vec<Environment>>) -> Option<Vec<String>> {
+        selected.map(|envs| envs.into_iter().map(|e| e.name).collect())
+    }
+
+    #[test]
+    fn selection_follows_the_flags_and_the_declared_environments() {
+        let two = repo("environments:\n  staging: {url: https://s.example.com}\n  prod: {}\n");
+        let d = two.path();
+        let s = |n: &[&str], all| {
+            let n: Vec<String> = n.iter().map(|n| n.to_string()).collect();
+            select(d, &n, all).map(names).map_err(|e| e.to_string())
+        };
+        assert_eq!(
+            s(&[], true),
+            Ok(Some(vec!["prod".into(), "staging".into()]))
+        );
+        assert_eq!(
+            s(&["staging", "prod", "staging"], false),
+            Ok(Some(vec!["prod".into(), "staging".into()]))
+        );
+        let file = d.join("cfgctl.yaml");
+        assert_eq!(
+            s(&[], false),
+            Err(format!("{} declares environments (prod, staging): choose with --env NAME (repeatable) or --all-envs", file.display()))
+        );
+        assert_eq!(
+            s(&["qa"], false),
+            Err(format!(
+                "unknown environment `qa`; {} declares prod, staging",
+                file.display()
+            ))
+        );
+        let none = repo("max_deletes: 3\n");
+        let d = none.path();
+        assert_eq!(select(d, &[], false).map(names).ok(), Some(None));
+        let err = select(d, &["prod".into()], false).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            format!(
+                "--env prod: {} declares no environments (docs/environments.md)",
+                d.join("cfgctl.yaml").display()
+            )
+        );
+    }
+
+    #[test]
+    fn an_environment_target_takes_its_url_and_its_token_variable() {
+        let base = TargetSettings {
+            url: None,
+            token: Some("one-target-token".into()),
+            local: None,
+            timeout: std::time::Duration::from_secs(1),
+            max_retries: 0,
+            insecure_http: false,
+            max_pages: 1,
+            max_response_bytes: 1,
+        };
+        let env = |url: Option<&str>, var: Option<&str>| Environment {
+            name: "staging".into(),
+            url: url.map(str::to_string),
+            token_env: var.map(str::to_string),
+            vars: Default::default(),
+            overlay: None,
+            overlay_pos: crate::yaml::Pos::new(1, 1),
+        };
+        assert_eq!(
+            target_for(&base, &env(None, None)).unwrap_err().to_string(),
+            "the environment `staging` has no `url` in cfgctl.yaml"
+        );
+        let var = "CFGCTL_ENVS_TEST_UNSET_TOKEN_VARIABLE";
+        assert_eq!(
+            target_for(&base, &env(Some("https://s.example.com"), Some(var)))
+                .unwrap_err()
+                .to_string(),
+            format!("the variable `{var}` (token_env of the environment `staging`) is not set")
+        );
+        // No token_env: no token, and never the single target's.
+        let t = target_for(&base, &env(Some("https://s.example.com"), None)).unwrap();
+        assert_eq!(
+            (t.url.as_deref(), t.token),
+            (Some("https://s.example.com"), None)
+        );
+        let local = TargetSettings {
+            local: Some(".cfgctl/local.db".into()),
+            ..base
+        };
+        let t = target_for(&local, &env(None, None)).unwrap();
+        assert_eq!(t.local, Some(PathBuf::from(".cfgctl/local.staging.db")));
+    }
+
+    #[test]
+    fn a_shared_load_parses_once_digests_once_and_names_a_failed_environment() {
+        let dir =
+            repo("environments:\n  a: {vars: {name: Alpha}}\n  b: {vars: {name: Beta}}\n  c: {}\n");
+        let d = dir.path();
+        std::fs::write(
+            d.join("plain.yaml"),
+            "api_version: v1/config\nkind: Team\nspec: {slug: plain, name: Plain}\n",
+        )
+        .unwrap();
+        std::fs::write(
+            d.join("vars.yaml"),
+            "api_version: v1/config\nkind: Team\nspec:\n  slug: named\n  name: ${var:name}\n",
+        )
+        .unwrap();
+        let shared = SharedLoad::new(d, vec!["a".into(), "b".into(), "c".into()]);
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let (a, b, c) = runtime.block_on(async {
+            let a = shared.take("a").await.unwrap().unwrap();
+            let b = shared.take("b").await.unwrap().unwrap();
+            (a, b, shared.take("c").await)
+        });
+        // `c` has no `name`: its load fails, and only its.
+        let err = c.unwrap_err().to_string();
+        assert!(err.starts_with("1 error in the manifests under"), "{err}");
+        assert!(shared.failed("c") && !shared.failed("a") && !shared.failed("b"));
+        let spec = |l: &Loaded, slug: &str| {
+            let m = l
+                .manifests
+                .iter()
+                .find(|m| m.slug.as_deref() == Some(slug))
+                .unwrap();
+            (Arc::clone(&m.spec), m.digest.get().copied())
+        };
+        // The file without `${` is one spec for both, digested once; the other differs.
+        let (pa, da) = spec(&a, "plain");
+        let (pb, db) = spec(&b, "plain");
+        assert!(Arc::ptr_eq(&pa, &pb));
+        assert!(da.is_some() && da == db);
+        let (na, nda) = spec(&a, "named");
+        let (nb, ndb) = spec(&b, "named");
+        assert_eq!(
+            (na["name"].as_str(), nb["name"].as_str()),
+            (Some("Alpha"), Some("Beta"))
+        );
+        assert!(nda.is_some() && ndb.is_some() && nda != ndb);
+    }
+
+    #[test]
+    fn a_local_store_per_environment() {
+        assert_eq!(
+            local_store(Path::new(".cfgctl/local.db"), "staging"),
+            Path::new(".cfgctl/local.staging.db")
+        );
+        assert_eq!(
+            local_store(Path::new("store"), "prod"),
+            Path::new("store.prod")
+        );
+    }
+}
