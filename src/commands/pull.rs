@@ -83,30 +83,13 @@ async fn plan_env(request: &PlanRequest, name: &str) -> anyhow::Result<PullPlan>
     })
 }
 
-/// An environment's target: its `url` (else `--url`/`--local`) and the token in the variable
-/// its `token_env` names (else `--token`). The variable named but unset is an error naming it.
+/// An environment's target: `ops::target_for`, the one rule plan, apply, drift, pull and
+/// export share (its `url`, the token in its `token_env` variable, its own `--local` store).
 pub(super) fn environment_target(
     base: &ops::TargetSettings,
     env: &crate::environments::Environment,
 ) -> anyhow::Result<ops::TargetSettings> {
-    let mut target = base.clone();
-    if let Some(url) = &env.url {
-        target.url = Some(url.clone());
-        target.local = None;
-    }
-    if let Some(var) = &env.token_env {
-        let token = std::env::var(var).unwrap_or_default();
-        let token = token.trim();
-        if token.is_empty() {
-            anyhow::bail!(
-                "environment `{}`: its token variable {var} (token_env in cfgctl.yaml) is not set",
-                env.name
-            );
-        }
-        crate::output::register_secret(token);
-        target.token = Some(token.to_string());
-    }
-    Ok(target)
+    Ok(ops::target_for(base, env)?)
 }
 
 /// `cfgctl pull`: writes the target's state back into the manifests (reads only from the

@@ -212,7 +212,7 @@ async fn pull_takes_one_environment_and_its_token_variable() {
     assert_eq!(r.code, 1, "{}", r.transcript());
     assert!(
         r.stderr.contains(
-            "environment `staging`: its token variable STAGING_TOKEN (token_env in cfgctl.yaml) is not set"
+            "the variable `STAGING_TOKEN` (token_env of the environment `staging`) is not set"
         ),
         "{}",
         r.stderr
