@@ -3,12 +3,14 @@
 //! [`normalize`](super::normalize) parses an embedded document into a `Value` (an `IndexMap`
 //! per object), removes its volatile members, strips its zero values, sorts its keys and makes
 //! integral numbers integers; the digest then serialises the result. For a dashboard that is
-//! the costly part of comparing it. [`comparable`] writes the same bytes from a
-//! tree of slices of the text: no hashing of keys, no copy of a plain string or integer.
+//! the costly part of comparing it. [`comparable`] writes the same bytes in one pass over the
+//! text, with no tree: each member is written as it is read (a zero one taken back), and an
+//! object whose keys were not written in order has its members' bytes put in order when it
+//! closes. A server writes its documents with sorted keys, so a listed one is mostly copied.
 //!
 //! It is a shortcut to the same bytes, never another form: anything it does not take on (an
-//! escaped key, deep nesting, text serde_json would refuse) answers `None`, and the caller
-//! normalises the slow way. A property test holds the two to byte equality.
+//! escaped or repeated key, deep nesting, text serde_json would refuse) answers `None`, and
+//! the caller normalises the slow way. A property test holds the two to byte equality.
 
 use serde_json::Number;
 
@@ -17,9 +19,8 @@ use crate::registry::Volatile;
 /// Nesting this reader takes on (serde_json refuses more than 128).
 const MAX_DEPTH: usize = 100;
 
-/// A parsed JSON value borrowing from the text.
-#[derive(Debug)]
-enum Node<'a> {
+/// A scalar as read from the text.
+enum Scalar<'a> {
     Null,
     Bool(bool),
     /// An integer written plainly (`0` or `-?[1-9][0-9]{0,17}`): serde_json reads it as an
@@ -29,11 +30,10 @@ enum Node<'a> {
     Num(Number),
     /// A string's contents as written: no escape, so also as serde_json writes them.
     Str(&'a str),
-    /// A string with escapes, decoded by serde_json.
+    /// A string's contents as written, with escapes serde_json writes the same way.
+    Escaped(&'a str),
+    /// A string with other escapes, decoded by serde_json.
     Owned(String),
-    Arr(Vec<Node<'a>>),
-    /// Members sorted by key, each key once (the last one written wins, as in a `Map`).
-    Obj(Vec<(&'a str, Node<'a>)>),
 }
 
 /// The bytes `serde_json::to_vec` writes for the document `text` once its volatile members
@@ -45,27 +45,33 @@ pub(super) fn comparable(text: &str, volatile: &[Volatile]) -> Option<Option<Vec
         text,
         bytes: text.as_bytes(),
         at: 0,
+        out: Vec::with_capacity(text.len()),
+        members: Vec::new(),
+        spare: Vec::new(),
+        reread: 0,
     };
-    let mut doc = reader.value(0)?;
+    let paths: Vec<&str> = volatile.iter().map(|v| v.path).collect();
+    let zero = reader.value(0, true, &paths)?;
     reader.skip_space();
     if reader.at != reader.bytes.len() {
         return None;
     }
-    for v in volatile {
-        remove_path(&mut doc, v.path);
-    }
-    if strip_zero(&mut doc) {
-        return Some(None);
-    }
-    let mut out = Vec::with_capacity(text.len());
-    write(&doc, &mut out);
-    Some(Some(out))
+    Some((!zero).then_some(reader.out))
 }
 
 struct Reader<'a> {
     text: &'a str,
     bytes: &'a [u8],
     at: usize,
+    out: Vec<u8>,
+    /// The members of the objects open, innermost last: each key, and the range of `out`
+    /// its member was written to (`None`: removed, as volatile or zero).
+    members: Vec<(&'a str, Option<(usize, usize)>)>,
+    /// An object's bytes while its members are put in order.
+    spare: Vec<u8>,
+    /// Bytes read a second time (see [`Reader::array`]): bounded, so that no nesting makes
+    /// the reading take more than a few passes over the text.
+    reread: usize,
 }
 
 impl<'a> Reader<'a> {
@@ -75,32 +81,36 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn value(&mut self, depth: usize) -> Option<Node<'a>> {
+    /// Writes the value at `at` (stripped of zero values when `strip`; without the members
+    /// at the dotted `volatile` paths); true when what it wrote is a zero value.
+    fn value(&mut self, depth: usize, strip: bool, volatile: &[&str]) -> Option<bool> {
         if depth > MAX_DEPTH {
             return None;
         }
         self.skip_space();
-        match *self.bytes.get(self.at)? {
-            b'{' => self.object(depth),
-            b'[' => self.array(depth),
-            b'"' => self.string(),
-            b't' => self.literal("true", Node::Bool(true)),
-            b'f' => self.literal("false", Node::Bool(false)),
-            b'n' => self.literal("null", Node::Null),
-            b'-' | b'0'..=b'9' => self.number(),
-            _ => None,
-        }
+        let scalar = match *self.bytes.get(self.at)? {
+            b'{' => return self.object(depth, strip, volatile),
+            b'[' => return self.array(depth, strip),
+            b'"' => self.string()?,
+            b't' => self.literal("true", Scalar::Bool(true))?,
+            b'f' => self.literal("false", Scalar::Bool(false))?,
+            b'n' => self.literal("null", Scalar::Null)?,
+            b'-' | b'0'..=b'9' => self.number()?,
+            _ => return None,
+        };
+        write(&scalar, &mut self.out);
+        Some(is_zero(&scalar))
     }
 
-    fn literal(&mut self, word: &str, node: Node<'a>) -> Option<Node<'a>> {
+    fn literal(&mut self, word: &str, scalar: Scalar<'a>) -> Option<Scalar<'a>> {
         let end = self.at + word.len();
         (self.bytes.get(self.at..end)? == word.as_bytes()).then(|| {
             self.at = end;
-            node
+            scalar
         })
     }
 
-    fn number(&mut self) -> Option<Node<'a>> {
+    fn number(&mut self) -> Option<Scalar<'a>> {
         let start = self.at;
         while let Some(b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E') = self.bytes.get(self.at) {
             self.at += 1;
@@ -113,15 +123,16 @@ impl<'a> Reader<'a> {
             && (digits == "0" || !digits.starts_with('0'))
             && token != "-0";
         if plain {
-            return Some(Node::Int(token));
+            return Some(Scalar::Int(token));
         }
         // serde_json's own reading of anything else (and its refusal of what is not JSON).
         let n: Number = serde_json::from_str(token).ok()?;
-        Some(Node::Num(tidy_number(n)))
+        Some(Scalar::Num(tidy_number(n)))
     }
 
-    /// A string at the opening quote: its contents as written when they hold no escape.
-    fn string(&mut self) -> Option<Node<'a>> {
+    /// A string at the opening quote: its contents as written when serde_json writes them
+    /// the same way.
+    fn string(&mut self) -> Option<Scalar<'a>> {
         let start = self.at + 1;
         // The common case: no escape before the closing quote, and (checked without
         // branches) no raw control character, which is not JSON.
@@ -132,15 +143,20 @@ impl<'a> Reader<'a> {
         }
         if rest[stop] == b'"' {
             self.at = start + stop + 1;
-            return self.text.get(start..start + stop).map(Node::Str);
+            return self.text.get(start..start + stop).map(Scalar::Str);
         }
         let mut at = start + stop;
-        let mut escaped = false;
+        // Escapes serde_json writes the same way (`\"`, `\\`, `\n`, ...) leave the text as
+        // written; any other (`\u0041`, `\/`) is decoded and written again.
+        let mut as_written = true;
         loop {
             match *self.bytes.get(at)? {
                 b'"' => break,
                 b'\\' => {
-                    escaped = true;
+                    as_written &= matches!(
+                        self.bytes.get(at + 1),
+                        Some(b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't')
+                    );
                     at += 2;
                 }
                 // A raw control character is not JSON.
@@ -149,11 +165,13 @@ impl<'a> Reader<'a> {
             }
         }
         self.at = at + 1;
-        if escaped {
-            let quoted = self.text.get(start - 1..at + 1)?;
-            return serde_json::from_str::<String>(quoted).ok().map(Node::Owned);
+        if as_written {
+            return self.text.get(start..at).map(Scalar::Escaped);
         }
-        self.text.get(start..at).map(Node::Str)
+        let quoted = self.text.get(start - 1..at + 1)?;
+        serde_json::from_str::<String>(quoted)
+            .ok()
+            .map(Scalar::Owned)
     }
 
     /// The members of a list or an object after its opening byte, each read by `member`,
@@ -183,24 +201,47 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn array(&mut self, depth: usize) -> Option<Node<'a>> {
-        let mut items = Vec::new();
+    /// A list: each member stripped, unless stripping would leave it zero (then it is
+    /// written again as it is, unstripped): `normalize::strip_zero`'s rule for lists.
+    fn array(&mut self, depth: usize, strip: bool) -> Option<bool> {
+        self.out.push(b'[');
+        let mut empty = true;
         self.members(b']', |r| {
-            items.push(r.value(depth + 1)?);
+            if !std::mem::take(&mut empty) {
+                r.out.push(b',');
+            }
+            r.skip_space();
+            let (from, written) = (r.at, r.out.len());
+            let zero = r.value(depth + 1, strip, &[])?;
+            // Only an object with members can be left zero by stripping.
+            if strip && zero && r.out.len() - written == 2 && r.at - from > 2 {
+                r.reread += r.at - from;
+                if r.reread > 2 * r.bytes.len() {
+                    return None;
+                }
+                r.at = from;
+                r.out.truncate(written);
+                r.value(depth + 1, false, &[])?;
+            }
             Some(())
         })?;
-        Some(Node::Arr(items))
+        self.out.push(b']');
+        Some(empty)
     }
 
-    fn object(&mut self, depth: usize) -> Option<Node<'a>> {
-        let mut members = Vec::new();
+    /// An object: its members in key order (a repeated key is not taken on), the zero ones
+    /// left out when `strip`, the volatile ones always.
+    fn object(&mut self, depth: usize, strip: bool, volatile: &[&str]) -> Option<bool> {
+        self.out.push(b'{');
+        let (base, body) = (self.members.len(), self.out.len());
+        let mut written = false;
         self.members(b'}', |r| {
             r.skip_space();
             if r.bytes.get(r.at) != Some(&b'"') {
                 return None;
             }
             // Keys are compared and written as they are: an escaped one is not taken on.
-            let Node::Str(key) = r.string()? else {
+            let Scalar::Str(key) = r.string()? else {
                 return None;
             };
             r.skip_space();
@@ -208,15 +249,62 @@ impl<'a> Reader<'a> {
                 return None;
             }
             r.at += 1;
-            members.push((key, r.value(depth + 1)?));
+            let start = r.out.len();
+            if written {
+                r.out.push(b',');
+            }
+            let from = r.out.len();
+            r.out.push(b'"');
+            r.out.extend_from_slice(key.as_bytes());
+            r.out.extend_from_slice(b"\":");
+            let inner: Vec<&str> = volatile
+                .iter()
+                .filter_map(|p| p.strip_prefix(key)?.strip_prefix('.'))
+                .collect();
+            let zero = r.value(depth + 1, strip, &inner)?;
+            let gone = volatile.contains(&key) || (strip && zero);
+            if gone {
+                r.out.truncate(start);
+            }
+            written |= !gone;
+            r.members
+                .push((key, (!gone).then_some((from, r.out.len()))));
             Some(())
         })?;
-        // Sorted by key (stable, from the last written), then the first of each key kept:
-        // the last one written wins, as when serde_json inserts a repeated key.
-        members.reverse();
+        let kept = self.in_key_order(base, body)?;
+        self.members.truncate(base);
+        self.out.push(b'}');
+        Some(kept == 0)
+    }
+
+    /// Puts the members of the object whose bytes start at `body` in key order; how many
+    /// are kept. `None` for a repeated key.
+    fn in_key_order(&mut self, base: usize, body: usize) -> Option<usize> {
+        let Reader {
+            members,
+            out,
+            spare,
+            ..
+        } = self;
+        let members = &mut members[base..];
+        let kept = members.iter().filter(|m| m.1.is_some()).count();
+        if members.windows(2).all(|w| w[0].0 < w[1].0) {
+            return Some(kept);
+        }
         members.sort_by(|a, b| a.0.cmp(b.0));
-        members.dedup_by(|later, kept| later.0 == kept.0);
-        Some(Node::Obj(members))
+        if members.windows(2).any(|w| w[0].0 == w[1].0) {
+            return None;
+        }
+        spare.clear();
+        spare.extend_from_slice(&out[body..]);
+        out.truncate(body);
+        for (i, (from, to)) in members.iter().filter_map(|m| m.1).enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(&spare[from - body..to - body]);
+        }
+        Some(kept)
     }
 }
 
@@ -230,106 +318,36 @@ fn tidy_number(n: Number) -> Number {
     n
 }
 
-/// `jsonpath::remove_path` on the tree: parents through objects only.
-fn remove_path(doc: &mut Node, dotted: &str) {
-    let segments: Vec<&str> = dotted.split('.').collect();
-    let Some((last, parents)) = segments.split_last() else {
-        return;
-    };
-    let mut node = doc;
-    for segment in parents {
-        let Node::Obj(members) = node else { return };
-        let Ok(i) = members.binary_search_by(|(k, _)| (*k).cmp(segment)) else {
-            return;
-        };
-        node = &mut members[i].1;
-    }
-    if let Node::Obj(members) = node {
-        if let Ok(i) = members.binary_search_by(|(k, _)| (*k).cmp(last)) {
-            members.remove(i);
-        }
-    }
-}
-
 /// `registry::is_zero`.
-fn is_zero(node: &Node) -> bool {
-    match node {
-        Node::Null => true,
-        Node::Bool(b) => !b,
-        Node::Int(t) => *t == "0",
-        Node::Num(n) => n.as_f64() == Some(0.0),
-        Node::Str(s) => s.is_empty(),
-        Node::Owned(s) => s.is_empty(),
-        Node::Arr(items) => items.is_empty(),
-        Node::Obj(members) => members.is_empty(),
+fn is_zero(scalar: &Scalar) -> bool {
+    match scalar {
+        Scalar::Null => true,
+        Scalar::Bool(b) => !b,
+        Scalar::Int(t) => *t == "0",
+        Scalar::Num(n) => n.as_f64() == Some(0.0),
+        Scalar::Str(s) | Scalar::Escaped(s) => s.is_empty(),
+        Scalar::Owned(s) => s.is_empty(),
     }
 }
 
-/// `normalize::strip_zero` on the tree.
-fn strip_zero(node: &mut Node) -> bool {
-    match node {
-        Node::Obj(members) => members.retain_mut(|(_, v)| !strip_zero(v)),
-        Node::Arr(items) => {
-            for item in items.iter_mut() {
-                if !zero_when_stripped(item) {
-                    strip_zero(item);
-                }
-            }
-        }
-        _ => {}
-    }
-    is_zero(node)
-}
-
-/// `normalize::zero_when_stripped` on the tree.
-fn zero_when_stripped(node: &Node) -> bool {
-    match node {
-        Node::Obj(members) => members.iter().all(|(_, v)| zero_when_stripped(v)),
-        other => is_zero(other),
-    }
-}
-
-/// serde_json's compact writing of the tree.
-fn write(node: &Node, out: &mut Vec<u8>) {
-    match node {
-        Node::Null => out.extend_from_slice(b"null"),
-        Node::Bool(true) => out.extend_from_slice(b"true"),
-        Node::Bool(false) => out.extend_from_slice(b"false"),
-        Node::Int(t) => out.extend_from_slice(t.as_bytes()),
+/// serde_json's compact writing of a scalar.
+fn write(scalar: &Scalar, out: &mut Vec<u8>) {
+    match scalar {
+        Scalar::Null => out.extend_from_slice(b"null"),
+        Scalar::Bool(true) => out.extend_from_slice(b"true"),
+        Scalar::Bool(false) => out.extend_from_slice(b"false"),
+        Scalar::Int(t) => out.extend_from_slice(t.as_bytes()),
         // Writing a number or a string into a Vec cannot fail.
-        Node::Num(n) => {
+        Scalar::Num(n) => {
             let _ = serde_json::to_writer(&mut *out, n);
         }
-        Node::Owned(s) => {
+        Scalar::Owned(s) => {
             let _ = serde_json::to_writer(&mut *out, s);
         }
-        Node::Str(s) => {
+        Scalar::Str(s) | Scalar::Escaped(s) => {
             out.push(b'"');
             out.extend_from_slice(s.as_bytes());
             out.push(b'"');
-        }
-        Node::Arr(items) => {
-            out.push(b'[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                write(item, out);
-            }
-            out.push(b']');
-        }
-        Node::Obj(members) => {
-            out.push(b'{');
-            for (i, (key, value)) in members.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                out.push(b'"');
-                out.extend_from_slice(key.as_bytes());
-                out.extend_from_slice(b"\":");
-                write(value, out);
-            }
-            out.push(b'}');
         }
     }
 }
@@ -361,6 +379,27 @@ mod tests {
             assert_eq!(comparable_bytes(kind, &object), slow(kind, &object));
             // And it was the fast way that wrote them.
             assert!(super::super::embedded_apart(kind, &object).is_some());
+        }
+    }
+
+    #[test]
+    fn documents_in_any_key_order_are_taken_on() {
+        // A server's document (keys sorted, copied through) and a manifest's (keys in the
+        // user's order, put in order as each object closes): the same bytes, the fast way.
+        let sorted = r#"{"kind":"Dashboard","metadata":{"created_at":"x","name":"d"},"spec":{"a":[{"k":0,"q":"up{a=\"b\"}"},{"x":[{"y":""}]}],"b":{"c":0}}}"#;
+        let unsorted = r#"{"spec":{"b":{"c":0},"a":[{"q":"up{a=\"b\"}","k":0},{"x":[{"y":""}]}]},"metadata":{"name":"d","created_at":"x"},"kind":"Dashboard"}"#;
+        let want = r#"{"kind":"Dashboard","metadata":{"name":"d"},"spec":{"a":[{"q":"up{a=\"b\"}"},{"x":[{"y":""}]}]}}"#;
+        let volatile = Kind::named("Dashboard").def().embedded_json[0].volatile;
+        for text in [sorted, unsorted] {
+            let object = dashboard(text);
+            assert_eq!(
+                comparable_bytes(Kind::named("Dashboard"), &object),
+                slow(Kind::named("Dashboard"), &object)
+            );
+            let bytes = super::comparable(text, volatile)
+                .expect("taken on")
+                .expect("not zero");
+            assert_eq!(String::from_utf8(bytes).unwrap(), want);
         }
     }
 
