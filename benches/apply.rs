@@ -14,7 +14,7 @@ mod common;
 use std::process::Command;
 use std::time::Instant;
 
-use cfgctl::wire;
+use common::wire;
 
 fn main() {
     let n = common::arg("--resources", 10_000);

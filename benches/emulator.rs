@@ -12,7 +12,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use cfgctl::registry::Kind;
-use cfgctl::wire::{self, ListQuery};
+use common::wire::{self, ListQuery};
 
 async fn creates(url: &str, n: usize, concurrency: usize) -> Duration {
     let started = Instant::now();

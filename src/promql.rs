@@ -283,7 +283,8 @@ fn grammar_error(
 
 type Grammar = (YaccGrammar<u16>, StateTable<u16>);
 
-/// promql-parser's grammar and its table, built on the first error (about 10 ms).
+/// promql-parser's grammar and its table, built on the first error only: a repository whose
+/// queries all parse never pays for building it (docs/performance.md).
 fn grammar() -> Option<&'static Grammar> {
     static GRAMMAR: OnceLock<Option<Grammar>> = OnceLock::new();
     GRAMMAR

@@ -6,7 +6,6 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use anstyle::{AnsiColor, Style};
-use serde_json::Value;
 
 use crate::output::Inert;
 use crate::plan::{Action, ActionKind, Plan};
@@ -114,8 +113,9 @@ fn unmanaged_by_kind(plan: &Plan) -> BTreeMap<String, usize> {
     by_kind
 }
 
-/// The Terraform-like text plan.
-pub fn text(plan: &Plan, opts: TextOptions) -> String {
+/// The Terraform-like text plan, whole: the oracle of [`write_text`], which the commands use.
+#[cfg(test)]
+pub(crate) fn text(plan: &Plan, opts: TextOptions) -> String {
     let mut all = String::new();
     let _ = text_chunks(plan, opts, |chunk| {
         all.push_str(chunk);
@@ -124,8 +124,9 @@ pub fn text(plan: &Plan, opts: TextOptions) -> String {
     all
 }
 
-/// The text plan of [`text`], written as it is made, an action at a time: the same bytes,
-/// without holding the whole text of a plan of thousands of actions in memory.
+/// The Terraform-like text plan, written as it is made, an action at a time, without holding
+/// the whole text of a plan of thousands of actions in memory (the tests hold it to `text`,
+/// the whole text made at once).
 pub fn write_text(
     w: &mut impl std::io::Write,
     plan: &Plan,
@@ -273,15 +274,19 @@ fn action_text(a: &Action, opts: TextOptions) -> String {
     out
 }
 
-/// The JSON plan of docs/product.md §4. `saved` adds what `apply PLANFILE` needs: the objects to
-/// send, the fingerprints of the current objects, step-level dependencies and the guards.
-/// One typed format ([`crate::plan::file::PlanFile`]) for both.
-pub fn json_plan(plan: &Plan, saved: bool) -> Value {
-    serde_json::to_value(crate::plan::file::PlanFile::from_plan(plan, saved)).unwrap_or(Value::Null)
+/// The JSON plan as a `Value`, the whole [`crate::plan::file::PlanFile`] built first: the
+/// oracle of [`write_json_plan`], which the commands use.
+#[cfg(test)]
+pub(crate) fn json_plan(plan: &Plan, saved: bool) -> serde_json::Value {
+    serde_json::to_value(crate::plan::file::PlanFile::from_plan(plan, saved))
+        .unwrap_or(serde_json::Value::Null)
 }
 
-/// The JSON plan, pretty-printed with a final newline, written as it is made (see
-/// [`crate::plan::file::PlanFileWriter`]): the same bytes as `json_plan` pretty-printed.
+/// The JSON plan of docs/product.md §4, pretty-printed with a final newline, written as it is
+/// made (see [`crate::plan::file::PlanFileWriter`]). `saved` adds what `apply PLANFILE` needs:
+/// the objects to send, the fingerprints of the current objects, step-level dependencies and
+/// the guards; one typed format ([`crate::plan::file::PlanFile`]) for both. The tests hold it
+/// to `json_plan`, the whole `PlanFile` serialised.
 pub fn write_json_plan(
     w: &mut impl std::io::Write,
     plan: &Plan,

@@ -175,8 +175,9 @@ impl Batch {
         }
     }
 
-    /// Makes one step fail (tests).
-    pub fn with_fault(mut self, fault: Fault) -> Batch {
+    /// Makes one step fail (unit tests; the integration tests use `__CFGCTL_TEST_WRITE_FAULT`).
+    #[cfg(test)]
+    pub(crate) fn with_fault(mut self, fault: Fault) -> Batch {
         self.fault = Some(fault);
         self
     }

@@ -1,4 +1,4 @@
-//! Secrets in manifests (PRODUCT.md section 2): `${env:NAME}` / `${file:PATH}` references in
+//! Secrets in manifests (docs/product.md §2): `${env:NAME}` / `${file:PATH}` references in
 //! the registry's secret fields, resolved only where a value must reach the target. (Outside
 //! secret fields the same forms are plain configuration, resolved at load: `manifest::vars`.)
 //!

@@ -123,7 +123,6 @@ pub fn operation_id(kind: Kind, op: Op) -> String {
     }
 }
 
-/// Body of a create: `{"bucket": {...}, "dry_run": false}`.
 /// Whether a write takes effect or is only validated by the server (`dry_run`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Commit {
@@ -161,7 +160,11 @@ pub fn delete_query(kind: Kind, cascade: Cascade) -> String {
     }
 }
 
-pub fn create_body(kind: Kind, object: &Value, commit: Commit) -> Value {
+/// Body of a create: `{"bucket": {...}, "dry_run": false}`, built as a `Value`: the oracle of
+/// `client::body`, which writes the same bytes from the borrowed object (the integration tests
+/// have their own copy in `tests/integration/support/wire.rs`).
+#[cfg(test)]
+pub(crate) fn create_body(kind: Kind, object: &Value, commit: Commit) -> Value {
     let mut body = Map::new();
     body.insert(kind.def().singular.to_string(), object.clone());
     if commit == Commit::DryRun {
@@ -170,8 +173,10 @@ pub fn create_body(kind: Kind, object: &Value, commit: Commit) -> Value {
     Value::Object(body)
 }
 
-/// Body of an update: `{"bucket": {...}, "create_if_missing": false, "dry_run": false}`.
-pub fn update_body(kind: Kind, object: &Value, if_missing: IfMissing, commit: Commit) -> Value {
+/// Body of an update: `{"bucket": {...}, "create_if_missing": false, "dry_run": false}`, built
+/// as a `Value` (the oracle of `client::body`, as [`create_body`]).
+#[cfg(test)]
+pub(crate) fn update_body(kind: Kind, object: &Value, if_missing: IfMissing, commit: Commit) -> Value {
     let mut body = Map::new();
     body.insert(kind.def().singular.to_string(), object.clone());
     if if_missing == IfMissing::Create {
@@ -262,9 +267,11 @@ pub fn list_response(def: &KindDef, items: Vec<Value>, next_token: String) -> Va
     Value::Object(body)
 }
 
-/// The items and next page token of a list response. A missing plural key is an empty page
-/// (proto3 omits empty lists).
-pub fn parse_list_response(kind: Kind, body: &Value) -> Result<(Vec<Value>, String), String> {
+/// The items and next page token of a list response, parsed whole. A missing plural key is an
+/// empty page (proto3 omits empty lists). For tests: the client reads a page with
+/// [`split_list_page`], without building it.
+#[cfg(test)]
+pub(crate) fn parse_list_response(kind: Kind, body: &Value) -> Result<(Vec<Value>, String), String> {
     let def = kind.def();
     let key = def.plural.unwrap_or(def.singular);
     let items = match body.get(key) {

@@ -3,6 +3,9 @@
 #![allow(dead_code)]
 
 pub mod mix;
+/// The wire format with the plain body builders and list reader the tests use.
+#[path = "../../tests/integration/support/wire.rs"]
+pub mod wire;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
@@ -105,7 +108,6 @@ pub fn team(i: usize) -> serde_json::Value {
 /// POSTs Teams `0..n` to the server with `concurrency` clients; panics on a failed create.
 pub async fn create_teams(base_url: &str, n: usize, concurrency: usize) {
     use cfgctl::registry::Kind;
-    use cfgctl::wire;
     let client = reqwest::Client::new();
     let url = format!("{base_url}{}", wire::collection_path(Kind::named("Team")));
     concurrently(n, concurrency, move |i| {
@@ -128,7 +130,6 @@ pub async fn create_teams(base_url: &str, n: usize, concurrency: usize) {
 /// POSTs the resources kind after kind (parents first, as generated), each kind with
 /// `concurrency` clients; panics on a failed create.
 pub async fn create_all(base_url: &str, resources: &[mix::Resource], concurrency: usize) {
-    use cfgctl::wire;
     let client = reqwest::Client::new();
     let mut start = 0;
     while start < resources.len() {

@@ -209,8 +209,10 @@ fn change_file(plan: &Plan, a: &Action, saved: bool) -> ChangeFile {
 }
 
 impl PlanFile<Vec<FieldFile>> {
-    /// The file form of a plan; `saved` adds what `apply FILE` needs.
-    pub fn from_plan(plan: &Plan, saved: bool) -> PlanFile {
+    /// The file form of a plan, built whole; `saved` adds what `apply FILE` needs. For tests:
+    /// the commands write it change by change ([`PlanFileWriter`]).
+    #[cfg(test)]
+    pub(crate) fn from_plan(plan: &Plan, saved: bool) -> PlanFile {
         PlanFile {
             format_version: FORMAT_VERSION,
             target: plan.target.clone(),

@@ -1,4 +1,4 @@
-//! Secret fields: which fields of a kind hold credentials (PRODUCT.md section 2), derived from
+//! Secret fields: which fields of a kind hold credentials (docs/product.md §2), derived from
 //! the description once per kind, like references, and found in objects by one walk.
 //!
 //! A field is secret when its name is in [`SECRET_FIELDS`] (at any depth), when it is a Slack

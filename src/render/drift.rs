@@ -280,9 +280,10 @@ fn markdown_entry(d: &Drifted) -> String {
     )
 }
 
-/// The JSON plan with a `drift` list: every drifted resource with its class and, for a
-/// changed one, its fields as `manifest`/`target` values.
-pub fn json(plan: &Plan, known: &BTreeSet<Kind>) -> Value {
+/// The JSON report as a `Value`, built whole: the oracle of [`write_json`], which the
+/// commands use.
+#[cfg(test)]
+pub(crate) fn json(plan: &Plan, known: &BTreeSet<Kind>) -> Value {
     let mut v = super::json_plan(plan, false);
     let items: Vec<Value> = drifted(plan, known).iter().map(drift_item).collect();
     if let Value::Object(map) = &mut v {
@@ -307,9 +308,11 @@ fn drift_item(d: &Drifted) -> Value {
     })
 }
 
-/// [`json`], pretty-printed with a final newline, written as it is made: the plan's part
-/// change by change (`plan::file::PlanFileWriter`), then each drifted resource; the same
-/// bytes as `json` pretty-printed, never held whole.
+/// The JSON report: the JSON plan with a `drift` list, every drifted resource with its class
+/// and, for a changed one, its fields as `manifest`/`target` values. Pretty-printed with a
+/// final newline, written as it is made: the plan's part change by change
+/// (`plan::file::PlanFileWriter`), then each drifted resource, never held whole (the tests hold
+/// it to `json`, the report built as a `Value`).
 pub fn write_json(
     w: &mut impl std::io::Write,
     plan: &Plan,
@@ -318,7 +321,7 @@ pub fn write_json(
     super::write_json_document(w, &Report { plan, known }, true)
 }
 
-/// The JSON report of [`json`] as it is serialised (for [`write_json`], and for each
+/// The JSON report of [`write_json`] as it is serialised (for [`write_json`], and for each
 /// environment of a report of several).
 pub(super) struct Report<'a> {
     pub plan: &'a Plan,

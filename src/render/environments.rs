@@ -340,8 +340,9 @@ pub fn write_text(
     )
 }
 
-/// [`write_text`] into a string.
-pub fn text(envs: &[EnvPlan<'_>], opts: TextOptions) -> String {
+/// [`write_text`] into a string (for tests: the commands stream it).
+#[cfg(test)]
+pub(crate) fn text(envs: &[EnvPlan<'_>], opts: TextOptions) -> String {
     let mut out = Vec::new();
     let _ = write_text(&mut out, envs, opts);
     String::from_utf8_lossy(&out).into_owned()

@@ -1,4 +1,4 @@
-//! A changed dashboard shown panel by panel (PRODUCT.md section 3, "Review"): each part of
+//! A changed dashboard shown panel by panel (docs/product.md §3, "Review"): each part of
 //! the diff is headed by the panel it is in, a panel that only moved is one line, and what
 //! lies outside the panels is a part of its own.
 //!

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use cfgctl::emulator::faults::Faults;
 use cfgctl::emulator::{Config, STATS_PATH};
 use cfgctl::registry::{embedded_kinds, Kind, Profile};
-use cfgctl::wire::{self, ListQuery};
+use crate::support::wire::{self, ListQuery};
 use reqwest::Method;
 use serde_json::{json, Value};
 

@@ -1,4 +1,4 @@
-//! Panel-level dashboard diffs (PRODUCT.md section 3, "Review") on the large fixtures: the
+//! Panel-level dashboard diffs (docs/product.md §3, "Review") on the large fixtures: the
 //! 150-panel Grafana dashboard `ClassicDashboard/fleet-overview` and the 50-panel Perses
 //! dashboard `Dashboard/payments-slos`, planned against a tenant that holds the fixture.
 

@@ -1,4 +1,4 @@
-//! Secrets (PRODUCT.md section 2): references in manifests, the value in no output, file or
+//! Secrets (docs/product.md §2): references in manifests, the value in no output, file or
 //! log, `**REDACTED**` reads giving no diff, rotation, ServiceAccount tokens.
 
 use std::path::Path;

@@ -6,7 +6,8 @@
 //!
 //! Checks: no panic, no hang; bad input is a 400/404/409 with a message, never a store
 //! failure (500); a created object has a slug usable as a path segment; a list answer parses
-//! back with `wire::parse_list_response`.
+//! back with `parse_list_response` (the tests' plain reader,
+//! `tests/integration/support/wire.rs`).
 //!
 //! With `CFGCTL_FUZZ_WRITE_CORPUS=DIR`, it writes seed inputs instead (a create of every
 //! manifest of fixtures/valid, and list/read/update/delete requests).
@@ -14,8 +15,12 @@
 use cfgctl::emulator::api::{Api, ApiError};
 use cfgctl::emulator::store::Store;
 use cfgctl::registry::{Kind, Op};
-use cfgctl::wire::{self, ListQuery, Write};
 use serde_json::Value;
+use wire::{ListQuery, Write};
+
+/// The wire format with the plain body builders and list reader the tests use.
+#[path = "../../../tests/integration/support/wire.rs"]
+mod wire;
 
 fn run(api: &mut Api, method: &str, target: &str, body: &[u8]) -> Result<Value, ApiError> {
     let (path, query) = target.split_once('?').unwrap_or((target, ""));

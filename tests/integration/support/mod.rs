@@ -5,6 +5,7 @@ pub mod files;
 pub mod run;
 pub mod snapshot;
 pub mod tenant;
+pub mod wire;
 
 use std::path::PathBuf;
 

@@ -4,7 +4,7 @@
 use cfgctl::client::{Client, ClientConfig};
 use cfgctl::emulator::{Config, Emulator};
 use cfgctl::registry::Kind;
-use cfgctl::wire::{self, ListQuery};
+use crate::support::wire::{self, ListQuery};
 use reqwest::Method;
 use serde_json::Value;
 
