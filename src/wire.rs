@@ -176,7 +176,12 @@ pub(crate) fn create_body(kind: Kind, object: &Value, commit: Commit) -> Value {
 /// Body of an update: `{"bucket": {...}, "create_if_missing": false, "dry_run": false}`, built
 /// as a `Value` (the oracle of `client::body`, as [`create_body`]).
 #[cfg(test)]
-pub(crate) fn update_body(kind: Kind, object: &Value, if_missing: IfMissing, commit: Commit) -> Value {
+pub(crate) fn update_body(
+    kind: Kind,
+    object: &Value,
+    if_missing: IfMissing,
+    commit: Commit,
+) -> Value {
     let mut body = Map::new();
     body.insert(kind.def().singular.to_string(), object.clone());
     if if_missing == IfMissing::Create {
@@ -271,7 +276,10 @@ pub fn list_response(def: &KindDef, items: Vec<Value>, next_token: String) -> Va
 /// empty page (proto3 omits empty lists). For tests: the client reads a page with
 /// [`split_list_page`], without building it.
 #[cfg(test)]
-pub(crate) fn parse_list_response(kind: Kind, body: &Value) -> Result<(Vec<Value>, String), String> {
+pub(crate) fn parse_list_response(
+    kind: Kind,
+    body: &Value,
+) -> Result<(Vec<Value>, String), String> {
     let def = kind.def();
     let key = def.plural.unwrap_or(def.singular);
     let items = match body.get(key) {

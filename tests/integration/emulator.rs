@@ -2,10 +2,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::support::wire::{self, ListQuery};
 use cfgctl::emulator::faults::Faults;
 use cfgctl::emulator::{Config, STATS_PATH};
 use cfgctl::registry::{embedded_kinds, Kind, Profile};
-use crate::support::wire::{self, ListQuery};
 use reqwest::Method;
 use serde_json::{json, Value};
 

@@ -1,10 +1,10 @@
 //! The emulator as a test tenant: `Tenant` (an in-process `cfgctl serve` on 127.0.0.1:0 and an
 //! HTTP client for it), the valid fixture as objects, and a tenant seeded with them.
 
+use crate::support::wire::{self, ListQuery};
 use cfgctl::client::{Client, ClientConfig};
 use cfgctl::emulator::{Config, Emulator};
 use cfgctl::registry::Kind;
-use crate::support::wire::{self, ListQuery};
 use reqwest::Method;
 use serde_json::Value;
 
