@@ -1,8 +1,10 @@
 //! The wire format of the Config API v1, shared by the client and the emulator: paths, the
 //! token header, request and response wrappers, the error body, and list queries.
 //!
-//! Architecture invariant: both sides build and read bodies through these functions, so the
-//! emulator cannot drift from what the client sends. Everything here is pure and unit-tested.
+//! Architecture invariant: both sides go through these functions (paths, queries, the server's
+//! reader of write bodies, the client's reader of pages), and the client's body writer
+//! (`client::body`) is held to the plain builders kept here for tests, so the emulator cannot
+//! drift from what the client sends. Everything here is pure and unit-tested.
 
 use std::collections::BTreeMap;
 
