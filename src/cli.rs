@@ -236,8 +236,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let global = &cli.global;
     match cli.command {
         Command::Validate(args) => commands::validate(&resolve::validate(args, global)),
-        Command::Plan(args) => commands::plan(resolve::plan(args, global)?),
-        Command::Drift(args) => commands::plan(resolve::drift(args, global)?),
+        Command::Plan(args) => plan(resolve::plan(args, global)?),
+        Command::Drift(args) => plan(resolve::drift(args, global)?),
         Command::Apply(args) => commands::apply(resolve::apply(args, global, &cli.cache)?),
         Command::Graph(args) => commands::graph(resolve::graph(args)?),
         Command::Pull(args) => commands::pull(resolve::pull(args)?),
@@ -252,6 +252,14 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             clap_complete::generate(shell, &mut cmd, "cfgctl", &mut std::io::stdout().lock());
             Ok(ExitCode::SUCCESS)
         }
+    }
+}
+
+/// `plan` or `drift`: against one target, or over several environments at once.
+fn plan(planning: resolve::Planning) -> anyhow::Result<ExitCode> {
+    match planning {
+        resolve::Planning::One(settings) => commands::plan(settings),
+        resolve::Planning::Several(settings, envs) => commands::plan_several(&settings, envs),
     }
 }
 

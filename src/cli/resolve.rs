@@ -3,6 +3,7 @@
 //! `ops` requests. What a command keeps of its plan (`ops::Keep`) is decided here too, with
 //! the rest of its request.
 
+use super::command::EnvArgs;
 use super::command::{
     ApplyArgs, DriftArgs, ExportArgs, GraphArgs, PlanArgs, PullArgs, SchemaArgs, ServeArgs,
     ValidateArgs,
@@ -53,8 +54,37 @@ pub fn validate(args: ValidateArgs, global: &GlobalArgs) -> ValidateSettings {
     }
 }
 
-pub fn plan(args: PlanArgs, global: &GlobalArgs) -> anyhow::Result<PlanSettings> {
-    Ok(PlanSettings {
+/// What `plan` and `drift` plan (docs/environments.md): one target (the command line's, or
+/// the one environment selected) or several environments at once, each its own target.
+#[derive(Debug)]
+pub enum Planning {
+    One(PlanSettings),
+    Several(PlanSettings, Vec<crate::environments::Environment>),
+}
+
+/// The environments `--env`/`--all-envs` select in the manifests' `cfgctl.yaml`, resolved into
+/// what is planned: none (no flag, none declared) is the command line's target; one, its
+/// target; several, theirs (a target named beside them refused).
+fn planning(settings: PlanSettings, envs: &EnvArgs) -> anyhow::Result<Planning> {
+    let selected = ops::select(&settings.request.dir, &envs.envs, envs.all_envs)?;
+    let Some(selected) = selected else {
+        return Ok(Planning::One(settings));
+    };
+    ops::refuse_one_target(&settings.request.target)?;
+    match <[_; 1]>::try_from(selected) {
+        Ok([env]) => {
+            let request = settings.request.for_environment(&env)?;
+            Ok(Planning::One(PlanSettings {
+                request,
+                ..settings
+            }))
+        }
+        Err(several) => Ok(Planning::Several(settings, several)),
+    }
+}
+
+pub fn plan(args: PlanArgs, global: &GlobalArgs) -> anyhow::Result<Planning> {
+    let settings = PlanSettings {
         request: PlanRequest {
             prune: args.prune,
             only: args.only,
@@ -67,14 +97,13 @@ pub fn plan(args: PlanArgs, global: &GlobalArgs) -> anyhow::Result<PlanSettings>
         out: args.out,
         verbose: global.verbose > 0,
         secret_dir: args.cache.secret_dir(),
-        envs: args.envs.envs,
-        all_envs: args.envs.all_envs,
-    })
+    };
+    planning(settings, &args.envs)
 }
 
 /// `drift` is a plan without prune or `--only`, reported as drift (exit 2 on drift).
-pub fn drift(args: DriftArgs, global: &GlobalArgs) -> anyhow::Result<PlanSettings> {
-    Ok(PlanSettings {
+pub fn drift(args: DriftArgs, global: &GlobalArgs) -> anyhow::Result<Planning> {
+    let settings = PlanSettings {
         request: PlanRequest {
             drift: true,
             cache: args.cache.dir(),
@@ -85,9 +114,8 @@ pub fn drift(args: DriftArgs, global: &GlobalArgs) -> anyhow::Result<PlanSetting
         out: None,
         verbose: global.verbose > 0,
         secret_dir: args.cache.secret_dir(),
-        envs: args.envs.envs,
-        all_envs: args.envs.all_envs,
-    })
+    };
+    planning(settings, &args.envs)
 }
 
 /// `apply` keeps the manifests (`--rotate-secrets`), the target's objects (the conflict

@@ -180,7 +180,7 @@ fn saved_settings(opts: ApplySettings, plan: &crate::plan::Plan) -> anyhow::Resu
         })?
         .and_then(|envs| envs.into_iter().next())
         .context("no environment selected")?;
-    let request = super::plan::for_environment(&opts.request, &env)?;
+    let request = opts.request.for_environment(&env)?;
     Ok(ApplySettings { request, ..opts })
 }
 
@@ -237,7 +237,7 @@ pub fn apply(opts: ApplySettings) -> anyhow::Result<ExitCode> {
             ops::refuse_one_target(&opts.request.target)?;
             match <[_; 1]>::try_from(envs) {
                 Ok([env]) => {
-                    let request = super::plan::for_environment(&opts.request, &env)?;
+                    let request = opts.request.for_environment(&env)?;
                     apply_one(ApplySettings { request, ..opts }, None)
                 }
                 Err(envs) => super::apply_envs::apply_several(&opts, envs),

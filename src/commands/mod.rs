@@ -20,6 +20,7 @@ pub use apply::*;
 pub use export::*;
 pub use graph::*;
 pub use plan::*;
+pub use plan_envs::plan_several;
 pub use pull::*;
 pub use schema::*;
 pub use serve::*;
