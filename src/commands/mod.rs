@@ -17,6 +17,7 @@ mod test_policy;
 mod validate;
 
 pub use apply::*;
+pub use apply_envs::apply_several;
 pub use export::*;
 pub use graph::*;
 pub use plan::*;
