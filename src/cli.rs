@@ -17,6 +17,7 @@ pub use command::{
 pub use target::{CacheArgs, TargetArgs};
 
 use crate::commands;
+use resolve::Targets;
 
 /// GitOps for the Configuration Management API v1: validate, plan and apply YAML manifests.
 #[derive(Debug, Parser)]
@@ -236,9 +237,9 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let global = &cli.global;
     match cli.command {
         Command::Validate(args) => commands::validate(&resolve::validate(args, global)),
-        Command::Plan(args) => commands::plan(resolve::plan(args, global)?),
-        Command::Drift(args) => commands::plan(resolve::drift(args, global)?),
-        Command::Apply(args) => commands::apply(resolve::apply(args, global, &cli.cache)?),
+        Command::Plan(args) => plan(resolve::plan(args, global)?),
+        Command::Drift(args) => plan(resolve::drift(args, global)?),
+        Command::Apply(args) => apply(resolve::apply(args, global, &cli.cache)?),
         Command::Graph(args) => commands::graph(resolve::graph(args)?),
         Command::Pull(args) => commands::pull(resolve::pull(args)?),
         Command::Export(args) => commands::export(resolve::export(args)?),
@@ -251,6 +252,25 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             #[allow(clippy::disallowed_methods)]
             clap_complete::generate(shell, &mut cmd, "cfgctl", &mut std::io::stdout().lock());
             Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// `plan` or `drift`: against one target, or over several environments at once.
+fn plan(planning: resolve::Planning) -> anyhow::Result<ExitCode> {
+    match planning {
+        Targets::One(settings) => commands::plan(settings),
+        Targets::Several(settings, envs) => commands::plan_several(&settings, envs),
+    }
+}
+
+/// `apply`: a saved plan, or the manifests against one target or several environments.
+fn apply(applying: resolve::Applying) -> anyhow::Result<ExitCode> {
+    match applying {
+        resolve::Applying::Saved(opts) => commands::apply_saved(opts),
+        resolve::Applying::Manifests(Targets::One(opts)) => commands::apply(opts),
+        resolve::Applying::Manifests(Targets::Several(opts, envs)) => {
+            commands::apply_several(&opts, envs)
         }
     }
 }

@@ -1,7 +1,8 @@
 //! The command line resolved into the commands' settings (after uv's `settings.rs`): one
 //! function per command, the one place where clap's types become `commands::*Settings` and
 //! `ops` requests. What a command keeps of its plan (`ops::Keep`) is decided here too, with
-//! the rest of its request.
+//! the rest of its request, and so are the targets of `plan`, `drift` and `apply`
+//! ([`Targets`]: the environments selected), so that a command's settings go down once.
 
 use super::command::{
     ApplyArgs, DriftArgs, ExportArgs, GraphArgs, PlanArgs, PullArgs, SchemaArgs, ServeArgs,
@@ -53,8 +54,52 @@ pub fn validate(args: ValidateArgs, global: &GlobalArgs) -> ValidateSettings {
     }
 }
 
-pub fn plan(args: PlanArgs, global: &GlobalArgs) -> anyhow::Result<PlanSettings> {
-    Ok(PlanSettings {
+/// The targets a command line names (docs/environments.md): one (its own, or the one
+/// environment `--env`/`--all-envs` select, in the command's request) or several environments
+/// at once, each its own target.
+#[derive(Debug)]
+pub enum Targets<S> {
+    One(S),
+    Several(S, Vec<crate::environments::Environment>),
+}
+
+/// What `plan` and `drift` plan.
+pub type Planning = Targets<PlanSettings>;
+
+/// What `apply` applies: a saved plan (its target resolved when it is read), or the
+/// manifests planned now against their targets.
+#[derive(Debug)]
+pub enum Applying {
+    Saved(ApplySettings),
+    Manifests(Targets<ApplySettings>),
+}
+
+/// The environments `names`/`all` select in the `cfgctl.yaml` of the request's manifests
+/// (`request` finds it in the settings): none (no flag, none declared) keeps the command
+/// line's target; one is the command's target; several are planned each against its own (a
+/// target named beside them refused).
+fn targets<S>(
+    mut settings: S,
+    request: fn(&mut S) -> &mut PlanRequest,
+    names: &[String],
+    all: bool,
+) -> anyhow::Result<Targets<S>> {
+    let req = request(&mut settings);
+    let Some(selected) = ops::select(&req.dir, names, all)? else {
+        return Ok(Targets::One(settings));
+    };
+    ops::refuse_one_target(&req.target)?;
+    match <[_; 1]>::try_from(selected) {
+        Ok([env]) => {
+            *req = req.for_environment(&env)?;
+            Ok(Targets::One(settings))
+        }
+        Err(several) => Ok(Targets::Several(settings, several)),
+    }
+}
+
+pub fn plan(args: PlanArgs, global: &GlobalArgs) -> anyhow::Result<Planning> {
+    let settings = PlanSettings {
         request: PlanRequest {
             prune: args.prune,
             only: args.only,
@@ -67,14 +112,18 @@ pub fn plan(args: PlanArgs, global: &GlobalArgs) -> anyhow::Result<PlanSettings>
         out: args.out,
         verbose: global.verbose > 0,
         secret_dir: args.cache.secret_dir(),
-        envs: args.envs.envs,
-        all_envs: args.envs.all_envs,
-    })
+    };
+    targets(
+        settings,
+        |s| &mut s.request,
+        &args.envs.envs,
+        args.envs.all_envs,
+    )
 }
 
 /// `drift` is a plan without prune or `--only`, reported as drift (exit 2 on drift).
-pub fn drift(args: DriftArgs, global: &GlobalArgs) -> anyhow::Result<PlanSettings> {
-    Ok(PlanSettings {
+pub fn drift(args: DriftArgs, global: &GlobalArgs) -> anyhow::Result<Planning> {
+    let settings = PlanSettings {
         request: PlanRequest {
             drift: true,
             cache: args.cache.dir(),
@@ -85,20 +134,20 @@ pub fn drift(args: DriftArgs, global: &GlobalArgs) -> anyhow::Result<PlanSetting
         out: None,
         verbose: global.verbose > 0,
         secret_dir: args.cache.secret_dir(),
-        envs: args.envs.envs,
-        all_envs: args.envs.all_envs,
-    })
+    };
+    targets(
+        settings,
+        |s| &mut s.request,
+        &args.envs.envs,
+        args.envs.all_envs,
+    )
 }
 
 /// `apply` keeps the manifests (`--rotate-secrets`), the target's objects (the conflict
 /// rules) and the connection (it sends through it); it has no plan cache of its own, but
 /// seals with the user's secret of the one written before its name.
-pub fn apply(
-    args: ApplyArgs,
-    global: &GlobalArgs,
-    cache: &CacheArgs,
-) -> anyhow::Result<ApplySettings> {
-    Ok(ApplySettings {
+pub fn apply(args: ApplyArgs, global: &GlobalArgs, cache: &CacheArgs) -> anyhow::Result<Applying> {
+    let opts = ApplySettings {
         request: PlanRequest {
             prune: args.prune,
             only: args.only,
@@ -120,7 +169,36 @@ pub fn apply(
         verbose: global.verbose > 0,
         envs: args.envs.envs,
         all_envs: args.envs.all_envs,
-    })
+    };
+    let from_file = opts.request.dir.is_file();
+    refuse_before_anything(&opts, from_file)?;
+    if from_file {
+        return Ok(Applying::Saved(opts));
+    }
+    let (names, all) = (opts.envs.clone(), opts.all_envs);
+    Ok(Applying::Manifests(targets(
+        opts,
+        |o| &mut o.request,
+        &names,
+        all,
+    )?))
+}
+
+/// What `apply` refuses before it reads or sends anything.
+fn refuse_before_anything(opts: &ApplySettings, from_file: bool) -> anyhow::Result<()> {
+    if let Some(path) = &opts.service_account_tokens {
+        // Refused before anything is sent: the file is never overwritten.
+        if path.symlink_metadata().is_ok() {
+            anyhow::bail!(
+                "--service-account-tokens: {} exists; name a new file (it is created with mode 0600): nothing was changed",
+                path.display()
+            );
+        }
+    }
+    if from_file && opts.rotate_secrets.is_some() {
+        anyhow::bail!("--rotate-secrets needs the manifests (a directory), not a saved plan: nothing was changed");
+    }
+    Ok(())
 }
 
 pub fn schema(args: SchemaArgs) -> SchemaSettings {

@@ -1,4 +1,6 @@
-//! `cfgctl apply [DIR | PLANFILE]`: plan (or read a saved plan), confirm, execute, report.
+//! `cfgctl apply [DIR | PLANFILE]` against one target: plan (or read a saved plan), confirm,
+//! execute, report. What it refuses from the command line alone, and which environments it
+//! applies to, is resolved before (`cli::resolve`).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -118,23 +120,6 @@ fn unsealed_refusals(
     ))
 }
 
-/// What `apply` refuses before it reads or sends anything.
-fn refuse_before_anything(opts: &ApplySettings, from_file: bool) -> anyhow::Result<()> {
-    if let Some(path) = &opts.service_account_tokens {
-        // Refused before anything is sent: the file is never overwritten.
-        if path.symlink_metadata().is_ok() {
-            anyhow::bail!(
-                "--service-account-tokens: {} exists; name a new file (it is created with mode 0600): nothing was changed",
-                path.display()
-            );
-        }
-    }
-    if from_file && opts.rotate_secrets.is_some() {
-        anyhow::bail!("--rotate-secrets needs the manifests (a directory), not a saved plan: nothing was changed");
-    }
-    Ok(())
-}
-
 /// A saved plan, read as a stream (a plan of thousands of creates is tens of megabytes of
 /// text, never held whole beside the objects it holds), before anything is sent.
 fn parse_saved_plan(path: &Path) -> anyhow::Result<crate::plan::Plan> {
@@ -180,7 +165,7 @@ fn saved_settings(opts: ApplySettings, plan: &crate::plan::Plan) -> anyhow::Resu
         })?
         .and_then(|envs| envs.into_iter().next())
         .context("no environment selected")?;
-    let request = super::plan::for_environment(&opts.request, &env)?;
+    let request = opts.request.for_environment(&env)?;
     Ok(ApplySettings { request, ..opts })
 }
 
@@ -220,30 +205,19 @@ async fn check_saved_plan(
     Ok(plan)
 }
 
-/// `cfgctl apply`: plan (or read a saved plan), confirm, execute, report. With environments
-/// (docs/environments.md): one selected is applied as a single target; several each on its
-/// own, at once (`apply_envs`).
+/// `cfgctl apply DIR` against one target (the command line's, or the one environment
+/// selected: `cli::resolve`): plan, confirm, execute, report. Several environments are
+/// applied by `apply_envs`.
 pub fn apply(opts: ApplySettings) -> anyhow::Result<ExitCode> {
-    let from_file = opts.request.dir.is_file();
-    refuse_before_anything(&opts, from_file)?;
-    if from_file {
-        let plan = parse_saved_plan(&opts.request.dir)?;
-        let opts = saved_settings(opts, &plan)?;
-        return apply_one(opts, Some(plan));
-    }
-    match ops::select(&opts.request.dir, &opts.envs, opts.all_envs)? {
-        None => apply_one(opts, None),
-        Some(envs) => {
-            ops::refuse_one_target(&opts.request.target)?;
-            match <[_; 1]>::try_from(envs) {
-                Ok([env]) => {
-                    let request = super::plan::for_environment(&opts.request, &env)?;
-                    apply_one(ApplySettings { request, ..opts }, None)
-                }
-                Err(envs) => super::apply_envs::apply_several(&opts, envs),
-            }
-        }
-    }
+    apply_one(opts, None)
+}
+
+/// `cfgctl apply PLANFILE`: the saved plan read, against its target, confirmed, executed,
+/// reported.
+pub fn apply_saved(opts: ApplySettings) -> anyhow::Result<ExitCode> {
+    let plan = parse_saved_plan(&opts.request.dir)?;
+    let opts = saved_settings(opts, &plan)?;
+    apply_one(opts, Some(plan))
 }
 
 /// Applies to one target: the plan made now, or the saved plan given.

@@ -31,11 +31,8 @@ struct Ready {
 /// One environment: ready, or why not.
 type Prepared = (String, Result<Ready, EnvFailure>);
 
-/// `apply DIR --env A --env B` / `--all-envs`.
-pub(super) fn apply_several(
-    opts: &ApplySettings,
-    envs: Vec<Environment>,
-) -> anyhow::Result<ExitCode> {
+/// `cfgctl apply DIR --env A --env B` / `--all-envs`.
+pub fn apply_several(opts: &ApplySettings, envs: Vec<Environment>) -> anyhow::Result<ExitCode> {
     if opts.service_account_tokens.is_some() {
         anyhow::bail!(
             "--service-account-tokens writes one tenant's tokens: apply one environment (--env NAME) at a time with it: nothing was changed"

@@ -17,9 +17,11 @@ mod test_policy;
 mod validate;
 
 pub use apply::*;
+pub use apply_envs::apply_several;
 pub use export::*;
 pub use graph::*;
 pub use plan::*;
+pub use plan_envs::plan_several;
 pub use pull::*;
 pub use schema::*;
 pub use serve::*;

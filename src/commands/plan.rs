@@ -1,7 +1,7 @@
-//! `cfgctl plan` and `cfgctl drift`: plan (`ops::plan`), render, save, exit code. With
-//! environments (docs/environments.md): one selected is planned as a single target, named in
-//! the plan; several are planned at once (`ops::plan_each`) into one report
-//! (`render::environments`), whose exit code is the worst of theirs.
+//! `cfgctl plan` and `cfgctl drift` against one target: plan (`ops::plan`), render, save, exit
+//! code. With environments (docs/environments.md), `cli::resolve` names the target: one
+//! environment selected is planned here, as a single target named in the plan; several are
+//! planned at once by `plan_envs`.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -22,48 +22,11 @@ pub struct PlanSettings {
     pub verbose: bool,
     /// Where the user's secret that seals saved plans lives (see `ops::seal_key`).
     pub secret_dir: Option<PathBuf>,
-    /// `--env NAME` (repeatable).
-    pub envs: Vec<String>,
-    /// `--all-envs`.
-    pub all_envs: bool,
 }
 
-/// `cfgctl plan` / `cfgctl drift`: the plan, or the drift report, in the chosen format (JSON
-/// and text written as they are made), saved with `--out`; the exit code.
+/// `cfgctl plan` / `cfgctl drift` against one target: the plan, or the drift report, in the
+/// chosen format (JSON and text written as they are made), saved with `--out`; the exit code.
 pub fn plan(settings: PlanSettings) -> anyhow::Result<ExitCode> {
-    let selected = ops::select(&settings.request.dir, &settings.envs, settings.all_envs)?;
-    match selected {
-        None => plan_one(settings),
-        Some(envs) => {
-            ops::refuse_one_target(&settings.request.target)?;
-            match <[_; 1]>::try_from(envs) {
-                Ok([env]) => {
-                    let request = for_environment(&settings.request, &env)?;
-                    plan_one(PlanSettings {
-                        request,
-                        ..settings
-                    })
-                }
-                Err(envs) => super::plan_envs::plan_several(&settings, envs),
-            }
-        }
-    }
-}
-
-/// The request of one environment: its target, its manifests.
-pub(super) fn for_environment(
-    request: &PlanRequest,
-    env: &crate::environments::Environment,
-) -> Result<PlanRequest, ops::TargetError> {
-    Ok(PlanRequest {
-        target: ops::target_for(&request.target, env)?,
-        environment: Some(env.name.clone()),
-        ..request.clone()
-    })
-}
-
-/// The plan of one target (or one environment).
-fn plan_one(settings: PlanSettings) -> anyhow::Result<ExitCode> {
     // Kept to the command's end, as the blocking threads it holds.
     let runtime = runtime()?;
     let ops::Planned {

@@ -1,13 +1,14 @@
 //! `plan`, `drift` and `apply` over several environments (docs/environments.md): every
 //! environment planned at once (`ops::plan_each`), one failure never stopping the others; one
-//! report (`render::environments`): the summary table, then a section per environment.
+//! report (`render::environments`): the summary table, then a section per environment. Which
+//! environments is resolved before (`cli::resolve`).
 
 use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::Context;
 
-use super::plan::{for_environment, PlanSettings};
+use super::plan::PlanSettings;
 use super::{runtime, Format};
 use crate::environments::Environment;
 use crate::ops::{self, EnvOutcome, PlanRequest};
@@ -31,7 +32,7 @@ pub(super) fn plan_all(
     let requests = envs
         .into_iter()
         .map(|env| {
-            let req = for_environment(request, &env);
+            let req = request.for_environment(&env);
             (env, req)
         })
         .collect();
@@ -61,11 +62,9 @@ pub(super) fn failure(
     }
 }
 
-/// `plan` or `drift` over several environments.
-pub(super) fn plan_several(
-    settings: &PlanSettings,
-    envs: Vec<Environment>,
-) -> anyhow::Result<ExitCode> {
+/// `cfgctl plan` / `cfgctl drift` over several environments (`--env A --env B`,
+/// `--all-envs`): one report; its exit code is the worst of theirs.
+pub fn plan_several(settings: &PlanSettings, envs: Vec<Environment>) -> anyhow::Result<ExitCode> {
     if settings.out.is_some() {
         anyhow::bail!(
             "--out saves one environment's plan: run `cfgctl plan --env NAME --out FILE` for each environment"

@@ -12,7 +12,10 @@ use std::path::PathBuf;
 use anyhow::Context;
 
 use super::load::{first_with, load_fetch, Source};
-use super::{connect, fetch, let_go, plural, Connection, Diagnosed, SharedLoad, TargetSettings};
+use super::{
+    connect, fetch, let_go, plural, target_for, Connection, Diagnosed, SharedLoad, TargetError,
+    TargetSettings,
+};
 use crate::manifest::Loaded;
 use crate::memo::{Memo, Remembered};
 use crate::pattern::Pattern;
@@ -39,6 +42,20 @@ pub struct PlanRequest {
     /// The no-change memo's folder (`crate::memo`); `None`: off.
     pub cache: Option<PathBuf>,
     pub keep: Keep,
+}
+
+impl PlanRequest {
+    /// The request of one environment: its target, its manifests.
+    pub fn for_environment(
+        &self,
+        env: &crate::environments::Environment,
+    ) -> Result<PlanRequest, TargetError> {
+        Ok(PlanRequest {
+            target: target_for(&self.target, env)?,
+            environment: Some(env.name.clone()),
+            ..self.clone()
+        })
+    }
 }
 
 /// What the caller needs besides the plan and the kinds read. Each is kept only when asked
@@ -95,24 +112,20 @@ pub(super) async fn plan_sharing(
         environment = req.environment.as_deref(),
         "planning"
     );
-    let memo = memo_for(req);
-    let reading = match &memo {
-        Some(memo) => remembered_or_read(req, &source, memo).await?,
-        None => Reading::Unread(None),
-    };
-    let (loaded, conn, fetched) = match reading {
+    let (memo, loaded, conn, fetched) = match remembered_or_read(req, &source).await? {
         Reading::Remembered(planned) => return Ok(*planned),
         Reading::Read(read) => *read,
         // No memo, or its way could not start (no connection, the files not hashed): the
         // manifests load while the target is read, which reports a problem as without it.
-        Reading::Unread(conn) => {
+        Reading::Unread { memo, conn } => {
             let connecting = async {
                 match conn {
                     Some(conn) => Ok(*conn),
                     None => connect(&req.target).await,
                 }
             };
-            load_fetch(&source, connecting).await?
+            let (loaded, conn, fetched) = load_fetch(&source, connecting).await?;
+            (memo, loaded, conn, fetched)
         }
     };
     planned(req, memo.as_ref(), conn, loaded, fetched).await
@@ -145,6 +158,7 @@ fn memo_for(req: &PlanRequest) -> Option<Memo> {
 /// texts kept, not worked out), and the manifests loading already when nothing was
 /// remembered.
 struct MemoRead {
+    memo: Memo,
     conn: Connection,
     remembered: Option<Remembered>,
     loading: Option<tokio::task::JoinHandle<anyhow::Result<Option<Loaded>>>>,
@@ -155,29 +169,33 @@ struct MemoRead {
 }
 
 /// How far the memo's way went: to the plan itself, to what planning needs, or not at all
-/// (with the connection, when there is one).
+/// (with the memo and the connection, when there are).
 enum Reading {
     Remembered(Box<Planned>),
-    Read(Box<(Loaded, Connection, crate::state::Fetched)>),
-    Unread(Option<Box<Connection>>),
+    Read(Box<(Option<Memo>, Loaded, Connection, crate::state::Fetched)>),
+    Unread {
+        memo: Option<Memo>,
+        conn: Option<Box<Connection>>,
+    },
 }
 
-/// The remembered plan when the target answers as it did then (hit), else the manifests
-/// loaded and the lists read worked out (miss).
-async fn remembered_or_read(
-    req: &PlanRequest,
-    source: &Source,
-    memo: &Memo,
-) -> anyhow::Result<Reading> {
+/// The memo's one hit-or-miss branch: the remembered plan when the target answers as it did
+/// then (hit), else the manifests loaded and the lists read worked out (miss). Without a memo
+/// (none asked, or its folder could not be used), unread.
+async fn remembered_or_read(req: &PlanRequest, source: &Source) -> anyhow::Result<Reading> {
     let MemoRead {
+        memo,
         conn,
         remembered,
         loading,
         listing,
         expected,
-    } = match read_for_memo(req, source, memo).await {
+    } = match read_for_memo(req, source).await {
         Ok(read) => read,
-        Err(conn) => return Ok(Reading::Unread(conn.map(Box::new))),
+        Err((memo, conn)) => {
+            let conn = conn.map(Box::new);
+            return Ok(Reading::Unread { memo, conn });
+        }
     };
     // Hit or miss.
     let listing = match remembered {
@@ -201,23 +219,27 @@ async fn remembered_or_read(
         None => listing,
     };
     let (loaded, fetched) = work_out(source, &conn, loading, listing, expected).await?;
-    Ok(Reading::Read(Box::new((loaded, conn, fetched))))
+    Ok(Reading::Read(Box::new((Some(memo), loaded, conn, fetched))))
 }
 
-/// Connects, then hashes the files while the lists are read: `Err` with the connection (when
-/// there is one) when either could not be done.
+/// Opens the memo, then hashes the files while the lists are read, and recalls the entry of
+/// what was hashed. `Err` with the memo and the connection (each when there is one) when
+/// either could not be done: a memo that cannot be opened is only logged, and nothing is
+/// hashed or read for it.
 async fn read_for_memo(
     req: &PlanRequest,
     source: &Source,
-    memo: &Memo,
-) -> Result<MemoRead, Option<Connection>> {
+) -> Result<MemoRead, (Option<Memo>, Option<Connection>)> {
+    let Some(memo) = memo_for(req) else {
+        return Err((None, None));
+    };
     // Started now, while the connection is made.
     let hashing = {
         let source = source.clone();
         tokio::spawn(async move { source.sources().await })
     };
     let Ok(conn) = connect(&req.target).await else {
-        return Err(None);
+        return Err((Some(memo), None));
     };
     // Once nothing is remembered, the pages are worked out as they arrive and the manifests
     // digested as they load, both while the lists are still read.
@@ -252,13 +274,14 @@ async fn read_for_memo(
     };
     match read {
         Some((remembered, loading, listing)) => Ok(MemoRead {
+            memo,
             conn,
             remembered,
             loading,
             listing,
             expected,
         }),
-        None => Err(Some(conn)),
+        None => Err((Some(memo), Some(conn))),
     }
 }
 

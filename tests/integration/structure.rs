@@ -73,6 +73,64 @@ fn no_import_circle_among_modules() {
     );
 }
 
+/// The sibling files one file of a folder names by path (`super::NAME::`, or
+/// `crate::MODULE::NAME::`), the folder's root (`mod.rs`, or `MODULE.rs` beside the folder)
+/// left out: it declares its files, and they take its shared items (`super::runtime`).
+fn sibling_edges() -> BTreeMap<PathBuf, BTreeSet<PathBuf>> {
+    let files = sources();
+    let mut edges: BTreeMap<PathBuf, BTreeSet<PathBuf>> = BTreeMap::new();
+    for (path, code) in &files {
+        let Some(folder) = path.parent().filter(|f| !f.as_os_str().is_empty()) else {
+            continue;
+        };
+        if path.ends_with("mod.rs") {
+            continue;
+        }
+        let module = folder.to_string_lossy().replace('/', "::");
+        let prefixes = ["super::".to_string(), format!("crate::{module}::")];
+        for prefix in &prefixes {
+            for (i, _) in code.match_indices(prefix.as_str()) {
+                let rest = &code[i + prefix.len()..];
+                let name: String = rest
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                if !rest[name.len()..].starts_with("::") || name == "mod" {
+                    continue;
+                }
+                let to = folder.join(format!("{name}.rs"));
+                if &to != path && files.iter().any(|(p, _)| p == &to) {
+                    edges.entry(path.clone()).or_default().insert(to);
+                }
+            }
+        }
+    }
+    edges
+}
+
+#[test]
+fn no_import_circle_among_the_files_of_a_module() {
+    let edges = sibling_edges();
+    let mut circles = Vec::new();
+    for start in edges.keys() {
+        let mut seen = BTreeSet::new();
+        let mut stack: Vec<PathBuf> = edges[start].iter().cloned().collect();
+        while let Some(f) = stack.pop() {
+            if &f == start {
+                circles.push(start.clone());
+                break;
+            }
+            if seen.insert(f.clone()) {
+                stack.extend(edges.get(&f).into_iter().flatten().cloned());
+            }
+        }
+    }
+    assert!(
+        circles.is_empty(),
+        "files in an import circle: {circles:?}\n{edges:#?}"
+    );
+}
+
 #[test]
 fn no_source_file_over_600_lines_but_the_registry_table() {
     let src = crate::support::root().join("src");
