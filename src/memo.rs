@@ -209,6 +209,12 @@ impl Memo {
         *h.finalize().as_bytes()
     }
 
+    /// True when the folder holds no entry at all (a fresh cache, as on a new CI runner):
+    /// nothing can be recalled, whatever the inputs.
+    pub fn remembers_nothing(&self) -> bool {
+        !self.folder.has_entries()
+    }
+
     /// The entry `id`, if there is one that verifies under this key and reads back whole.
     pub fn recall(&self, id: &[u8; 32]) -> Option<Remembered> {
         let text = self.folder.read(&hex(id), MAX_ENTRY)?;

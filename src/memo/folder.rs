@@ -59,6 +59,15 @@ impl Folder {
         Some(text)
     }
 
+    /// Whether the folder holds anything named like an entry (unreadable: assumed so).
+    pub(super) fn has_entries(&self) -> bool {
+        let Ok(dir) = rustix::fs::Dir::read_from(&self.plans) else {
+            return true;
+        };
+        dir.filter_map(Result::ok)
+            .any(|e| e.file_name().to_str().is_ok_and(is_entry_name))
+    }
+
     /// Writes entry `name` whole (a private temporary file, then renamed over the old one).
     pub(super) fn write(&self, name: &str, bytes: &[u8]) -> std::io::Result<()> {
         let tmp = format!(".{name}.{}.tmp", fastrand::u64(..));

@@ -92,6 +92,24 @@ fn a_remembered_plan_comes_back_whole() {
 }
 
 #[test]
+fn only_a_folder_without_entries_remembers_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let memo = Memo::open(dir.path(), Some("tok")).unwrap();
+    assert!(memo.remembers_nothing());
+    // Files that are not entries (a temporary file, the key) do not count.
+    std::fs::write(dir.path().join("plans").join(".x.tmp"), b"x").unwrap();
+    assert!(memo.remembers_nothing());
+    let s = sources();
+    let id = memo.entry_id(&inputs(&s));
+    memo.remember(&id, Answers([9; 32]), &plan(), &known())
+        .unwrap();
+    assert!(!memo.remembers_nothing());
+    // Another token's memo in the same folder: its entries may be anyone's, so not "nothing".
+    let other = Memo::open(dir.path(), Some("other")).unwrap();
+    assert!(!other.remembers_nothing());
+}
+
+#[test]
 fn a_plan_with_something_to_do_is_not_remembered() {
     let dir = tempfile::tempdir().unwrap();
     let memo = Memo::open(dir.path(), None).unwrap();

@@ -233,6 +233,9 @@ async fn read_for_memo(
     let Some(memo) = memo_for(req) else {
         return Err((None, None));
     };
+    if memo.remembers_nothing() {
+        return cold(req, source, memo).await;
+    }
     // Started now, while the connection is made.
     let hashing = {
         let source = source.clone();
@@ -283,6 +286,33 @@ async fn read_for_memo(
         }),
         None => Err((Some(memo), Some(conn))),
     }
+}
+
+/// [`read_for_memo`] when the memo remembers no plan at all (a fresh CI runner): nothing can
+/// be recalled, so no file is hashed ahead (a plan is remembered under the hashes its load
+/// makes): the manifests start loading as soon as the connection is made, and the pages are
+/// worked out as they arrive.
+async fn cold(
+    req: &PlanRequest,
+    source: &Source,
+    memo: Memo,
+) -> Result<MemoRead, (Option<Memo>, Option<Connection>)> {
+    let Ok(conn) = connect(&req.target).await else {
+        return Err((Some(memo), None));
+    };
+    tracing::debug!("the plan cache remembers nothing: loading at once");
+    let (work, expected) = <(crate::state::WorkOut, crate::plan::Expected)>::default();
+    work.start(&expected);
+    let loading = digested_as_loaded(source.spawn_early(), expected.clone());
+    let listing = crate::state::list_deferred_until(&conn.client, &work).await;
+    Ok(MemoRead {
+        memo,
+        conn,
+        remembered: None,
+        loading: Some(loading),
+        listing,
+        expected,
+    })
 }
 
 /// The manifests of `early` (loading), digested on all cores as soon as they are loaded, while
