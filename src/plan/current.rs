@@ -84,11 +84,16 @@ impl Object {
     }
 
     fn with_raw(kind: Kind, value: &Value, raw: bytes::Bytes) -> Object {
+        let newer: Vec<String> = super::newer::undescribed(kind, value).into_iter().collect();
+        let described = match newer.is_empty() {
+            true => normalize::Described::All,
+            false => normalize::Described::Unknown,
+        };
         Object {
             raw: Some(raw),
-            digest: normalize::digest(kind, value),
+            digest: normalize::digest_as(kind, value, described),
             references: kind.def().references_in(value),
-            newer: super::newer::undescribed(kind, value).into_iter().collect(),
+            newer,
         }
     }
 
