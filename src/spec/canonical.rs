@@ -51,8 +51,7 @@ pub(super) fn canonical_value(desc: &Description, schema: &Value, value: &Value)
             }
             if found < map.len() {
                 for (name, v) in map {
-                    if props.is_none_or(|p| !p.contains_key(name)) && !crate::registry::is_zero(v)
-                    {
+                    if props.is_none_or(|p| !p.contains_key(name)) && !crate::registry::is_zero(v) {
                         out.insert(name.clone(), v.clone());
                     }
                 }
