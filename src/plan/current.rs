@@ -84,11 +84,16 @@ impl Object {
     }
 
     fn with_raw(kind: Kind, value: &Value, raw: bytes::Bytes) -> Object {
+        let newer: Vec<String> = super::newer::undescribed(kind, value).into_iter().collect();
+        let described = match newer.is_empty() {
+            true => normalize::Described::All,
+            false => normalize::Described::Unknown,
+        };
         Object {
             raw: Some(raw),
-            digest: normalize::digest(kind, value),
+            digest: normalize::digest_as(kind, value, described),
             references: kind.def().references_in(value),
-            newer: super::newer::undescribed(kind, value).into_iter().collect(),
+            newer,
         }
     }
 
@@ -211,6 +216,67 @@ mod tests {
             current.value(&Address::new(Kind::named("Team"), Some("t".into()))),
             Some(json!({"slug": "t", "name": "T"}))
         );
+    }
+
+    /// The listed side's shortcut (the strip of a newer API's members skipped when an object
+    /// has none) against the slow way, `normalize::digest` and `newer::undescribed`: every
+    /// manifest of the fixtures, the examples and the harness's mix (`../shared/perf/perf.py
+    /// --emit-only`, 2,000 resources; when beside the repository), as written and as a server
+    /// lists it (canonical form, server-owned fields), with and without members of a newer API.
+    #[test]
+    fn a_listed_object_is_worked_out_as_the_slow_way_does() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let generated = tempfile::tempdir().unwrap();
+        let mut dirs = vec![root.join("fixtures/valid"), root.join("examples")];
+        let harness = root.join("../shared/perf/perf.py");
+        if harness.is_file() {
+            let out = std::process::Command::new("python3")
+                .arg(&harness)
+                .args(["--cfgctl", "unused", "--n", "2000", "--emit-only"])
+                .arg(generated.path())
+                .output()
+                .expect("python3 runs the harness's generator");
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            dirs.push(generated.path().to_path_buf());
+        }
+        let mut seen = 0;
+        for dir in dirs {
+            let Ok(loaded) = crate::manifest::load_dir(&dir) else {
+                continue;
+            };
+            for m in &loaded.manifests {
+                let mut listed = crate::spec::canonical(m.kind, &m.spec);
+                if let Value::Object(map) = &mut listed {
+                    for field in m.kind.def().server_owned {
+                        map.insert(field.to_string(), json!("2026-01-01T00:00:00Z"));
+                    }
+                }
+                let mut newer = listed.clone();
+                newer["zz_newer"] = json!({"a": 1});
+                newer["labels"] = json!({"k": "v"});
+                for value in [(*m.spec).clone(), listed, newer] {
+                    let raw = bytes::Bytes::from(serde_json::to_vec(&value).unwrap());
+                    let (object, _) = Object::listed(m.kind, &raw).unwrap();
+                    assert_eq!(
+                        object.digest(),
+                        normalize::digest(m.kind, &value),
+                        "{}: {value}",
+                        m.address()
+                    );
+                    let undescribed: Vec<String> = super::super::newer::undescribed(m.kind, &value)
+                        .into_iter()
+                        .collect();
+                    assert_eq!(object.newer_fields(), undescribed);
+                    assert_eq!(object.references(), m.kind.def().references_in(&value));
+                    seen += 1;
+                }
+            }
+        }
+        assert!(seen > 100, "only {seen} objects");
     }
 
     #[test]

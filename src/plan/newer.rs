@@ -22,14 +22,12 @@ fn join(prefix: &str, name: &str) -> String {
 
 /// The properties of an object schema (none for maps and scalars).
 fn properties<'a>(desc: &'a Description, schema: &'a Value) -> Option<&'a Map<String, Value>> {
-    desc.resolve(schema)
-        .get("properties")
-        .and_then(Value::as_object)
+    crate::spec::schema_member(desc.resolve(schema), "properties").and_then(Value::as_object)
 }
 
 /// The schema of an array's items.
 fn items<'a>(desc: &'a Description, schema: &'a Value) -> Option<&'a Value> {
-    desc.resolve(schema).get("items")
+    crate::spec::schema_member(desc.resolve(schema), "items")
 }
 
 /// Called with the path of an object, the object, and the name of a member the description

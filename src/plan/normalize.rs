@@ -19,11 +19,26 @@ pub mod secret;
 /// The comparable form of an object of a kind. One new tree (the manifest form), then every
 /// step in place: no step copies the object again.
 pub fn normalize(kind: Kind, object: &Value, ignore: &[IgnoreRule]) -> Value {
+    normalize_as(kind, object, ignore, Described::Unknown)
+}
+
+/// Whether an object is known to hold only members the embedded description has
+/// (`newer::undescribed` found none): then there is nothing of a newer API to strip, since
+/// the manifest form's members are some of the object's. Saves a walk of every listed object.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Described {
+    All,
+    Unknown,
+}
+
+fn normalize_as(kind: Kind, object: &Value, ignore: &[IgnoreRule], described: Described) -> Value {
     let def = kind.def();
     let semantics = Semantics::embedded().kind(kind);
     let mut v = spec::manifest_form(kind, object);
     // Fields of a newer API than this cfgctl's are not managed here, so never a diff.
-    super::newer::strip_undescribed(kind, &mut v);
+    if described == Described::Unknown {
+        super::newer::strip_undescribed(kind, &mut v);
+    }
     // A field left out means its documented default, as the server reads it.
     semantics.fill_defaults(&mut v);
     if let Value::Object(map) = &mut v {
@@ -46,24 +61,29 @@ pub fn normalize(kind: Kind, object: &Value, ignore: &[IgnoreRule]) -> Value {
 /// applies by comparing in full): two objects have the same digest exactly when their
 /// normalised forms are equal (BLAKE3 of the form's JSON, whose keys `tidy` sorted).
 pub fn digest(kind: Kind, object: &Value) -> Digest {
+    digest_as(kind, object, Described::Unknown)
+}
+
+/// [`digest`] of an object whose members are known to be described (or not).
+pub fn digest_as(kind: Kind, object: &Value, described: Described) -> Digest {
     // Written whole, then hashed in one call: the serialiser's many small writes straight
     // into the hasher cost more than the hashing.
-    Digest(*blake3::hash(&comparable_bytes(kind, object)).as_bytes())
+    Digest(*blake3::hash(&comparable_bytes(kind, object, described)).as_bytes())
 }
 
 /// The bytes a digest hashes: the JSON of the normalised form. An object with an embedded
 /// document has the document's part written from its text ([`embedded::comparable`]) and the
 /// rest normalised as usual: the same bytes, without a `Value` of the document.
-fn comparable_bytes(kind: Kind, object: &Value) -> Vec<u8> {
-    embedded_apart(kind, object).unwrap_or_else(|| {
+fn comparable_bytes(kind: Kind, object: &Value, described: Described) -> Vec<u8> {
+    embedded_apart(kind, object, described).unwrap_or_else(|| {
         // A `Value` always serialises.
-        serde_json::to_vec(&normalize(kind, object, &[])).unwrap_or_default()
+        serde_json::to_vec(&normalize_as(kind, object, &[], described)).unwrap_or_default()
     })
 }
 
 /// [`comparable_bytes`] with the embedded documents written from their texts; `None` when
 /// the kind has none, or a document (or the kind's semantics) is not one this way takes on.
-fn embedded_apart(kind: Kind, object: &Value) -> Option<Vec<u8>> {
+fn embedded_apart(kind: Kind, object: &Value, described: Described) -> Option<Vec<u8>> {
     let def = kind.def();
     let Value::Object(map) = object else {
         return None;
@@ -94,7 +114,7 @@ fn embedded_apart(kind: Kind, object: &Value) -> Option<Vec<u8>> {
         .filter(|(k, _)| !is_embedded(k))
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
-    let Value::Object(rest) = normalize(kind, &Value::Object(rest), &[]) else {
+    let Value::Object(rest) = normalize_as(kind, &Value::Object(rest), &[], described) else {
         return None;
     };
     // Both in key order (`tidy` sorted the rest): merged, as the whole would be written.

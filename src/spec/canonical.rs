@@ -14,34 +14,53 @@ pub fn canonical(kind: Kind, object: &Value) -> Value {
     Description::for_kind(kind).canonical(kind, object)
 }
 
+/// A schema node's member `name`. Schema nodes have a handful of members, so a scan costs
+/// less than hashing the name (`Value::get`), and the canonical form asks a node several
+/// times for every value it writes. Not for a definition's `properties`, which can be many.
+pub(crate) fn schema_member<'a>(node: &'a Value, name: &str) -> Option<&'a Value> {
+    let Value::Object(map) = node else {
+        return None;
+    };
+    map.iter().find(|(k, _)| *k == name).map(|(_, v)| v)
+}
+
 pub(super) fn canonical_value(desc: &Description, schema: &Value, value: &Value) -> Option<Value> {
     let schema = desc.resolve(schema);
     if value.is_null() {
         return None;
     }
-    let ty = schema.get("type").and_then(Value::as_str);
-    let format = schema.get("format").and_then(Value::as_str);
+    let ty = schema_member(schema, "type").and_then(Value::as_str);
+    let format = schema_member(schema, "format").and_then(Value::as_str);
+    let properties = schema_member(schema, "properties");
     let out = match (ty, value) {
-        (_, Value::Object(map)) if schema.get("properties").is_some() => {
-            let props = schema.get("properties").and_then(Value::as_object);
+        (_, Value::Object(map)) if properties.is_some() => {
+            let props = properties.and_then(Value::as_object);
             let mut out = Map::new();
-            if let Some(props) = props {
-                for (name, prop) in props {
-                    if let Some(v) = map.get(name).and_then(|v| canonical_value(desc, prop, v)) {
-                        out.insert(name.clone(), v);
-                    }
+            // Members found among the properties: once all are, the rest of the properties
+            // are absent and no member is undescribed (most objects set few properties).
+            let mut found = 0;
+            for (name, prop) in props.into_iter().flatten() {
+                if found == map.len() {
+                    break;
+                }
+                let Some(v) = map.get(name) else { continue };
+                found += 1;
+                if let Some(v) = canonical_value(desc, prop, v) {
+                    out.insert(name.clone(), v);
                 }
             }
-            for (name, v) in map {
-                if props.is_none_or(|p| !p.contains_key(name)) && !crate::registry::is_zero(v) {
-                    out.insert(name.clone(), v.clone());
+            if found < map.len() {
+                for (name, v) in map {
+                    if props.is_none_or(|p| !p.contains_key(name)) && !crate::registry::is_zero(v) {
+                        out.insert(name.clone(), v.clone());
+                    }
                 }
             }
             Value::Object(out)
         }
         (Some("object"), Value::Object(map)) => {
             // A map: entries kept (proto3 keeps zero values inside maps), keys sorted.
-            let item = schema.get("additionalProperties");
+            let item = schema_member(schema, "additionalProperties");
             let sorted: BTreeMap<&String, Value> = map
                 .iter()
                 .map(|(k, v)| {
@@ -57,7 +76,7 @@ pub(super) fn canonical_value(desc: &Description, schema: &Value, value: &Value)
             Value::Object(sorted.into_iter().map(|(k, v)| (k.clone(), v)).collect())
         }
         (Some("array"), Value::Array(items)) => {
-            let item = schema.get("items");
+            let item = schema_member(schema, "items");
             Value::Array(
                 items
                     .iter()
@@ -86,8 +105,7 @@ pub(super) fn canonical_value(desc: &Description, schema: &Value, value: &Value)
             None => Value::Number(n.clone()),
         },
         (Some("string"), Value::String(s)) => {
-            let is_default = schema
-                .get("enum")
+            let is_default = schema_member(schema, "enum")
                 .and_then(Value::as_array)
                 .and_then(|e| e.first())
                 .and_then(Value::as_str)

@@ -160,8 +160,7 @@ impl Description {
     /// Follows `$ref`s to the schema they name.
     pub fn resolve<'a>(&'a self, mut node: &'a Value) -> &'a Value {
         for _ in 0..16 {
-            match node
-                .get("$ref")
+            match canonical::schema_member(node, "$ref")
                 .and_then(Value::as_str)
                 .and_then(|r| r.strip_prefix("#/definitions/"))
                 .and_then(|name| self.definitions().get(name))
