@@ -146,6 +146,7 @@ pub fn undescribed(kind: Kind, object: &Value) -> BTreeSet<String> {
 pub fn strip_undescribed(kind: Kind, object: &mut Value) {
     let desc = Description::embedded();
     if let Some(def) = desc.definition(kind) {
+        let mut stripped = false;
         visit(
             desc,
             def,
@@ -153,9 +154,34 @@ pub fn strip_undescribed(kind: Kind, object: &mut Value) {
             &mut String::new(),
             0,
             &mut |_, map, name| {
-                map.shift_remove(name);
+                stripped |= map.shift_remove(name).is_some();
             },
         );
+        // An object that held only such members is as if absent (the manifest form has no
+        // empty object left: it dropped them before), else a perpetual difference.
+        // Embedded documents are not described, so nothing was stripped there: left as
+        // they are (their zero values are the normal form's business).
+        if let (true, Value::Object(map)) = (stripped, object) {
+            let embedded = kind.def().embedded_json;
+            for (name, value) in map.iter_mut() {
+                if !embedded.iter().any(|e| e.field == name) {
+                    drop_emptied(value);
+                }
+            }
+            map.retain(|_, v| !matches!(v, Value::Object(m) if m.is_empty()));
+        }
+    }
+}
+
+/// Removes the members of objects, at any depth, that are empty objects (list items stay).
+fn drop_emptied(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            map.values_mut().for_each(drop_emptied);
+            map.retain(|_, v| !matches!(v, Value::Object(m) if m.is_empty()));
+        }
+        Value::Array(items) => items.iter_mut().for_each(drop_emptied),
+        _ => {}
     }
 }
 
