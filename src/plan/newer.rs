@@ -322,6 +322,33 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn an_object_holding_only_a_newer_apis_members_is_as_if_absent() {
+        // A newer API's member, set by someone using it, is not managed here: the object that
+        // held only it is no difference from a manifest that leaves the object out (else a
+        // perpetual update). One with a described member too still compares on that member.
+        use crate::plan::normalize::{digest, normalize};
+        let monitor = Kind::named("Monitor");
+        let same = |a: Value, b: Value| {
+            let equal = normalize(monitor, &a, &[]) == normalize(monitor, &b, &[]);
+            assert_eq!(
+                equal,
+                digest(monitor, &a) == digest(monitor, &b),
+                "{a} / {b}"
+            );
+            equal
+        };
+        let base = json!({"slug": "m", "name": "M"});
+        let listed = json!({"slug": "m", "name": "M", "signal_grouping": {"mode": "new"}});
+        assert!(same(base.clone(), listed));
+        let deeper = json!({"slug": "m", "name": "M",
+            "series_conditions": {"defaults": {"critical": {"shiny": 1}}}});
+        assert!(same(base.clone(), deeper));
+        let described = json!({"slug": "m", "name": "M",
+            "signal_grouping": {"mode": "new", "label_names": ["a"]}});
+        assert!(!same(base, described));
+    }
+
+    #[test]
     fn undescribed_members_at_any_depth() {
         let object = json!({
             "slug": "m", "name": "M", "retention": "x",

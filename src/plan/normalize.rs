@@ -417,23 +417,6 @@ mod tests {
     }
 
     #[test]
-    fn an_object_holding_only_a_newer_apis_members_is_as_if_absent() {
-        // A newer API's member, set by someone using it, is not managed here: the object that
-        // held only it is no difference from a manifest that leaves the object out (else a
-        // perpetual update). One with a described member too still compares on that member.
-        let monitor = Kind::named("Monitor");
-        let base = json!({"slug": "m", "name": "M"});
-        let listed = json!({"slug": "m", "name": "M", "signal_grouping": {"mode": "new"}});
-        assert!(same(monitor, base.clone(), listed));
-        let deeper = json!({"slug": "m", "name": "M",
-            "series_conditions": {"defaults": {"critical": {"shiny": 1}}}});
-        assert!(same(monitor, base.clone(), deeper));
-        let described = json!({"slug": "m", "name": "M",
-            "signal_grouping": {"mode": "new", "label_names": ["a"]}});
-        assert!(!same(monitor, base, described));
-    }
-
-    #[test]
     fn embedded_zero_values_go_at_every_depth_but_list_members_stay() {
         let mut v =
             json!({"a": [{"x": 0}, {"x": 1, "y": ""}, 0, []], "b": {"c": {"d": false}}, "e": 2});

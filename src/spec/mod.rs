@@ -111,13 +111,16 @@ impl Description {
     /// are checked and compared under it). Kept for the process: a run reads few.
     pub fn adopt(doc: &Value) {
         let embedded = Description::embedded();
+        // Held while the kinds are registered: a thread that meets a new kind (the manifests
+        // load while the description is read) asks [`Description::for_kind`], which waits
+        // for this lock, so it never sees the kind without the description defining it.
+        let mut adopted = ADOPTED.write().unwrap_or_else(|e| e.into_inner());
         let adds = crate::registry::register(doc)
             .into_iter()
             .any(|k| embedded.definition(k).is_none());
         if !adds {
             return;
         }
-        let mut adopted = ADOPTED.write().unwrap_or_else(|e| e.into_inner());
         if adopted.iter().any(|d| d.doc() == doc) {
             return;
         }
