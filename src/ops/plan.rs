@@ -106,6 +106,7 @@ pub(super) async fn plan_sharing(
         dir: req.dir.clone(),
         env: req.environment.clone(),
         shared: shared.cloned(),
+        lean: !req.keep.manifests && !req.server_validate,
     };
     tracing::debug!(
         drift = req.drift,
@@ -377,6 +378,8 @@ async fn planned(
     loaded: Loaded,
     fetched: crate::state::Fetched,
 ) -> anyhow::Result<Planned> {
+    let mut loaded = loaded;
+    super::load::read_back(&mut loaded, &fetched.current)?;
     let answers = fetched.answers;
     // Secrets answered in clear were compared with the resolved values, which no key holds.
     let in_clear = crate::secrets::answered_in_clear(&fetched.current);
