@@ -251,3 +251,32 @@ fn a_file_changed_between_the_load_and_the_read_back_is_refused_by_name() {
         .iter()
         .any(|m| m.is_lean() && m.file == teams));
 }
+
+#[test]
+fn a_lean_plan_finds_the_same_dangling_references() {
+    let dir = write(&[REPO[1], REPO[3]]);
+    let full = manifest::load_dir_for(dir.path(), None).unwrap();
+    let mut current = as_declared(&full);
+    current
+        .known
+        .insert(crate::registry::Kind::from_name("Bucket").unwrap());
+    let mut loaded = lean(dir.path(), None);
+    assert_eq!(read_back(&mut loaded, &current).unwrap(), 0);
+    let planned = |loaded: &Loaded| {
+        let caps = Capabilities::assumed_full();
+        let opts = PlanOptions::default();
+        crate::plan::plan(&loaded.manifests, &current, &caps, &loaded.settings, &opts)
+            .unwrap_err()
+            .0
+    };
+    let mut problems = planned(&loaded);
+    assert_eq!(problems, planned(&full));
+    assert_eq!(problems.len(), 1);
+    // Located at the referencing field, as with the full load.
+    loaded.locate(&mut problems);
+    assert_eq!(problems[0].pos, crate::yaml::Pos::new(6, 3));
+    assert!(
+        problems[0].problem.to_string().contains("Bucket/nowhere"),
+        "{problems:?}"
+    );
+}
