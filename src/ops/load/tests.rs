@@ -280,3 +280,69 @@ fn a_lean_plan_finds_the_same_dangling_references() {
         "{problems:?}"
     );
 }
+
+/// Through `ops::plan` against the emulator, on each way the manifests load (no memo, a memo
+/// that remembers nothing, a memo that misses): a no-change plan reads no file back, a change
+/// reads its file only, and its update sends the spec read back.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_plan_through_ops_reads_back_only_the_files_of_its_changes() {
+    let config = crate::emulator::Config::default();
+    let emulator = crate::emulator::Emulator::start(&config, "127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    let client =
+        crate::client::Client::new(&crate::client::ClientConfig::new(emulator.url())).unwrap();
+    let dir = write(&REPO[2..]);
+    let full = manifest::load_dir_for(dir.path(), None).unwrap();
+    for m in &full.manifests {
+        client
+            .create(m.kind, &m.spec, crate::wire::Commit::Apply)
+            .await
+            .unwrap();
+    }
+    let cache = tempfile::tempdir().unwrap();
+    let mut req = crate::ops::PlanRequest {
+        target: crate::ops::TargetSettings {
+            url: Some(emulator.url()),
+            token: None,
+            local: None,
+            timeout: std::time::Duration::from_secs(30),
+            max_retries: 0,
+            insecure_http: false,
+            max_pages: 100,
+            max_response_bytes: 64 << 20,
+        },
+        dir: dir.path().to_path_buf(),
+        environment: None,
+        prune: false,
+        only: vec![],
+        server_validate: false,
+        drift: false,
+        cache: None,
+        keep: crate::ops::Keep::default(),
+    };
+    for cache in [None, Some(cache.path().to_path_buf())] {
+        req.cache = cache;
+        let planned = crate::ops::plan(&req).await.unwrap();
+        assert_eq!(planned.plan.summary().unchanged, 3);
+        assert!(planned.plan.actions.is_empty());
+        assert_eq!(planned.files_read_back, 0);
+    }
+    let teams = dir.path().join("teams.yaml");
+    std::fs::write(&teams, REPO[3].1.replace("name: T", "name: Renamed")).unwrap();
+    let planned = crate::ops::plan(&req).await.unwrap();
+    assert_eq!(planned.files_read_back, 1);
+    let [update] = &planned.plan.actions[..] else {
+        panic!("{:?}", planned.plan.actions)
+    };
+    assert_eq!(
+        update.body.as_deref(),
+        Some(&serde_json::json!({"slug": "t", "name": "Renamed"}))
+    );
+    // A request that keeps the manifests loads them whole.
+    req.keep.manifests = true;
+    let planned = crate::ops::plan(&req).await.unwrap();
+    let loaded = planned.manifests.unwrap();
+    assert!(loaded.manifests.iter().all(|m| !m.is_lean()));
+    assert_eq!(planned.files_read_back, 0);
+}
