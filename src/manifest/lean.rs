@@ -86,6 +86,8 @@ impl Manifest {
 pub enum ReadBackError {
     #[error("`{}` changed while the plan was being made (its bytes are not those loaded at the start): run the plan again", .file.display())]
     Changed { file: PathBuf },
+    #[error("`{token}` in `{}` reads another value than when the plan started: run the plan again", .file.display())]
+    ValueChanged { file: PathBuf, token: String },
     #[error("cannot read `{}` again while making the plan: {reason}", .file.display())]
     Unreadable { file: PathBuf, reason: String },
 }
@@ -157,7 +159,10 @@ impl Loaded {
             .iter()
             .find(|(p, h)| first.get(p.as_path()) != Some(&h))
         {
-            return Err(ReadBackError::Changed { file: read.clone() });
+            return Err(ReadBackError::ValueChanged {
+                file: file.to_path_buf(),
+                token: read.display().to_string(),
+            });
         }
         // A manifest that does not load again as it did is missing here: `Changed`.
         Ok(again.manifests)

@@ -346,3 +346,34 @@ async fn a_plan_through_ops_reads_back_only_the_files_of_its_changes() {
     assert!(loaded.manifests.iter().all(|m| !m.is_lean()));
     assert_eq!(planned.files_read_back, 0);
 }
+
+/// An environment's load is read back for that environment (its variables), and a file a
+/// `${file:…}` read that changed in between is refused by its name.
+#[test]
+fn an_environments_specs_read_back_with_its_variables_and_the_files_they_read() {
+    let dir = write(&[
+        (
+            "cfgctl.yaml",
+            "environments:\n  staging: {vars: {owner: alpha}}\n  prod: {vars: {owner: beta}}\n",
+        ),
+        (
+            "teams.yaml",
+            "api_version: v1/config\nkind: Team\nspec:\n  slug: t-${var:owner}\n  name: ${var:owner}\n  description: ${file:about.txt}\n---\napi_version: v1/config\nkind: Team\nspec:\n  slug: plain\n  name: Plain\n",
+        ),
+        ("about.txt", "what the team does\n"),
+    ]);
+    for env in ["staging", "prod"] {
+        assert_eq!(same_as_full(dir.path(), Some(env)), 2, "{env}");
+    }
+    let mut loaded = lean(dir.path(), Some("prod"));
+    let about = dir.path().join("about.txt");
+    std::fs::write(&about, "something else\n").unwrap();
+    let err = loaded.read_back(|_| true).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "`${{file:about.txt}}` in `{}` reads another value than when the plan started: run the plan again",
+            dir.path().join("teams.yaml").display()
+        )
+    );
+}
