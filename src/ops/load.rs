@@ -108,15 +108,44 @@ fn load(
     }
 }
 
-/// Reads back the specs a plan against `current` needs of a lean load (`plan::needs_spec`):
-/// only their files, each checked unchanged since the load. The number of files read.
-pub(super) fn read_back(
+/// The lean manifests whose specs a plan against `current` reads (`plan::needs_spec`).
+fn needed(loaded: &manifest::Loaded, current: &crate::plan::Current) -> BTreeSet<Address> {
+    loaded
+        .manifests
+        .iter()
+        .filter(|m| m.is_lean() && crate::plan::needs_spec(m, current))
+        .map(manifest::Manifest::address)
+        .collect()
+}
+
+/// Reads back the specs of the `needed` manifests: only their files, each checked unchanged
+/// since the load. The number of files read.
+fn read_back_of(
     loaded: &mut manifest::Loaded,
-    current: &crate::plan::Current,
+    needed: &BTreeSet<Address>,
 ) -> Result<usize, manifest::ReadBackError> {
-    let files = loaded.read_back(|m| crate::plan::needs_spec(m, current))?;
+    let files = loaded.read_back(|m| needed.contains(&m.address()))?;
     tracing::debug!(files, "specs read back");
     Ok(files)
+}
+
+/// Reads back, on a blocking thread, the specs a plan against `current` needs of a lean load
+/// (none for a no-change plan). The load and the number of files read.
+pub(super) async fn read_back(
+    loaded: manifest::Loaded,
+    current: &crate::plan::Current,
+) -> anyhow::Result<(manifest::Loaded, usize)> {
+    let needed = needed(&loaded, current);
+    if needed.is_empty() {
+        return Ok((loaded, 0));
+    }
+    tokio::task::spawn_blocking(move || {
+        let mut loaded = loaded;
+        let files = read_back_of(&mut loaded, &needed)?;
+        anyhow::Ok((loaded, files))
+    })
+    .await
+    .context("reading back the manifests")?
 }
 
 /// A load made before the target's description is read: `None` when it names a kind this

@@ -382,8 +382,7 @@ async fn planned(
     loaded: Loaded,
     fetched: crate::state::Fetched,
 ) -> anyhow::Result<Planned> {
-    let mut loaded = loaded;
-    let files_read_back = super::load::read_back(&mut loaded, &fetched.current)?;
+    let (loaded, files_read_back) = super::load::read_back(loaded, &fetched.current).await?;
     let answers = fetched.answers;
     // Secrets answered in clear were compared with the resolved values, which no key holds.
     let in_clear = crate::secrets::answered_in_clear(&fetched.current);

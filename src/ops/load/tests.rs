@@ -50,6 +50,11 @@ fn harness_mix(into: &Path) -> Option<PathBuf> {
     Some(into.to_path_buf())
 }
 
+fn read_back_now(loaded: &mut Loaded, current: &Current) -> Result<usize, manifest::ReadBackError> {
+    let needed = needed(loaded, current);
+    read_back_of(loaded, &needed)
+}
+
 fn unique_values(m: &Manifest) -> Vec<Option<String>> {
     m.kind
         .def()
@@ -201,7 +206,7 @@ fn a_no_change_plan_reads_nothing_back_and_a_change_reads_only_its_file() {
     let full = manifest::load_dir_for(&dir, None).unwrap();
     let mut current = as_declared(&full);
     let mut loaded = lean(&dir, None);
-    assert_eq!(read_back(&mut loaded, &current).unwrap(), 0);
+    assert_eq!(read_back_now(&mut loaded, &current).unwrap(), 0);
     assert!(
         loaded.manifests.iter().all(Manifest::is_lean),
         "no spec held"
@@ -215,7 +220,7 @@ fn a_no_change_plan_reads_nothing_back_and_a_change_reads_only_its_file() {
     current.insert(changed.address(), &spec);
     current.resources.remove(&missing.address());
     let files: std::collections::BTreeSet<&PathBuf> = [&changed.file, &missing.file].into();
-    assert_eq!(read_back(&mut loaded, &current).unwrap(), files.len());
+    assert_eq!(read_back_now(&mut loaded, &current).unwrap(), files.len());
     let held: Vec<_> = loaded
         .manifests
         .iter()
@@ -261,7 +266,7 @@ fn a_lean_plan_finds_the_same_dangling_references() {
         .known
         .insert(crate::registry::Kind::from_name("Bucket").unwrap());
     let mut loaded = lean(dir.path(), None);
-    assert_eq!(read_back(&mut loaded, &current).unwrap(), 0);
+    assert_eq!(read_back_now(&mut loaded, &current).unwrap(), 0);
     let planned = |loaded: &Loaded| {
         let caps = Capabilities::assumed_full();
         let opts = PlanOptions::default();
