@@ -23,6 +23,7 @@ use crate::yaml::{self, Document, Pos, Spans};
 
 mod embedded;
 mod env;
+mod lean;
 mod locate;
 mod overlay;
 mod promql;
@@ -30,7 +31,8 @@ mod read;
 mod secrets;
 mod shape;
 mod vars;
-pub use env::{load_dir_envs, load_dir_for};
+pub use env::{load_dir_envs, load_dir_for, load_dir_lean};
+pub use lean::{Facts, LetGo, ReadBackError};
 pub use locate::Locator;
 use locate::{load_plain, spec_spans};
 pub use overlay::{FieldOrigin, Provenance};
@@ -56,6 +58,9 @@ pub struct Manifest {
     /// The digest of the spec's comparable form, worked out once by the planner (or ahead,
     /// on all cores, while the target is read: `plan::prepare`).
     pub digest: std::sync::OnceLock<[u8; 32]>,
+    /// What is read of the spec once it was let go (a lean load: `spec` is then `null`
+    /// until read back); `None` while the spec is held.
+    pub lean: Option<Box<Facts>>,
 }
 
 impl Manifest {
@@ -91,6 +96,8 @@ pub struct Loaded {
     pub sources: Sources,
     /// Where the values of an environment's manifests came from (see [`Loaded::provenance`]).
     pub provenance: Provenance,
+    /// The environment the manifests were loaded for (what a file read back is read for).
+    pub environment: Option<String>,
 }
 
 impl Loaded {
@@ -292,6 +299,7 @@ impl DocCheck<'_> {
             pos: self.doc.start,
             spans,
             digest: std::sync::OnceLock::new(),
+            lean: None,
         })
     }
 
@@ -461,7 +469,7 @@ fn check_set(loaded: &mut Loaded) {
     let mut unique: BTreeMap<(Kind, &'static str, String), usize> = BTreeMap::new();
     for (i, m) in loaded.manifests.iter().enumerate() {
         for &field in m.kind.def().unique_fields {
-            let Some(value) = m.spec.get(field).and_then(Value::as_str) else {
+            let Some(value) = m.unique_value(field) else {
                 continue;
             };
             if value.is_empty() {
@@ -494,7 +502,7 @@ fn check_set(loaded: &mut Loaded) {
     }
 
     for m in &loaded.manifests {
-        for r in m.kind.def().references_in(&m.spec) {
+        for r in m.references() {
             let target = Address::new(r.target, Some(r.slug.clone()));
             if !first_seen.contains_key(&target) {
                 loaded.diagnostics.push(Diagnostic::warning(

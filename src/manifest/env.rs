@@ -13,9 +13,25 @@ pub fn load_dir_for(dir: &Path, env: Option<&str>) -> Result<Loaded, LoadError> 
     Ok(all.pop().unwrap_or_default())
 }
 
+/// [`load_dir_for`], lean (`manifest::lean`): each manifest is handed to `let_go` as soon as
+/// its file is checked, and gives up its spec when `let_go` says so. Not with an overlay (it
+/// is merged into the specs after every file is in): then every spec is kept.
+pub fn load_dir_lean(dir: &Path, env: Option<&str>, let_go: &LetGo) -> Result<Loaded, LoadError> {
+    let mut all = load_envs(dir, &[env], Some(let_go))?;
+    Ok(all.pop().unwrap_or_default())
+}
+
 /// Loads `dir` once for each of `envs` (`None`: no environment), in that order; a file the
 /// environments read alike is parsed once.
 pub fn load_dir_envs(dir: &Path, envs: &[Option<&str>]) -> Result<Vec<Loaded>, LoadError> {
+    load_envs(dir, envs, None)
+}
+
+fn load_envs(
+    dir: &Path,
+    envs: &[Option<&str>],
+    let_go: Option<&LetGo>,
+) -> Result<Vec<Loaded>, LoadError> {
     let walk = walk(dir)?;
     let mut common = Loaded {
         other_files: walk.other_files,
@@ -71,6 +87,10 @@ pub fn load_dir_envs(dir: &Path, envs: &[Option<&str>]) -> Result<Vec<Loaded>, L
         .filter_map(|e| e.overlay.as_ref().map(|o| dir.join(o)))
         .collect();
     let in_overlay = |path: &Path| overlays.iter().any(|o| path.starts_with(o));
+    // A lean load lets go of each spec as soon as its file is checked (one environment).
+    let let_go = let_go
+        .filter(|_| selected.len() == 1 && selected.iter().flatten().all(|e| e.overlay.is_none()));
+    let settings = &common.settings;
     // Every file on its own, on all cores; the results are put back in walk order, so the
     // outcome is the same as a sequential load.
     let per_file: Vec<(Vec<Loaded>, [u8; 32])> = walk
@@ -83,6 +103,13 @@ pub fn load_dir_envs(dir: &Path, envs: &[Option<&str>]) -> Result<Vec<Loaded>, L
             }
             let mut results = Vec::with_capacity(1);
             let hash = load_file(path, shown, &contexts, &mut results);
+            if let Some(let_go) = let_go {
+                for m in results.iter_mut().flat_map(|l| &mut l.manifests) {
+                    if let_go(m, settings) {
+                        m.let_go_of_spec();
+                    }
+                }
+            }
             (results, hash)
         })
         .collect();
@@ -112,6 +139,7 @@ pub fn load_dir_envs(dir: &Path, envs: &[Option<&str>]) -> Result<Vec<Loaded>, L
         }
     }
     for (loaded, env) in out.iter_mut().zip(&selected) {
+        loaded.environment = env.map(|e| e.name.clone());
         if let Some(env) = env {
             overlay::apply(dir, env, declared, loaded);
         }

@@ -87,13 +87,7 @@ impl Loaded {
             }) else {
                 continue;
             };
-            if let Some(r) = m
-                .kind
-                .def()
-                .references_in(&m.spec)
-                .into_iter()
-                .find(|r| r.path == path)
-            {
+            if let Some(r) = m.references().into_iter().find(|r| r.path == path) {
                 d.pos = locator.field_pos(m, &r.pointer);
             }
         }

@@ -41,6 +41,10 @@ pub(super) struct Source {
     pub dir: PathBuf,
     pub env: Option<String>,
     pub shared: Option<SharedLoad>,
+    /// Nothing is kept of the manifests but the plan: each lets go of its spec as it loads
+    /// (`manifest::load_dir_lean`; not a shared load's), and [`read_back`] reads the few the
+    /// plan needs again.
+    pub lean: bool,
 }
 
 impl Source {
@@ -50,8 +54,8 @@ impl Source {
         if let (Some(shared), Some(env)) = (&self.shared, &self.env) {
             return shared.take(env).await;
         }
-        let (dir, env) = (self.dir.clone(), self.env.clone());
-        tokio::task::spawn_blocking(move || load_early(&dir, env.as_deref()))
+        let (dir, env, lean) = (self.dir.clone(), self.env.clone(), self.lean);
+        tokio::task::spawn_blocking(move || early_of(load(&dir, env.as_deref(), lean)?, &dir))
             .await
             .context("loading the manifests")?
     }
@@ -82,8 +86,8 @@ impl Source {
         match early {
             Some(loaded) => Ok(loaded),
             None => {
-                let (dir, env) = (self.dir.clone(), self.env.clone());
-                tokio::task::spawn_blocking(move || load_valid(&dir, env.as_deref()))
+                let (dir, env, lean) = (self.dir.clone(), self.env.clone(), self.lean);
+                tokio::task::spawn_blocking(move || valid(load(&dir, env.as_deref(), lean)?, &dir))
                     .await
                     .context("loading the manifests")?
             }
@@ -91,9 +95,57 @@ impl Source {
     }
 }
 
-/// Loads the manifests before the target's description is read (see [`early_of`]).
-fn load_early(dir: &Path, env: Option<&str>) -> anyhow::Result<Option<manifest::Loaded>> {
-    early_of(manifest::load_dir_for(dir, env)?, dir)
+/// Loads the manifests, lean (see [`Source::lean`]) or not.
+fn load(
+    dir: &Path,
+    env: Option<&str>,
+    lean: bool,
+) -> Result<manifest::Loaded, manifest::LoadError> {
+    if lean {
+        manifest::load_dir_lean(dir, env, &crate::plan::may_let_go)
+    } else {
+        manifest::load_dir_for(dir, env)
+    }
+}
+
+/// The lean manifests whose specs a plan against `current` reads (`plan::needs_spec`).
+fn needed(loaded: &manifest::Loaded, current: &crate::plan::Current) -> BTreeSet<Address> {
+    loaded
+        .manifests
+        .iter()
+        .filter(|m| m.is_lean() && crate::plan::needs_spec(m, current))
+        .map(manifest::Manifest::address)
+        .collect()
+}
+
+/// Reads back the specs of the `needed` manifests: only their files, each checked unchanged
+/// since the load. The number of files read.
+fn read_back_of(
+    loaded: &mut manifest::Loaded,
+    needed: &BTreeSet<Address>,
+) -> Result<usize, manifest::ReadBackError> {
+    let files = loaded.read_back(|m| needed.contains(&m.address()))?;
+    tracing::debug!(files, "specs read back");
+    Ok(files)
+}
+
+/// Reads back, on a blocking thread, the specs a plan against `current` needs of a lean load
+/// (none for a no-change plan). The load and the number of files read.
+pub(super) async fn read_back(
+    loaded: manifest::Loaded,
+    current: &crate::plan::Current,
+) -> anyhow::Result<(manifest::Loaded, usize)> {
+    let needed = needed(&loaded, current);
+    if needed.is_empty() {
+        return Ok((loaded, 0));
+    }
+    tokio::task::spawn_blocking(move || {
+        let mut loaded = loaded;
+        let files = read_back_of(&mut loaded, &needed)?;
+        anyhow::Ok((loaded, files))
+    })
+    .await
+    .context("reading back the manifests")?
 }
 
 /// A load made before the target's description is read: `None` when it names a kind this
@@ -227,3 +279,6 @@ pub(super) async fn first_with<A, B>(
     };
     (a, done)
 }
+
+#[cfg(test)]
+mod tests;

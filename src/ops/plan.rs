@@ -87,6 +87,9 @@ pub struct Planned {
     pub manifests: Option<Loaded>,
     /// When [`Keep::connection`].
     pub connection: Option<Connection>,
+    /// How many manifest files were read again for the specs the plan needed (a request that
+    /// keeps no manifests loads them lean: `ops::load::read_back`); none for a no-change plan.
+    pub files_read_back: usize,
 }
 
 /// The plan of `req`: remembered when the manifests and the target's answers are those of an
@@ -106,6 +109,7 @@ pub(super) async fn plan_sharing(
         dir: req.dir.clone(),
         env: req.environment.clone(),
         shared: shared.cloned(),
+        lean: !req.keep.manifests && !req.server_validate,
     };
     tracing::debug!(
         drift = req.drift,
@@ -212,6 +216,7 @@ async fn remembered_or_read(req: &PlanRequest, source: &Source) -> anyhow::Resul
                     current: None,
                     manifests: None,
                     connection: None,
+                    files_read_back: 0,
                 })));
             }
             Ok(listing)
@@ -377,6 +382,7 @@ async fn planned(
     loaded: Loaded,
     fetched: crate::state::Fetched,
 ) -> anyhow::Result<Planned> {
+    let (loaded, files_read_back) = super::load::read_back(loaded, &fetched.current).await?;
     let answers = fetched.answers;
     // Secrets answered in clear were compared with the resolved values, which no key holds.
     let in_clear = crate::secrets::answered_in_clear(&fetched.current);
@@ -434,6 +440,7 @@ async fn planned(
         current,
         manifests,
         connection: req.keep.connection.then_some(conn),
+        files_read_back,
     })
 }
 

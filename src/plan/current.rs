@@ -290,6 +290,7 @@ mod tests {
             pos: crate::yaml::Pos::new(1, 1),
             spans: Default::default(),
             digest: Default::default(),
+            lean: None,
         };
         let a = Address::new(Kind::named("Bucket"), Some("a".into()));
         let b = Address::new(Kind::named("Bucket"), Some("b".into()));

@@ -291,6 +291,12 @@ pub fn plan(
     settings: &Settings,
     opts: &PlanOptions,
 ) -> Result<Plan, PlanError> {
+    debug_assert!(
+        desired
+            .iter()
+            .all(|m| !m.is_lean() || !needs_spec(m, current)),
+        "a spec the plan needs was not read back"
+    );
     let by_address: BTreeMap<Address, &Manifest> =
         desired.iter().map(|m| (m.address(), m)).collect();
     let ctx = decide::Ctx {
@@ -456,6 +462,29 @@ pub(crate) fn digest(m: &Manifest) -> normalize::Digest {
         *m.digest
             .get_or_init(|| normalize::digest(m.kind, &m.spec).0),
     )
+}
+
+/// The hook of a lean load (`manifest::load_dir_lean`): digests the manifest and says whether
+/// the planner can do without its spec wherever the target has its object with that digest
+/// (see [`needs_spec`]). A kind with `ignore` rules is compared in full, and one with secret
+/// fields has them read by `secrets::stand_in`: those keep their specs.
+pub fn may_let_go(m: &Manifest, settings: &Settings) -> bool {
+    digest(m);
+    !settings.ignore.iter().any(|r| r.kind == m.kind) && m.kind.def().secrets.is_empty()
+}
+
+/// Whether planning against `current` reads the spec of `m` (one [`may_let_go`] let go):
+/// its kind not read (an upsert sends it), its object missing (a create sends it) or with
+/// another digest (compared in full, and an update sends it). An unchanged manifest is
+/// counted by its digest, its references read from what the load recorded.
+pub fn needs_spec(m: &Manifest, current: &Current) -> bool {
+    if !current.known.contains(&m.kind) {
+        return true;
+    }
+    current
+        .resources
+        .get(&m.address())
+        .is_none_or(|cur| cur.digest() != digest(m))
 }
 
 /// Works out what the planner will ask of every manifest (the digests of their comparable

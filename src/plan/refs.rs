@@ -37,7 +37,7 @@ pub(super) fn check<'a>(
     out: &mut Checked<'a>,
     warnings: &mut Vec<String>,
 ) {
-    for r in address.kind.def().references_in(&m.spec) {
+    for r in m.references() {
         let target = Address::new(r.target, Some(r.slug.clone()));
         if by_address.contains_key(&target) {
             continue;

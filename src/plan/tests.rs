@@ -15,6 +15,7 @@ pub(super) fn manifest(kind: Kind, spec: Value) -> Manifest {
         pos: Pos::new(1, 1),
         spans: Spans::default(),
         digest: Default::default(),
+        lean: None,
     }
 }
 

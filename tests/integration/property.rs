@@ -81,6 +81,7 @@ fn manifest(kind: Kind, spec: Value) -> Manifest {
         pos: Pos::new(1, 1),
         spans: Spans::default(),
         digest: Default::default(),
+        lean: None,
     }
 }
 

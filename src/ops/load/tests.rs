@@ -1,0 +1,384 @@
+//! The lean load against the full one: the same facts, diagnostics and digests; specs read
+//! back equal; a no-change plan reads nothing back; a file changed in between is refused.
+
+use std::path::{Path, PathBuf};
+
+use super::*;
+use crate::manifest::{Loaded, Manifest};
+use crate::plan::{Capabilities, Current, PlanOptions};
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn lean(dir: &Path, env: Option<&str>) -> Loaded {
+    manifest::load_dir_lean(dir, env, &crate::plan::may_let_go).unwrap()
+}
+
+/// Every directory under `fixtures/` and `examples/`, each loaded as a root.
+fn repository_dirs() -> Vec<PathBuf> {
+    let mut dirs = Vec::new();
+    for top in ["fixtures", "examples"] {
+        for entry in walkdir::WalkDir::new(root().join(top)) {
+            let entry = entry.unwrap();
+            if entry.file_type().is_dir() {
+                dirs.push(entry.into_path());
+            }
+        }
+    }
+    dirs
+}
+
+/// The harness's generated mix (`../shared/perf/perf.py --emit-only`, N = 300), when
+/// `../shared` is beside the repository (as in CI).
+fn harness_mix(into: &Path) -> Option<PathBuf> {
+    let harness = root().join("../shared/perf/perf.py");
+    if !harness.is_file() {
+        return None;
+    }
+    let out = std::process::Command::new("python3")
+        .arg(&harness)
+        .args(["--cfgctl", "unused", "--n", "300", "--emit-only"])
+        .arg(into)
+        .output()
+        .expect("python3 runs the harness's generator");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(into.to_path_buf())
+}
+
+fn read_back_now(loaded: &mut Loaded, current: &Current) -> Result<usize, manifest::ReadBackError> {
+    let needed = needed(loaded, current);
+    read_back_of(loaded, &needed)
+}
+
+fn unique_values(m: &Manifest) -> Vec<Option<String>> {
+    m.kind
+        .def()
+        .unique_fields
+        .iter()
+        .map(|f| m.unique_value(f).map(str::to_string))
+        .collect()
+}
+
+/// A lean load of `dir` (for `env`) against the full one; the number of specs let go.
+fn same_as_full(dir: &Path, env: Option<&str>) -> usize {
+    let Ok(full) = manifest::load_dir_for(dir, env) else {
+        assert!(manifest::load_dir_lean(dir, env, &crate::plan::may_let_go).is_err());
+        return 0;
+    };
+    let mut lean = lean(dir, env);
+    let at = dir.display();
+    assert_eq!(lean.diagnostics, full.diagnostics, "{at}");
+    assert_eq!(lean.sources, full.sources, "{at}");
+    assert_eq!(lean.manifests.len(), full.manifests.len(), "{at}");
+    let mut let_go = 0;
+    for (l, f) in lean.manifests.iter().zip(&full.manifests) {
+        let here = format!("{at}: {}", f.address());
+        assert_eq!(
+            (l.address(), &l.file, l.pos),
+            (f.address(), &f.file, f.pos),
+            "{here}"
+        );
+        assert_eq!(
+            l.references(),
+            f.kind.def().references_in(&f.spec),
+            "{here}"
+        );
+        assert_eq!(unique_values(l), unique_values(f), "{here}");
+        let digest = crate::plan::normalize::digest(f.kind, &f.spec).0;
+        assert_eq!(l.digest.get(), Some(&digest), "{here}");
+        if l.is_lean() {
+            assert_eq!(*l.spec, serde_json::Value::Null, "{here}");
+            let_go += 1;
+        } else {
+            assert_eq!(l.spec, f.spec, "{here}");
+        }
+    }
+    // Every spec read back is the full load's.
+    lean.read_back(|_| true).unwrap();
+    for (l, f) in lean.manifests.iter().zip(&full.manifests) {
+        assert!(!l.is_lean());
+        assert_eq!(l.spec, f.spec, "{at}: {}", f.address());
+    }
+    let_go
+}
+
+#[test]
+fn a_lean_load_reads_as_the_full_load_over_fixtures_examples_and_the_harness_mix() {
+    let generated = tempfile::tempdir().unwrap();
+    let mut dirs = repository_dirs();
+    dirs.extend(harness_mix(generated.path()));
+    let mut let_go = 0;
+    for dir in &dirs {
+        let_go += same_as_full(dir, None);
+        if let Ok(full) = manifest::load_dir_for(dir, None) {
+            for env in full.settings.environments.keys() {
+                let_go += same_as_full(dir, Some(env));
+            }
+        }
+    }
+    assert!(let_go > 20, "only {let_go} specs let go");
+}
+
+const REPO: &[(&str, &str)] = &[
+    (
+        "metrics.yaml",
+        "api_version: v1/config\nkind: DerivedMetric\nspec:\n  slug: a\n  name: A\n  metric_name: shared\n  queries:\n    - query:\n        prometheus_expr: up\n---\napi_version: v1/config\nkind: DerivedMetric\nspec:\n  slug: b\n  name: B\n  metric_name: shared\n  queries:\n    - query:\n        prometheus_expr: up\n",
+    ),
+    (
+        "monitors.yaml",
+        "api_version: v1/config\nkind: Monitor\nspec:\n  slug: m\n  name: M\n  bucket_slug: nowhere\n  prometheus_query: up\n---\napi_version: v1/config\nkind: Monitor\nspec:\n  slug: m\n  name: Again\n  bucket_slug: nowhere\n  prometheus_query: up\n",
+    ),
+    (
+        "buckets.yaml",
+        "api_version: v1/config\nkind: Bucket\nspec:\n  slug: b1\n  name: B1\n---\napi_version: v1/config\nkind: Bucket\nspec:\n  slug: b2\n  name: B2\n",
+    ),
+    (
+        "teams.yaml",
+        "api_version: v1/config\nkind: Team\nspec:\n  slug: t\n  name: T\n",
+    ),
+];
+
+fn write(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in files {
+        std::fs::write(dir.path().join(name), text).unwrap();
+    }
+    dir
+}
+
+#[test]
+fn a_lean_load_finds_the_same_duplicates_and_undeclared_references() {
+    let dir = write(REPO);
+    assert!(same_as_full(dir.path(), None) >= 6);
+    let loaded = lean(dir.path(), None);
+    let problems: Vec<String> = loaded
+        .diagnostics
+        .iter()
+        .map(|d| d.problem.to_string())
+        .collect();
+    assert_eq!(problems.len(), 3, "{problems:?}");
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.contains("Monitor/m") && p.contains("declared")),
+        "{problems:?}"
+    );
+    assert!(
+        problems.iter().any(|p| p.contains("metric_name")),
+        "{problems:?}"
+    );
+    assert!(
+        problems.iter().any(|p| p.contains("Bucket/nowhere")),
+        "{problems:?}"
+    );
+}
+
+/// The target as the manifests describe it: every kind read, every object its manifest's.
+fn as_declared(full: &Loaded) -> Current {
+    let mut current = Current::default();
+    for m in &full.manifests {
+        current.known.insert(m.kind);
+        current.insert(m.address(), &m.spec);
+    }
+    current
+}
+
+fn plan_of(loaded: &Loaded, current: &Current) -> crate::plan::Plan {
+    let caps = Capabilities::assumed_full();
+    let opts = PlanOptions {
+        target: "t".into(),
+        prune: false,
+        only: vec![],
+    };
+    crate::plan::plan(&loaded.manifests, current, &caps, &loaded.settings, &opts).unwrap()
+}
+
+#[test]
+fn a_no_change_plan_reads_nothing_back_and_a_change_reads_only_its_file() {
+    let generated = tempfile::tempdir().unwrap();
+    let small = write(&REPO[2..]);
+    let dir = harness_mix(generated.path()).unwrap_or_else(|| small.path().to_path_buf());
+    let full = manifest::load_dir_for(&dir, None).unwrap();
+    let mut current = as_declared(&full);
+    let mut loaded = lean(&dir, None);
+    assert_eq!(read_back_now(&mut loaded, &current).unwrap(), 0);
+    assert!(
+        loaded.manifests.iter().all(Manifest::is_lean),
+        "no spec held"
+    );
+    assert_eq!(plan_of(&loaded, &current), plan_of(&full, &current));
+
+    // One object changed on the target, one missing there.
+    let (changed, missing) = (&full.manifests[0], full.manifests.last().unwrap());
+    let mut spec = (*changed.spec).clone();
+    spec["name"] = "changed on the target".into();
+    current.insert(changed.address(), &spec);
+    current.resources.remove(&missing.address());
+    let files: std::collections::BTreeSet<&PathBuf> = [&changed.file, &missing.file].into();
+    assert_eq!(read_back_now(&mut loaded, &current).unwrap(), files.len());
+    let held: Vec<_> = loaded
+        .manifests
+        .iter()
+        .filter(|m| !m.is_lean())
+        .map(Manifest::address)
+        .collect();
+    assert_eq!(held, vec![changed.address(), missing.address()]);
+    let plan = plan_of(&loaded, &current);
+    assert_eq!(plan, plan_of(&full, &current));
+    assert_eq!(plan.summary().create + plan.summary().update, 2);
+}
+
+#[test]
+fn a_file_changed_between_the_load_and_the_read_back_is_refused_by_name() {
+    let dir = write(REPO);
+    let mut loaded = lean(dir.path(), None);
+    let teams = dir.path().join("teams.yaml");
+    std::fs::write(&teams, format!("{}# edited\n", REPO[3].1)).unwrap();
+    // Files not read back are not read at all.
+    loaded
+        .read_back(|m| m.file.ends_with("buckets.yaml"))
+        .unwrap();
+    let err = loaded.read_back(|_| true).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "`{}` changed while the plan was being made (its bytes are not those loaded at the start): run the plan again",
+            teams.display()
+        )
+    );
+    assert!(loaded
+        .manifests
+        .iter()
+        .any(|m| m.is_lean() && m.file == teams));
+}
+
+#[test]
+fn a_lean_plan_finds_the_same_dangling_references() {
+    let dir = write(&[REPO[1], REPO[3]]);
+    let full = manifest::load_dir_for(dir.path(), None).unwrap();
+    let mut current = as_declared(&full);
+    current
+        .known
+        .insert(crate::registry::Kind::from_name("Bucket").unwrap());
+    let mut loaded = lean(dir.path(), None);
+    assert_eq!(read_back_now(&mut loaded, &current).unwrap(), 0);
+    let planned = |loaded: &Loaded| {
+        let caps = Capabilities::assumed_full();
+        let opts = PlanOptions::default();
+        crate::plan::plan(&loaded.manifests, &current, &caps, &loaded.settings, &opts)
+            .unwrap_err()
+            .0
+    };
+    let mut problems = planned(&loaded);
+    assert_eq!(problems, planned(&full));
+    assert_eq!(problems.len(), 1);
+    // Located at the referencing field, as with the full load.
+    loaded.locate(&mut problems);
+    assert_eq!(problems[0].pos, crate::yaml::Pos::new(6, 3));
+    assert!(
+        problems[0].problem.to_string().contains("Bucket/nowhere"),
+        "{problems:?}"
+    );
+}
+
+/// Through `ops::plan` against the emulator, on each way the manifests load (no memo, a memo
+/// that remembers nothing, a memo that misses): a no-change plan reads no file back, a change
+/// reads its file only, and its update sends the spec read back.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_plan_through_ops_reads_back_only_the_files_of_its_changes() {
+    let config = crate::emulator::Config::default();
+    let emulator = crate::emulator::Emulator::start(&config, "127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    let client =
+        crate::client::Client::new(&crate::client::ClientConfig::new(emulator.url())).unwrap();
+    let dir = write(&REPO[2..]);
+    let full = manifest::load_dir_for(dir.path(), None).unwrap();
+    for m in &full.manifests {
+        client
+            .create(m.kind, &m.spec, crate::wire::Commit::Apply)
+            .await
+            .unwrap();
+    }
+    let cache = tempfile::tempdir().unwrap();
+    let mut req = crate::ops::PlanRequest {
+        target: crate::ops::TargetSettings {
+            url: Some(emulator.url()),
+            token: None,
+            local: None,
+            timeout: std::time::Duration::from_secs(30),
+            max_retries: 0,
+            insecure_http: false,
+            max_pages: 100,
+            max_response_bytes: 64 << 20,
+        },
+        dir: dir.path().to_path_buf(),
+        environment: None,
+        prune: false,
+        only: vec![],
+        server_validate: false,
+        drift: false,
+        cache: None,
+        keep: crate::ops::Keep::default(),
+    };
+    for cache in [None, Some(cache.path().to_path_buf())] {
+        req.cache = cache;
+        let planned = crate::ops::plan(&req).await.unwrap();
+        assert_eq!(planned.plan.summary().unchanged, 3);
+        assert!(planned.plan.actions.is_empty());
+        assert_eq!(planned.files_read_back, 0);
+    }
+    let teams = dir.path().join("teams.yaml");
+    std::fs::write(&teams, REPO[3].1.replace("name: T", "name: Renamed")).unwrap();
+    let planned = crate::ops::plan(&req).await.unwrap();
+    assert_eq!(planned.files_read_back, 1);
+    let [update] = &planned.plan.actions[..] else {
+        panic!("{:?}", planned.plan.actions)
+    };
+    assert_eq!(
+        update.body.as_deref(),
+        Some(&serde_json::json!({"slug": "t", "name": "Renamed"}))
+    );
+    // A request that keeps the manifests loads them whole.
+    req.keep.manifests = true;
+    let planned = crate::ops::plan(&req).await.unwrap();
+    let loaded = planned.manifests.unwrap();
+    assert!(loaded.manifests.iter().all(|m| !m.is_lean()));
+    assert_eq!(planned.files_read_back, 0);
+}
+
+/// An environment's load is read back for that environment (its variables), and a file a
+/// `${file:…}` read that changed in between is refused by its name.
+#[test]
+fn an_environments_specs_read_back_with_its_variables_and_the_files_they_read() {
+    let dir = write(&[
+        (
+            "cfgctl.yaml",
+            "environments:\n  staging: {vars: {owner: alpha}}\n  prod: {vars: {owner: beta}}\n",
+        ),
+        (
+            "teams.yaml",
+            "api_version: v1/config\nkind: Team\nspec:\n  slug: t-${var:owner}\n  name: ${var:owner}\n  description: ${file:about.txt}\n---\napi_version: v1/config\nkind: Team\nspec:\n  slug: plain\n  name: Plain\n",
+        ),
+        ("about.txt", "what the team does\n"),
+    ]);
+    for env in ["staging", "prod"] {
+        assert_eq!(same_as_full(dir.path(), Some(env)), 2, "{env}");
+    }
+    let mut loaded = lean(dir.path(), Some("prod"));
+    let about = dir.path().join("about.txt");
+    std::fs::write(&about, "something else\n").unwrap();
+    let err = loaded.read_back(|_| true).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "`${{file:about.txt}}` in `{}` reads another value than when the plan started: run the plan again",
+            dir.path().join("teams.yaml").display()
+        )
+    );
+}
