@@ -52,16 +52,35 @@ pub(super) fn load_plain(text: &str, shown: &Path, has_refs: bool, loaded: &mut 
 #[derive(Default)]
 pub struct Locator {
     files: BTreeMap<PathBuf, Option<Vec<Document>>>,
+    /// The hash of each file as the load read it: a file that reads otherwise now (edited
+    /// since) gives no positions, only its manifests' document starts as loaded, never a
+    /// field of another version. Without it (a file just read), every file is taken.
+    loaded: Option<BTreeMap<PathBuf, [u8; 32]>>,
 }
 
 impl Locator {
+    /// A locator for the files of a load made earlier (the files hashed as that load read them).
+    pub fn of(loaded: &Loaded) -> Locator {
+        Locator {
+            files: BTreeMap::new(),
+            loaded: Some(loaded.sources.0.iter().cloned().collect()),
+        }
+    }
+
     /// The position of a field (JSON pointer inside the spec) of `m`, or of its document.
     pub fn field_pos(&mut self, m: &Manifest, pointer: &str) -> Pos {
         if !m.spans.is_empty() {
             return m.field_pos(pointer);
         }
+        let loaded = &self.loaded;
         let docs = self.files.entry(m.file.clone()).or_insert_with(|| {
             let text = read_text(&m.file).ok()?;
+            if let Some(loaded) = loaded {
+                let hash = *blake3::hash(text.as_bytes()).as_bytes();
+                if loaded.get(&m.file) != Some(&hash) {
+                    return None;
+                }
+            }
             yaml::parse_documents(&text).ok()
         });
         docs.iter()
@@ -77,7 +96,7 @@ impl Loaded {
     /// Points the planner's reference problems at their field: the planner is pure and has
     /// only the positions the loader kept (see [`Locator`]).
     pub fn locate(&self, diagnostics: &mut [Diagnostic]) {
-        let mut locator = Locator::default();
+        let mut locator = Locator::of(self);
         for d in diagnostics {
             let Some((from, path)) = d.problem.reference() else {
                 continue;

@@ -277,6 +277,7 @@ fn a_lean_plan_finds_the_same_dangling_references() {
     let mut problems = planned(&loaded);
     assert_eq!(problems, planned(&full));
     assert_eq!(problems.len(), 1);
+    let mut later = problems.clone();
     // Located at the referencing field, as with the full load.
     loaded.locate(&mut problems);
     assert_eq!(problems[0].pos, crate::yaml::Pos::new(6, 3));
@@ -284,6 +285,20 @@ fn a_lean_plan_finds_the_same_dangling_references() {
         problems[0].problem.to_string().contains("Bucket/nowhere"),
         "{problems:?}"
     );
+    // The file edited since the load: no field of the new text is pointed at, only the
+    // document's start as loaded.
+    let monitors = dir.path().join("monitors.yaml");
+    let text = std::fs::read_to_string(&monitors).unwrap();
+    std::fs::write(&monitors, text.replacen("spec:\n", "spec:\n  # moved\n", 1)).unwrap();
+    let start = loaded
+        .manifests
+        .iter()
+        .find(|m| m.file == monitors)
+        .unwrap()
+        .pos;
+    loaded.locate(&mut later);
+    assert_eq!(later[0].pos, start);
+    assert_ne!(later[0].pos, crate::yaml::Pos::new(7, 3));
 }
 
 /// Through `ops::plan` against the emulator, on each way the manifests load (no memo, a memo
