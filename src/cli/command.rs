@@ -264,6 +264,8 @@ pub struct GraphArgs {
     #[arg(long, value_name = "PATTERN", value_parser = parse_pattern)]
     pub only: Vec<Pattern>,
     #[command(flatten)]
+    pub envs: EnvArgs,
+    #[command(flatten)]
     pub target: TargetArgs,
 }
 

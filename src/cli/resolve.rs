@@ -205,15 +205,25 @@ pub fn schema(args: SchemaArgs) -> SchemaSettings {
     SchemaSettings { out: args.out }
 }
 
+/// `graph` draws one plan: with environments, one environment's (against its own target).
 pub fn graph(args: GraphArgs) -> anyhow::Result<GraphSettings> {
-    Ok(GraphSettings {
+    if args.envs.all_envs || args.envs.envs.len() > 1 {
+        anyhow::bail!("graph draws one environment's plan at a time: pass one --env NAME");
+    }
+    let settings = GraphSettings {
         request: PlanRequest {
             prune: args.prune,
             only: args.only,
             ..request(&args.target, args.dir)?
         },
         format: args.format.into(),
-    })
+    };
+    match targets(settings, |s| &mut s.request, &args.envs.envs, false)? {
+        Targets::One(settings) => Ok(settings),
+        Targets::Several(..) => {
+            anyhow::bail!("graph draws one environment's plan at a time: pass one --env NAME")
+        }
+    }
 }
 
 /// `pull` never prunes; it keeps the manifests and the target's objects (what it merges).

@@ -382,3 +382,42 @@ async fn environments_must_be_chosen_and_known() {
     assert!(staging.emulator.stats().log.is_empty());
     assert!(prod.emulator.stats().log.is_empty());
 }
+
+/// `graph` draws one environment's plan against its own tenant (its token from its
+/// variable), like `plan --env`; it is refused without a choice, or with several.
+#[tokio::test]
+async fn graph_draws_one_environments_plan() {
+    let (staging, prod) = tenants().await;
+    let dir = repo(&staging, &prod.emulator.url());
+    let run = run_in(
+        dir.path(),
+        &["graph", ".", "--env", "prod", "--format", "mermaid"],
+    )
+    .run()
+    .await;
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert!(
+        run.stdout.contains("DropRule/drop-debug-series"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("Team/platform"), "{}", run.stdout);
+    assert_no_token(&run);
+    // Only prod was read.
+    assert!(staging.emulator.stats().log.is_empty());
+    assert!(!prod.emulator.stats().log.is_empty());
+    let run = run_in(dir.path(), &["graph", "."]).run().await;
+    assert_eq!(run.code, 1);
+    assert_eq!(
+        run.stderr,
+        "error: ./cfgctl.yaml declares environments (prod, staging): choose with --env NAME (repeatable) or --all-envs\n"
+    );
+    let run = run_in(dir.path(), &["graph", ".", "--all-envs"])
+        .run()
+        .await;
+    assert_eq!(run.code, 1);
+    assert_eq!(
+        run.stderr,
+        "error: graph draws one environment's plan at a time: pass one --env NAME\n"
+    );
+}
