@@ -276,7 +276,9 @@ mod tests {
                 }
             }
         }
-        assert!(seen > 100, "only {seen} objects");
+        // fixtures/valid and examples alone (a clone without the harness beside it) hold 31
+        // manifests, each worked out three ways.
+        assert!(seen >= 90, "only {seen} objects");
     }
 
     #[test]
