@@ -5,13 +5,14 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use anyhow::Context;
 
-use super::{plural, Connection, Diagnosed, SharedLoad};
+use super::{plural, Connection, Diagnosed};
 use crate::diagnostic::Severity;
 use crate::manifest;
+use crate::manifest::Loaded;
 use crate::registry::Address;
 
 /// Loads the manifests for a command that needs them all valid, for one environment (its
@@ -278,6 +279,168 @@ pub(super) async fn first_with<A, B>(
         }
     };
     (a, done)
+}
+
+type LoadResult = anyhow::Result<Option<Loaded>>;
+
+/// The manifests of several environments, loaded together once the first of them is needed
+/// (`manifest::load_dir_envs`: a file without `${` is parsed once for all), and the digests of
+/// the specs they share worked out once. Each environment's plan takes its own load; a
+/// remembered plan takes none, and when none does nothing is loaded.
+#[derive(Clone)]
+pub struct SharedLoad(Arc<Shared>);
+
+struct Shared {
+    dir: PathBuf,
+    names: Vec<String>,
+    slots: Mutex<Slots>,
+    /// The files' hashes (the memo's key), read once for all (`None`: could not be read).
+    sources: tokio::sync::OnceCell<Option<crate::manifest::Sources>>,
+    /// The environments whose manifests could not be loaded.
+    failed: Arc<Mutex<BTreeSet<String>>>,
+}
+
+#[derive(Default)]
+struct Slots {
+    started: bool,
+    senders: Vec<Option<tokio::sync::oneshot::Sender<LoadResult>>>,
+    receivers: Vec<Option<tokio::sync::oneshot::Receiver<LoadResult>>>,
+}
+
+impl std::fmt::Debug for SharedLoad {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SharedLoad")
+            .field("dir", &self.0.dir)
+            .field("names", &self.0.names)
+            .finish()
+    }
+}
+
+impl SharedLoad {
+    pub fn new(dir: &Path, names: Vec<String>) -> SharedLoad {
+        let (senders, receivers) = names
+            .iter()
+            .map(|_| {
+                let (tx, rx) = tokio::sync::oneshot::channel();
+                (Some(tx), Some(rx))
+            })
+            .unzip();
+        SharedLoad(Arc::new(Shared {
+            dir: dir.to_path_buf(),
+            names,
+            slots: Mutex::new(Slots {
+                started: false,
+                senders,
+                receivers,
+            }),
+            sources: tokio::sync::OnceCell::new(),
+            failed: Arc::default(),
+        }))
+    }
+
+    /// Whether `name`'s manifests could not be loaded (its failure is then its load's).
+    pub fn failed(&self, name: &str) -> bool {
+        self.0
+            .failed
+            .lock()
+            .map(|f| f.contains(name))
+            .unwrap_or(false)
+    }
+
+    /// The hashes of the files the manifests are read from, hashed once for all
+    /// environments (`manifest::sources`).
+    pub(super) async fn sources(&self) -> Option<crate::manifest::Sources> {
+        let dir = self.0.dir.clone();
+        self.0
+            .sources
+            .get_or_init(|| async move {
+                let hashing = tokio::task::spawn_blocking(move || crate::manifest::sources(&dir));
+                hashing.await.ok().and_then(Result::ok)
+            })
+            .await
+            .clone()
+    }
+
+    /// `name`'s early load (`None`: deferred until the target's description is read, see
+    /// `load::load_early`); the first call starts the load of every environment.
+    pub(super) async fn take(&self, name: &str) -> LoadResult {
+        let receiver = {
+            let mut slots = self
+                .0
+                .slots
+                .lock()
+                .map_err(|_| anyhow::anyhow!("loading the manifests failed"))?;
+            if !slots.started {
+                slots.started = true;
+                let senders: Vec<_> = slots.senders.iter_mut().map(Option::take).collect();
+                let (dir, names) = (self.0.dir.clone(), self.0.names.clone());
+                let failed = Arc::clone(&self.0.failed);
+                tokio::task::spawn_blocking(move || load_all(&dir, &names, senders, &failed));
+            }
+            let at = self.0.names.iter().position(|n| n == name);
+            at.and_then(|i| slots.receivers.get_mut(i)?.take())
+        };
+        let Some(receiver) = receiver else {
+            anyhow::bail!("no shared load for the environment `{name}`");
+        };
+        receiver
+            .await
+            .map_err(|_| anyhow::anyhow!("loading the manifests stopped"))?
+    }
+}
+
+/// Loads every environment at once, digests each spec once (the environments share the specs
+/// of the files they read alike), and hands each environment its load.
+fn load_all(
+    dir: &Path,
+    names: &[String],
+    senders: Vec<Option<tokio::sync::oneshot::Sender<LoadResult>>>,
+    failed: &Mutex<BTreeSet<String>>,
+) {
+    let asked: Vec<Option<&str>> = names.iter().map(|n| Some(n.as_str())).collect();
+    let loads: Vec<LoadResult> = match crate::manifest::load_dir_envs(dir, &asked) {
+        Ok(loads) => loads
+            .into_iter()
+            .map(|loaded| early_of(loaded, dir))
+            .collect(),
+        Err(e) => names.iter().map(|_| Err(anyhow::anyhow!("{e}"))).collect(),
+    };
+    digest_shared(&loads);
+    for ((name, load), sender) in names.iter().zip(loads).zip(senders) {
+        if load.is_err() {
+            if let Ok(mut f) = failed.lock() {
+                f.insert(name.clone());
+            }
+        }
+        if let Some(sender) = sender {
+            // A receiver gone (a remembered plan) wants nothing.
+            let _ = sender.send(load);
+        }
+    }
+}
+
+/// The digests of every spec the loads hold, each spec worked out once on all cores (a spec
+/// shared by several environments is one allocation).
+fn digest_shared(loads: &[LoadResult]) {
+    let mut seen = std::collections::HashSet::new();
+    let unique: Vec<&crate::manifest::Manifest> = loads
+        .iter()
+        .filter_map(|l| l.as_ref().ok()?.as_ref())
+        .flat_map(|l| &l.manifests)
+        .filter(|m| seen.insert(Arc::as_ptr(&m.spec)))
+        .collect();
+    crate::plan::prepare(&unique);
+    let digests: std::collections::HashMap<*const serde_json::Value, [u8; 32]> = unique
+        .iter()
+        .filter_map(|m| Some((Arc::as_ptr(&m.spec), *m.digest.get()?)))
+        .collect();
+    for loaded in loads.iter().filter_map(|l| l.as_ref().ok()?.as_ref()) {
+        for m in &loaded.manifests {
+            if let Some(d) = digests.get(&Arc::as_ptr(&m.spec)) {
+                let _ = m.digest.set(*d);
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -21,10 +21,9 @@ mod plan;
 
 pub use connect::{connect, fetch, resolve_token, seal_key, Connection, TargetSettings};
 pub use envs::{
-    plan_each, refuse_one_target, select, stage_of, target_for, EnvError, EnvOutcome, SharedLoad,
-    TargetError,
+    plan_each, refuse_one_target, select, stage_of, target_for, EnvError, EnvOutcome, TargetError,
 };
-pub use load::load_valid;
+pub use load::{load_valid, SharedLoad};
 pub use plan::{plan, plan_against, Keep, PlanRequest, Planned};
 
 use crate::diagnostic::Diagnostic;
