@@ -238,20 +238,33 @@ async fn read_for_memo(
     let Some(memo) = memo_for(req) else {
         return Err((None, None));
     };
-    if memo.remembers_nothing() {
-        return cold(req, source, memo).await;
-    }
-    // Started now, while the connection is made.
-    let hashing = {
+    // Started now, while the connection is made; not when the memo remembers no plan at all
+    // (a fresh CI runner's): nothing can be recalled, and a plan is remembered under the
+    // hashes its own load makes, so the manifests load at once.
+    let hashing = (!memo.remembers_nothing()).then(|| {
         let source = source.clone();
         tokio::spawn(async move { source.sources().await })
-    };
+    });
     let Ok(conn) = connect(&req.target).await else {
         return Err((Some(memo), None));
     };
     // Once nothing is remembered, the pages are worked out as they arrive and the manifests
     // digested as they load, both while the lists are still read.
     let (work, expected) = <(crate::state::WorkOut, crate::plan::Expected)>::default();
+    let Some(hashing) = hashing else {
+        tracing::debug!("the plan cache remembers nothing: loading at once");
+        work.start(&expected);
+        let loading = digested_as_loaded(source.spawn_early(), expected.clone());
+        let listing = crate::state::list_deferred_until(&conn.client, &work).await;
+        return Ok(MemoRead {
+            memo,
+            conn,
+            remembered: None,
+            loading: Some(loading),
+            listing,
+            expected,
+        });
+    };
     let read = {
         let listing = crate::state::list_deferred_until(&conn.client, &work);
         tokio::pin!(listing);
@@ -291,33 +304,6 @@ async fn read_for_memo(
         }),
         None => Err((Some(memo), Some(conn))),
     }
-}
-
-/// [`read_for_memo`] when the memo remembers no plan at all (a fresh CI runner): nothing can
-/// be recalled, so no file is hashed ahead (a plan is remembered under the hashes its load
-/// makes): the manifests start loading as soon as the connection is made, and the pages are
-/// worked out as they arrive.
-async fn cold(
-    req: &PlanRequest,
-    source: &Source,
-    memo: Memo,
-) -> Result<MemoRead, (Option<Memo>, Option<Connection>)> {
-    let Ok(conn) = connect(&req.target).await else {
-        return Err((Some(memo), None));
-    };
-    tracing::debug!("the plan cache remembers nothing: loading at once");
-    let (work, expected) = <(crate::state::WorkOut, crate::plan::Expected)>::default();
-    work.start(&expected);
-    let loading = digested_as_loaded(source.spawn_early(), expected.clone());
-    let listing = crate::state::list_deferred_until(&conn.client, &work).await;
-    Ok(MemoRead {
-        memo,
-        conn,
-        remembered: None,
-        loading: Some(loading),
-        listing,
-        expected,
-    })
 }
 
 /// The manifests of `early` (loading), digested on all cores as soon as they are loaded, while
