@@ -107,10 +107,6 @@ impl Loaded {
             .filter(|d| d.severity == diagnostic::Severity::Error)
             .count()
     }
-
-    pub fn warning_count(&self) -> usize {
-        self.diagnostics.len() - self.error_count()
-    }
 }
 
 /// Problems with the directory itself; nothing could be loaded.

@@ -1,4 +1,4 @@
-//! The loader's check of secret fields: a reference, never a literal (PRODUCT.md section 2).
+//! The loader's check of secret fields: a reference, never a literal (docs/product.md §2).
 
 use serde_json::Value;
 

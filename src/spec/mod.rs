@@ -13,7 +13,8 @@ use serde_json::{json, Map, Value};
 
 use crate::registry::{Kind, Ops, Profile};
 
-/// The API description as shipped (a copy of `shared/spec/config-api-v1.swagger.json`).
+/// The API description as shipped: `spec/config-api-v1.swagger.json`, a copy of the whole
+/// API's description (docs/product.md says where it comes from).
 pub const SWAGGER_JSON: &str = crate::registry::EMBEDDED_DESCRIPTION;
 
 /// The manifest envelope's `api_version`.

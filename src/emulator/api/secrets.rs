@@ -1,4 +1,4 @@
-//! The tenant's side of secret fields (PRODUCT.md section 5): stored as written, answered
+//! The tenant's side of secret fields (docs/product.md §5): stored as written, answered
 //! `**REDACTED**` once set (unless the tenant is an older one that answers them in clear), a
 //! write of `**REDACTED**` keeps the stored secret, and a server-owned secret (a
 //! ServiceAccount's token) generated on create and answered only by that create.
