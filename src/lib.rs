@@ -29,6 +29,8 @@ pub mod semantics;
 pub mod settings;
 pub mod spec;
 pub mod state;
+#[cfg(test)]
+mod test_support;
 pub mod throttle;
 pub mod wire;
 pub mod yaml;

@@ -228,21 +228,7 @@ mod tests {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
         let generated = tempfile::tempdir().unwrap();
         let mut dirs = vec![root.join("fixtures/valid"), root.join("examples")];
-        let harness = root.join("../shared/perf/perf.py");
-        if harness.is_file() {
-            let out = std::process::Command::new("python3")
-                .arg(&harness)
-                .args(["--cfgctl", "unused", "--n", "2000", "--emit-only"])
-                .arg(generated.path())
-                .output()
-                .expect("python3 runs the harness's generator");
-            assert!(
-                out.status.success(),
-                "{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            dirs.push(generated.path().to_path_buf());
-        }
+        dirs.extend(crate::test_support::harness_mix(2000, generated.path()));
         let mut seen = 0;
         for dir in dirs {
             let Ok(loaded) = crate::manifest::load_dir(&dir) else {

@@ -29,25 +29,10 @@ fn repository_dirs() -> Vec<PathBuf> {
     dirs
 }
 
-/// The harness's generated mix (`../shared/perf/perf.py --emit-only`, N = 300), when
-/// `../shared` is beside the repository (as in CI).
+/// The harness's generated mix of 300 (`crate::test_support::harness_mix`), when `../shared`
+/// is beside the repository.
 fn harness_mix(into: &Path) -> Option<PathBuf> {
-    let harness = root().join("../shared/perf/perf.py");
-    if !harness.is_file() {
-        return None;
-    }
-    let out = std::process::Command::new("python3")
-        .arg(&harness)
-        .args(["--cfgctl", "unused", "--n", "300", "--emit-only"])
-        .arg(into)
-        .output()
-        .expect("python3 runs the harness's generator");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Some(into.to_path_buf())
+    crate::test_support::harness_mix(300, into)
 }
 
 fn read_back_now(loaded: &mut Loaded, current: &Current) -> Result<usize, manifest::ReadBackError> {

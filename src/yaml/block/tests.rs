@@ -160,24 +160,9 @@ fn fixtures_and_examples_agree() {
 /// always read by `fixtures_and_examples_agree`.
 #[test]
 fn corpus_agrees() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let harness = root.join("../shared/perf/perf.py");
     let generated = tempfile::tempdir().unwrap();
-    let mut dirs = Vec::new();
-    if harness.is_file() {
-        let out = std::process::Command::new("python3")
-            .arg(&harness)
-            .args(["--cfgctl", "unused", "--n", "2000", "--emit-only"])
-            .arg(generated.path())
-            .output()
-            .expect("python3 runs the harness's generator");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        dirs.push(generated.path().to_path_buf());
-    }
+    let mut dirs: Vec<std::path::PathBuf> = Vec::new();
+    dirs.extend(crate::test_support::harness_mix(2000, generated.path()));
     if let Some(dir) = std::env::var_os("CFGCTL_YAML_CORPUS") {
         dirs.push(dir.into());
     }
