@@ -31,7 +31,7 @@ mod read;
 mod secrets;
 mod shape;
 mod vars;
-pub use env::{load_dir_envs, load_dir_for, load_dir_lean};
+pub use env::{load_dir_envs, load_dir_envs_lean, load_dir_for, load_dir_lean};
 pub use lean::{Facts, LetGo, ReadBackError};
 pub use locate::Locator;
 use locate::{load_plain, spec_spans};

@@ -27,6 +27,18 @@ pub fn load_dir_envs(dir: &Path, envs: &[Option<&str>]) -> Result<Vec<Loaded>, L
     load_envs(dir, envs, None)
 }
 
+/// [`load_dir_envs`], lean (`manifest::lean`): each manifest is handed to `let_go` as soon as
+/// its file is checked (once for all environments when the file reads alike in all), and gives
+/// up its spec when `let_go` says so. Not when an environment asked has an overlay: then every
+/// spec is kept.
+pub fn load_dir_envs_lean(
+    dir: &Path,
+    envs: &[Option<&str>],
+    let_go: &LetGo,
+) -> Result<Vec<Loaded>, LoadError> {
+    load_envs(dir, envs, Some(let_go))
+}
+
 fn load_envs(
     dir: &Path,
     envs: &[Option<&str>],
@@ -87,9 +99,9 @@ fn load_envs(
         .filter_map(|e| e.overlay.as_ref().map(|o| dir.join(o)))
         .collect();
     let in_overlay = |path: &Path| overlays.iter().any(|o| path.starts_with(o));
-    // A lean load lets go of each spec as soon as its file is checked (one environment).
-    let let_go = let_go
-        .filter(|_| selected.len() == 1 && selected.iter().flatten().all(|e| e.overlay.is_none()));
+    // A lean load lets go of each spec as soon as its file is checked: not when an overlay is
+    // merged into the specs once every file is in.
+    let let_go = let_go.filter(|_| selected.iter().flatten().all(|e| e.overlay.is_none()));
     let settings = &common.settings;
     // Every file on its own, on all cores; the results are put back in walk order, so the
     // outcome is the same as a sequential load.

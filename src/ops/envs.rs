@@ -181,7 +181,12 @@ pub async fn plan_each(
         .filter(|(_, r)| r.is_ok())
         .map(|(e, _)| e.name.clone())
         .collect();
-    let shared = SharedLoad::new(dir, planned);
+    // Lean when no environment's plan keeps its manifests (each reads back what it needs).
+    let lean = requests
+        .iter()
+        .filter_map(|(_, r)| r.as_ref().ok())
+        .all(PlanRequest::loads_lean);
+    let shared = SharedLoad::new(dir, planned, lean);
     let runs = requests.into_iter().map(|(env, request)| {
         let shared = shared.clone();
         async move {
@@ -355,7 +360,7 @@ mod tests {
             "api_version: v1/config\nkind: Team\nspec:\n  slug: named\n  name: ${var:name}\n",
         )
         .unwrap();
-        let shared = SharedLoad::new(d, vec!["a".into(), "b".into(), "c".into()]);
+        let shared = SharedLoad::new(d, vec!["a".into(), "b".into(), "c".into()], false);
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -389,6 +394,55 @@ mod tests {
             (Some("Alpha"), Some("Beta"))
         );
         assert!(nda.is_some() && ndb.is_some() && nda != ndb);
+    }
+
+    /// A lean shared load (no plan keeps its manifests) hands each environment manifests
+    /// without their specs, with the digests the full shared load works out.
+    #[test]
+    fn a_lean_shared_load_keeps_digests_not_specs() {
+        let dir = repo("environments:\n  a: {vars: {name: Alpha}}\n  b: {vars: {name: Beta}}\n");
+        let d = dir.path();
+        std::fs::write(
+            d.join("plain.yaml"),
+            "api_version: v1/config\nkind: Team\nspec: {slug: plain, name: Plain}\n",
+        )
+        .unwrap();
+        std::fs::write(
+            d.join("vars.yaml"),
+            "api_version: v1/config\nkind: Team\nspec:\n  slug: named\n  name: ${var:name}\n",
+        )
+        .unwrap();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let loads = |lean: bool| {
+            let shared = SharedLoad::new(d, vec!["a".into(), "b".into()], lean);
+            runtime.block_on(async {
+                let a = shared.take("a").await.unwrap().unwrap();
+                let b = shared.take("b").await.unwrap().unwrap();
+                [a, b]
+            })
+        };
+        let digests = |loads: &[Loaded; 2]| -> Vec<(String, bool, Option<[u8; 32]>)> {
+            loads
+                .iter()
+                .flat_map(|l| &l.manifests)
+                .map(|m| {
+                    (
+                        m.address().to_string(),
+                        m.is_lean(),
+                        m.digest.get().copied(),
+                    )
+                })
+                .collect()
+        };
+        let (lean, full) = (digests(&loads(true)), digests(&loads(false)));
+        assert_eq!(lean.len(), 4);
+        for (l, f) in lean.iter().zip(&full) {
+            assert_eq!((&l.0, l.1, f.1), (&f.0, true, false));
+            assert!(l.2.is_some() && l.2 == f.2, "{}", l.0);
+        }
     }
 
     #[test]

@@ -293,6 +293,8 @@ pub struct SharedLoad(Arc<Shared>);
 struct Shared {
     dir: PathBuf,
     names: Vec<String>,
+    /// Every environment's plan keeps no manifests: the load is lean ([`Source::lean`]).
+    lean: bool,
     slots: Mutex<Slots>,
     /// The files' hashes (the memo's key), read once for all (`None`: could not be read).
     sources: tokio::sync::OnceCell<Option<crate::manifest::Sources>>,
@@ -317,7 +319,9 @@ impl std::fmt::Debug for SharedLoad {
 }
 
 impl SharedLoad {
-    pub fn new(dir: &Path, names: Vec<String>) -> SharedLoad {
+    /// The load of the environments `names` of `dir`, lean when no plan keeps its manifests
+    /// ([`Source::lean`]: each reads back what it needs).
+    pub fn new(dir: &Path, names: Vec<String>, lean: bool) -> SharedLoad {
         let (senders, receivers) = names
             .iter()
             .map(|_| {
@@ -328,6 +332,7 @@ impl SharedLoad {
         SharedLoad(Arc::new(Shared {
             dir: dir.to_path_buf(),
             names,
+            lean,
             slots: Mutex::new(Slots {
                 started: false,
                 senders,
@@ -374,8 +379,8 @@ impl SharedLoad {
                 slots.started = true;
                 let senders: Vec<_> = slots.senders.iter_mut().map(Option::take).collect();
                 let (dir, names) = (self.0.dir.clone(), self.0.names.clone());
-                let failed = Arc::clone(&self.0.failed);
-                tokio::task::spawn_blocking(move || load_all(&dir, &names, senders, &failed));
+                let (lean, failed) = (self.0.lean, Arc::clone(&self.0.failed));
+                tokio::task::spawn_blocking(move || load_all(&dir, &names, lean, senders, &failed));
             }
             let at = self.0.names.iter().position(|n| n == name);
             at.and_then(|i| slots.receivers.get_mut(i)?.take())
@@ -389,16 +394,21 @@ impl SharedLoad {
     }
 }
 
-/// Loads every environment at once, digests each spec once (the environments share the specs
-/// of the files they read alike), and hands each environment its load.
+/// Loads every environment at once (lean or not), digests each spec once (the environments
+/// share the specs of the files they read alike), and hands each environment its load.
 fn load_all(
     dir: &Path,
     names: &[String],
+    lean: bool,
     senders: Vec<Option<tokio::sync::oneshot::Sender<LoadResult>>>,
     failed: &Mutex<BTreeSet<String>>,
 ) {
     let asked: Vec<Option<&str>> = names.iter().map(|n| Some(n.as_str())).collect();
-    let loads: Vec<LoadResult> = match crate::manifest::load_dir_envs(dir, &asked) {
+    let loading = match lean {
+        true => crate::manifest::load_dir_envs_lean(dir, &asked, &crate::plan::may_let_go),
+        false => crate::manifest::load_dir_envs(dir, &asked),
+    };
+    let loads: Vec<LoadResult> = match loading {
         Ok(loads) => loads
             .into_iter()
             .map(|loaded| early_of(loaded, dir))
@@ -420,14 +430,14 @@ fn load_all(
 }
 
 /// The digests of every spec the loads hold, each spec worked out once on all cores (a spec
-/// shared by several environments is one allocation).
+/// shared by several environments is one allocation; a lean load's are set already).
 fn digest_shared(loads: &[LoadResult]) {
     let mut seen = std::collections::HashSet::new();
     let unique: Vec<&crate::manifest::Manifest> = loads
         .iter()
         .filter_map(|l| l.as_ref().ok()?.as_ref())
         .flat_map(|l| &l.manifests)
-        .filter(|m| seen.insert(Arc::as_ptr(&m.spec)))
+        .filter(|m| m.digest.get().is_none() && seen.insert(Arc::as_ptr(&m.spec)))
         .collect();
     crate::plan::prepare(&unique);
     let digests: std::collections::HashMap<*const serde_json::Value, [u8; 32]> = unique

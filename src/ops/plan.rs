@@ -56,6 +56,12 @@ impl PlanRequest {
             ..self.clone()
         })
     }
+
+    /// Whether its manifests load lean (`ops::load::Source::lean`): it keeps none and sends
+    /// none for a dry run, so each lets go of its spec as it loads.
+    pub fn loads_lean(&self) -> bool {
+        !self.keep.manifests && !self.server_validate
+    }
 }
 
 /// What the caller needs besides the plan and the kinds read. Each is kept only when asked
@@ -109,7 +115,7 @@ pub(super) async fn plan_sharing(
         dir: req.dir.clone(),
         env: req.environment.clone(),
         shared: shared.cloned(),
-        lean: !req.keep.manifests && !req.server_validate,
+        lean: req.loads_lean(),
     };
     tracing::debug!(
         drift = req.drift,
