@@ -6,11 +6,83 @@ use crate::registry::Kind;
 
 /// A list page as received, read in one pass without building its items: the next-page token
 /// (empty on the last page) and each item as its own slice of the body (the wrapper key is the
-/// kind's; an absent or `null` list is empty).
+/// kind's; an absent or `null` list is empty). A page of the API's compact shape is split by
+/// its braces and quotes ([`split_items`]), any other by a JSON pass ([`read_list_page`], the
+/// oracle of the first).
 pub fn split_list_page(
     kind: Kind,
     body: &bytes::Bytes,
 ) -> Result<(String, Vec<bytes::Bytes>), String> {
+    let compact = page_shape(kind, body).and_then(|(range, next)| {
+        let items = split_items(&body[range.clone()])?;
+        let slices = items
+            .into_iter()
+            .map(|r| body.slice(range.start + r.start..range.start + r.end));
+        Some((next, slices.collect()))
+    });
+    match compact {
+        Some(split) => Ok(split),
+        None => read_list_page(kind, body),
+    }
+}
+
+/// The objects of a compact page's item range ([`page_shape`]), found by their braces and
+/// quotes alone, with no JSON pass: each a `{…}` whose braces outside strings balance, one
+/// comma between two. `None` for anything else (whitespace, an item that is not an object, a
+/// character out of place), and the page is read as JSON ([`read_list_page`]). Only where
+/// each object is, is found here: each is read as JSON when it is worked out
+/// (`plan::current::Object::listed`), and one that is not JSON fails there.
+fn split_items(items: &[u8]) -> Option<Vec<std::ops::Range<usize>>> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < items.len() {
+        if items[at] != b'{' {
+            return None;
+        }
+        let end = object_end(items, at)?;
+        out.push(at..end);
+        at = match items.get(end) {
+            None => end,
+            Some(b',') if end + 1 < items.len() => end + 1,
+            Some(_) => return None,
+        };
+    }
+    Some(out)
+}
+
+/// One past the brace that closes the object opened at `start`.
+fn object_end(b: &[u8], start: usize) -> Option<usize> {
+    let (mut depth, mut at) = (0usize, start);
+    loop {
+        let i = at + memchr::memchr3(b'"', b'{', b'}', b.get(at..)?)?;
+        at = i + 1;
+        match b[i] {
+            b'{' => depth += 1,
+            b'}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(at);
+                }
+            }
+            _ => at = string_end(b, at)?,
+        }
+    }
+}
+
+/// One past the quote that closes the string whose contents start at `at`.
+fn string_end(b: &[u8], mut at: usize) -> Option<usize> {
+    loop {
+        let i = at + memchr::memchr2(b'"', b'\\', b.get(at..)?)?;
+        if b[i] == b'"' {
+            return Some(i + 1);
+        }
+        // An escape: the byte after the backslash is never the string's end.
+        at = i + 2;
+    }
+}
+
+/// [`split_list_page`] by a JSON pass over the whole page (any shape a list page may have).
+fn read_list_page(kind: Kind, body: &bytes::Bytes) -> Result<(String, Vec<bytes::Bytes>), String> {
     use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, Visitor};
     use serde_json::value::RawValue;
 
@@ -253,6 +325,38 @@ mod tests {
             .contains("not a JSON list page"));
     }
 
+    #[test]
+    fn compact_items_are_found_by_their_braces_and_quotes() {
+        let split = |items: &str| {
+            split_items(items.as_bytes()).map(|rs| {
+                rs.into_iter()
+                    .map(|r| items[r].to_string())
+                    .collect::<Vec<_>>()
+            })
+        };
+        let doc = r#"{"slug":"a","dashboard_json":"{\"x\":{\"}\":\"\\\\\"}}","l":[{"}":"{"}]}"#;
+        assert_eq!(
+            split(&format!("{doc},{{}},{doc}")),
+            Some(vec![doc.to_string(), "{}".into(), doc.to_string()])
+        );
+        assert_eq!(split(""), Some(vec![]));
+        // Anything but objects separated by single commas is left to the JSON pass.
+        for other in [
+            "{} ,{}",
+            "{},",
+            ",{}",
+            "{},,{}",
+            "[1]",
+            "1",
+            "{\"a\":1}}",
+            "{\"a\":\"}",
+            "{{}",
+            "{\"a\":\"x\\\"}",
+        ] {
+            assert_eq!(split(other), None, "{other}");
+        }
+    }
+
     use proptest::prelude::*;
 
     fn compact_page(slugs: &[String], token: &str) -> Vec<u8> {
@@ -286,6 +390,52 @@ mod tests {
             prop_assert_eq!(&body[range], &joined[..]);
             if !token.is_empty() {
                 prop_assert_eq!(trailing_next_token(&body), Some(token));
+            }
+        }
+
+        /// Objects with nested objects, arrays and strings holding braces, quotes and escapes
+        /// (a `dashboard_json` is a document in a string): the compact page is split by its
+        /// braces and quotes into exactly the objects the JSON pass finds.
+        #[test]
+        fn compact_pages_split_without_a_json_pass_as_with_one(
+            items in proptest::collection::vec(
+                proptest::collection::btree_map("[a-z{}\\[\\]\"\\\\]{0,4}", "[ -~é{}\"\\\\\n]{0,12}", 0..4),
+                0..5,
+            ),
+            token in "[a-z]{0,4}",
+        ) {
+            let objects: Vec<serde_json::Value> = items
+                .iter()
+                .map(|m| {
+                    let doc = serde_json::to_string(m).unwrap();
+                    serde_json::json!({"slug": "s", "doc": doc, "nested": {"m": m, "l": [m, [{}]]}})
+                })
+                .collect();
+            let page = if token.is_empty() { serde_json::json!({}) } else { serde_json::json!({"next_token": token}) };
+            let body = bytes::Bytes::from(serde_json::to_vec(&serde_json::json!({"teams": objects, "page": page})).unwrap());
+            let (range, _) = page_shape(Kind::named("Team"), &body).expect("the compact shape");
+            prop_assert!(split_items(&body[range]).is_some());
+            let fast = split_list_page(Kind::named("Team"), &body).unwrap();
+            prop_assert_eq!(fast, read_list_page(Kind::named("Team"), &body).unwrap());
+        }
+
+        /// Any one byte changed, the page split by its braces and quotes: when every object it
+        /// finds is JSON, the JSON pass reads the same objects and token (else an object fails
+        /// where it is worked out).
+        #[test]
+        fn an_edited_compact_page_splits_as_the_json_pass_or_an_item_fails(
+            slugs in proptest::collection::vec("[a-z\"\\\\{}]{0,6}", 1..4),
+            at in any::<prop::sample::Index>(),
+            byte in prop::sample::select(b"{}[]\",:\\ a0".to_vec()),
+        ) {
+            let mut body = compact_page(&slugs, "t");
+            let i = at.index(body.len());
+            body[i] = byte;
+            let body = bytes::Bytes::from(body);
+            if let Ok((next, items)) = split_list_page(Kind::named("Team"), &body) {
+                if items.iter().all(|i| serde_json::from_slice::<serde::de::IgnoredAny>(i).is_ok()) {
+                    prop_assert_eq!((next, items), read_list_page(Kind::named("Team"), &body).unwrap());
+                }
             }
         }
 
