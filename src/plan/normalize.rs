@@ -14,6 +14,7 @@ use crate::settings::IgnoreRule;
 use crate::spec;
 
 mod embedded;
+pub(in crate::plan) use embedded::unescape;
 pub mod secret;
 
 /// The comparable form of an object of a kind. One new tree (the manifest form), then every
