@@ -256,12 +256,16 @@ impl<'a> Reader<'a> {
             r.out.push(b'"');
             r.out.extend_from_slice(key.as_bytes());
             r.out.extend_from_slice(b"\":");
-            let inner: Vec<&str> = volatile
-                .iter()
-                .filter_map(|p| p.strip_prefix(key)?.strip_prefix('.'))
-                .collect();
+            // Volatile members are near the top: below them, nothing to look for.
+            let inner: Vec<&str> = match volatile {
+                [] => Vec::new(),
+                _ => volatile
+                    .iter()
+                    .filter_map(|p| p.strip_prefix(key)?.strip_prefix('.'))
+                    .collect(),
+            };
             let zero = r.value(depth + 1, strip, &inner)?;
-            let gone = volatile.contains(&key) || (strip && zero);
+            let gone = (!volatile.is_empty() && volatile.contains(&key)) || (strip && zero);
             if gone {
                 r.out.truncate(start);
             }
