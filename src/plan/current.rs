@@ -12,6 +12,8 @@ use serde_json::Value;
 use super::normalize::{self, Digest};
 use crate::registry::{Address, FoundReference, Kind};
 
+mod listed;
+
 /// The target's resources, as read from its lists.
 #[derive(Clone, Debug, Default)]
 pub struct Current {
@@ -78,7 +80,11 @@ impl Object {
     /// The object of a kind as listed: its text (a slice of its page), and the same text
     /// parsed.
     pub fn listed(kind: Kind, raw: &bytes::Bytes) -> Result<(Object, Value), serde_json::Error> {
-        let value: Value = serde_json::from_slice(raw)?;
+        // An embedded document's string decoded apart (see [`listed::value`]): the same value.
+        let value: Value = match listed::value(kind, raw) {
+            Some(value) => value,
+            None => serde_json::from_slice(raw)?,
+        };
         let object = Object::with_raw(kind, &value, raw.clone());
         Ok((object, value))
     }

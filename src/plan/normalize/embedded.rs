@@ -14,6 +14,7 @@
 
 use serde_json::Number;
 
+use super::escaped::special;
 use crate::registry::Volatile;
 
 /// Nesting this reader takes on (serde_json refuses more than 128).
@@ -134,18 +135,18 @@ impl<'a> Reader<'a> {
     /// the same way.
     fn string(&mut self) -> Option<Scalar<'a>> {
         let start = self.at + 1;
-        // The common case: no escape before the closing quote, and (checked without
-        // branches) no raw control character, which is not JSON.
-        let rest = self.bytes.get(start..)?;
-        let stop = memchr::memchr2(b'"', b'\\', rest)?;
-        if rest[..stop].iter().fold(false, |any, &c| any | (c < 0x20)) {
-            return None;
+        // The common case: no escape before the closing quote (and no raw control character,
+        // which is not JSON).
+        let stop = special(self.bytes, start)?;
+        match self.bytes[stop] {
+            b'"' => {
+                self.at = stop + 1;
+                return self.text.get(start..stop).map(Scalar::Str);
+            }
+            b'\\' => {}
+            _ => return None,
         }
-        if rest[stop] == b'"' {
-            self.at = start + stop + 1;
-            return self.text.get(start..start + stop).map(Scalar::Str);
-        }
-        let mut at = start + stop;
+        let mut at = stop;
         // Escapes serde_json writes the same way (`\"`, `\\`, `\n`, ...) leave the text as
         // written; any other (`\u0041`, `\/`) is decoded and written again.
         let mut as_written = true;
@@ -157,11 +158,10 @@ impl<'a> Reader<'a> {
                         self.bytes.get(at + 1),
                         Some(b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't')
                     );
-                    at += 2;
+                    at = special(self.bytes, at + 2)?;
                 }
                 // A raw control character is not JSON.
-                0..=0x1f => return None,
-                _ => at += 1,
+                _ => return None,
             }
         }
         self.at = at + 1;
@@ -257,12 +257,16 @@ impl<'a> Reader<'a> {
             r.out.push(b'"');
             r.out.extend_from_slice(key.as_bytes());
             r.out.extend_from_slice(b"\":");
-            let inner: Vec<&str> = volatile
-                .iter()
-                .filter_map(|p| p.strip_prefix(key)?.strip_prefix('.'))
-                .collect();
+            // Volatile members are near the top: below them, nothing to look for.
+            let inner: Vec<&str> = match volatile {
+                [] => Vec::new(),
+                _ => volatile
+                    .iter()
+                    .filter_map(|p| p.strip_prefix(key)?.strip_prefix('.'))
+                    .collect(),
+            };
             let zero = r.value(depth + 1, strip, &inner)?;
-            let gone = volatile.contains(&key) || (strip && zero);
+            let gone = (!volatile.is_empty() && volatile.contains(&key)) || (strip && zero);
             if gone {
                 r.out.truncate(start);
             }
