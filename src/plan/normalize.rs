@@ -14,8 +14,6 @@ use crate::settings::IgnoreRule;
 use crate::spec;
 
 mod embedded;
-mod escaped;
-pub(in crate::plan) use escaped::unescape;
 pub mod secret;
 
 /// The comparable form of an object of a kind. One new tree (the manifest form), then every

@@ -64,20 +64,7 @@ fn object_end(b: &[u8], start: usize) -> Option<usize> {
                     return Some(at);
                 }
             }
-            _ => at = string_end(b, at)?,
-        }
-    }
-}
-
-/// One past the quote that closes the string whose contents start at `at`. Byte by byte: in
-/// an embedded document's string an escape comes every few bytes, too often for a search.
-fn string_end(b: &[u8], mut at: usize) -> Option<usize> {
-    loop {
-        match *b.get(at)? {
-            b'"' => return Some(at + 1),
-            // An escape: the byte after the backslash is never the string's end.
-            b'\\' => at += 2,
-            _ => at += 1,
+            _ => at = crate::json_string::string_end(b, at)?,
         }
     }
 }

@@ -13,7 +13,7 @@ use std::ops::Range;
 
 use serde_json::Value;
 
-use crate::plan::normalize::unescape;
+use crate::json_string::{string_end, unescape};
 use crate::registry::{EmbeddedJson, Kind};
 
 /// The object `raw` as `serde_json::from_slice` parses it; `None` when its kind has no
@@ -68,7 +68,7 @@ fn documents(raw: &[u8], fields: &[EmbeddedJson]) -> Option<Vec<Document>> {
     loop {
         match *raw.get(at)? {
             b'"' => {
-                let end = string_end(raw, at)?;
+                let end = string_end(raw, at + 1)?;
                 let key = &raw[at + 1..end - 1];
                 at = end;
                 if depth != 1 || !std::mem::take(&mut key_next) {
@@ -115,18 +115,6 @@ fn skip_space(raw: &[u8], mut at: usize) -> usize {
         at += 1;
     }
     at
-}
-
-/// The end (after the closing quote) of the string whose opening quote is at `at`.
-fn string_end(raw: &[u8], mut at: usize) -> Option<usize> {
-    at += 1;
-    loop {
-        at += memchr::memchr2(b'"', b'\\', raw.get(at..)?)?;
-        if raw[at] == b'"' {
-            return Some(at + 1);
-        }
-        at += 2;
-    }
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@
 
 use serde_json::Number;
 
-use super::escaped::special;
+use crate::json_string::special;
 use crate::registry::Volatile;
 
 /// Nesting this reader takes on (serde_json refuses more than 128).

@@ -1,11 +1,14 @@
 //! JSON strings read from their text, eight bytes at a time: where one stops
-//! ([`special`]) and what it decodes to ([`unescape`]). A dashboard's document is a JSON string
-//! with a `\"` every few bytes, and its inner strings are short: a `memchr` call, or
-//! serde_json's decoding, per escape or per string costs more than the bytes.
+//! ([`special`]), where it ends ([`string_end`]) and what it decodes to ([`unescape`]). A
+//! dashboard's document is a JSON string with a `\"` every few bytes, and its inner strings are
+//! short: a `memchr` call, or serde_json's decoding, per escape or per string costs more than
+//! the bytes. A leaf module (it imports nothing of the crate): the one reading of a string's
+//! text for the list pages (`wire::page`), the listed objects (`plan::current::listed`) and
+//! the embedded documents (`plan::normalize::embedded`).
 
 /// The position of the first quote, backslash or control character of `bytes` from `at` on:
 /// eight bytes at a time (a short string is not worth a `memchr` call).
-pub(super) fn special(bytes: &[u8], mut at: usize) -> Option<usize> {
+pub fn special(bytes: &[u8], mut at: usize) -> Option<usize> {
     while let Some(chunk) = bytes.get(at..at + 8) {
         let found = special_bytes(u64::from_le_bytes(chunk.try_into().ok()?));
         if found != 0 {
@@ -17,6 +20,20 @@ pub(super) fn special(bytes: &[u8], mut at: usize) -> Option<usize> {
     rest.iter()
         .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
         .map(|i| at + i)
+}
+
+/// The end (after its closing quote) of the JSON string whose contents start at `at` (after
+/// its opening quote), an escape's next byte skipped; `None` when it does not end or holds a
+/// raw control character (not JSON).
+pub fn string_end(bytes: &[u8], mut at: usize) -> Option<usize> {
+    loop {
+        at = special(bytes, at)?;
+        match bytes[at] {
+            b'"' => return Some(at + 1),
+            b'\\' => at += 2,
+            _ => return None,
+        }
+    }
 }
 
 /// The bytes of `word` that are a quote, a backslash or a control character, each as its high
@@ -34,7 +51,7 @@ fn special_bytes(word: u64) -> u64 {
 /// as serde_json decodes them, and the end of the string (after its closing quote). `None`
 /// for what serde_json refuses (a raw control character, an unknown escape, text that is not
 /// UTF-8) and for a `\u` escape of a surrogate (left to serde_json).
-pub(in crate::plan) fn unescape(raw: &[u8], from: usize) -> Option<(String, usize)> {
+pub fn unescape(raw: &[u8], from: usize) -> Option<(String, usize)> {
     let mut out = Vec::with_capacity(raw.len().saturating_sub(from));
     let mut at = from;
     loop {
@@ -112,6 +129,8 @@ mod tests {
             };
             let wanted: String = serde_json::from_str(&quoted).unwrap();
             prop_assert_eq!(super::unescape(quoted.as_bytes(), 1), Some((wanted, quoted.len())));
+            let followed = format!("{quoted},\"{quoted}\"");
+            prop_assert_eq!(super::string_end(followed.as_bytes(), 1), Some(quoted.len()));
             let first = bytes.iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20);
             prop_assert_eq!(super::special(&bytes, 0), first);
             let raw = [b"\"".as_slice(), &bytes, b"\" x"].concat();
