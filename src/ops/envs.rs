@@ -345,11 +345,9 @@ mod tests {
         assert_eq!(t.local, Some(PathBuf::from(".cfgctl/local.staging.db")));
     }
 
-    #[test]
-    fn a_shared_load_parses_once_digests_once_and_names_a_failed_environment() {
-        let dir =
-            repo("environments:\n  a: {vars: {name: Alpha}}\n  b: {vars: {name: Beta}}\n  c: {}\n");
-        let d = dir.path();
+    /// A Team read alike in every environment (`plain.yaml`) and one named by `${var:name}`
+    /// (`vars.yaml`).
+    fn write_teams(d: &Path) {
         std::fs::write(
             d.join("plain.yaml"),
             "api_version: v1/config\nkind: Team\nspec: {slug: plain, name: Plain}\n",
@@ -360,6 +358,14 @@ mod tests {
             "api_version: v1/config\nkind: Team\nspec:\n  slug: named\n  name: ${var:name}\n",
         )
         .unwrap();
+    }
+
+    #[test]
+    fn a_shared_load_parses_once_digests_once_and_names_a_failed_environment() {
+        let dir =
+            repo("environments:\n  a: {vars: {name: Alpha}}\n  b: {vars: {name: Beta}}\n  c: {}\n");
+        let d = dir.path();
+        write_teams(d);
         let shared = SharedLoad::new(d, vec!["a".into(), "b".into(), "c".into()], false);
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -402,16 +408,7 @@ mod tests {
     fn a_lean_shared_load_keeps_digests_not_specs() {
         let dir = repo("environments:\n  a: {vars: {name: Alpha}}\n  b: {vars: {name: Beta}}\n");
         let d = dir.path();
-        std::fs::write(
-            d.join("plain.yaml"),
-            "api_version: v1/config\nkind: Team\nspec: {slug: plain, name: Plain}\n",
-        )
-        .unwrap();
-        std::fs::write(
-            d.join("vars.yaml"),
-            "api_version: v1/config\nkind: Team\nspec:\n  slug: named\n  name: ${var:name}\n",
-        )
-        .unwrap();
+        write_teams(d);
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
