@@ -9,7 +9,9 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Map, Value};
+#[cfg(test)]
+use serde_json::json;
+use serde_json::{Map, Value};
 
 use crate::registry::{Kind, KindDef, Op};
 
@@ -260,18 +262,42 @@ pub fn parse_one_response(kind: Kind, body: &Value) -> Option<Value> {
         .cloned()
 }
 
-/// A list response: `{"buckets": [...], "page": {"next_token": "..."}}`.
-pub fn list_response(def: &KindDef, items: Vec<Value>, next_token: String) -> Value {
-    let mut body = Map::new();
-    body.insert(
-        def.plural.unwrap_or(def.singular).to_string(),
-        Value::Array(items),
-    );
-    body.insert(
-        "page".into(),
-        serde_json::to_value(PageResult { next_token }).unwrap_or(json!({})),
-    );
-    Value::Object(body)
+/// A list response: `{"buckets": [...], "page": {"next_token": "..."}}`. Its items are JSON
+/// texts written as they are (the emulator answers a stored object without parsing it again),
+/// so the page is written, not built as one value.
+#[derive(Debug)]
+pub struct ListPage {
+    key: &'static str,
+    items: Vec<Box<serde_json::value::RawValue>>,
+    next_token: String,
+}
+
+impl ListPage {
+    /// The page of a kind with these items (each one JSON text) and next page token.
+    pub fn new(
+        def: &KindDef,
+        items: Vec<Box<serde_json::value::RawValue>>,
+        next_token: String,
+    ) -> ListPage {
+        ListPage {
+            key: def.plural.unwrap_or(def.singular),
+            items,
+            next_token,
+        }
+    }
+}
+
+impl Serialize for ListPage {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(2))?;
+        map.serialize_entry(self.key, &self.items)?;
+        let page = PageResult {
+            next_token: self.next_token.clone(),
+        };
+        map.serialize_entry("page", &page)?;
+        map.end()
+    }
 }
 
 /// The items and next page token of a list response, parsed whole. A missing plural key is an
@@ -468,21 +494,31 @@ mod tests {
 
     #[test]
     fn list_responses() {
-        let body = list_response(
+        let raw = |v: Value| serde_json::value::to_raw_value(&v).unwrap();
+        let page = ListPage::new(
             Kind::named("Monitor").def(),
-            vec![json!({"slug": "m"})],
+            vec![raw(json!({"slug": "m", "b": 1})), raw(json!({"slug": "n"}))],
             "t".into(),
         );
+        // Written as serde_json writes the page built as one value.
         assert_eq!(
-            body,
-            json!({"monitors": [{"slug": "m"}], "page": {"next_token": "t"}})
+            serde_json::to_string(&page).unwrap(),
+            json!({"monitors": [{"slug": "m", "b": 1}, {"slug": "n"}], "page": {"next_token": "t"}})
+                .to_string()
         );
+        let body = serde_json::to_value(&page).unwrap();
         assert_eq!(
             parse_list_response(Kind::named("Monitor"), &body).unwrap(),
-            (vec![json!({"slug": "m"})], "t".to_string())
+            (
+                vec![json!({"slug": "m", "b": 1}), json!({"slug": "n"})],
+                "t".to_string()
+            )
         );
-        let last = list_response(Kind::named("Monitor").def(), vec![], String::new());
-        assert_eq!(last, json!({"monitors": [], "page": {}}));
+        let last = ListPage::new(Kind::named("Monitor").def(), vec![], String::new());
+        assert_eq!(
+            serde_json::to_value(&last).unwrap(),
+            json!({"monitors": [], "page": {}})
+        );
         assert_eq!(
             parse_list_response(Kind::named("Monitor"), &json!({})).unwrap(),
             (vec![], String::new())

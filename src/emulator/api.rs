@@ -2,18 +2,15 @@
 //! timestamps, the rewrites a real tenant does, pagination and filters. Every rule is driven
 //! by the kind registry and the swagger file; nothing here names a kind.
 
-use std::collections::BTreeMap;
-
 use serde_json::{json, Value};
 
 use std::sync::Arc;
 
 use super::store::{Store, StoreError, Stored};
-use crate::jsonpath::get_path;
 use crate::registry::{Address, Kind};
 use crate::semantics::Semantics;
 use crate::spec::{self, Description};
-use crate::wire::{self, ListQuery, Write, COMMON_FILTERS};
+use crate::wire::{self, ListQuery, Write};
 
 /// Largest page the emulator returns, whatever the client prefers.
 pub const MAX_PAGE_SIZE: u64 = 1000;
@@ -453,148 +450,15 @@ impl Api {
             &json!({ "changes": changes }),
         ))
     }
-
-    /// GET the collection: one page, filters ANDed, values ORed, in slug order.
-    pub fn list(&self, kind: Kind, raw_query: &str) -> Result<Value, ApiError> {
-        let def = kind.def();
-        let mut query = ListQuery::parse(raw_query).map_err(ApiError::BadRequest)?;
-        for name in query.filters.keys() {
-            let known = COMMON_FILTERS.contains(&name.as_str())
-                || def.list_filters.iter().any(|f| f.param == name);
-            if !known {
-                return Err(ApiError::BadRequest(format!(
-                    "unknown query parameter \"{name}\" for {}",
-                    wire::operation_id(kind, crate::registry::Op::List)
-                )));
-            }
-        }
-        // A token is bound to the kind as well as to the filters: another list refuses it.
-        let fingerprint = format!("{}?{}", def.path, query.filter_fingerprint());
-        let after = match query.token.as_deref().filter(|t| !t.is_empty()) {
-            None => String::new(),
-            Some(token) => {
-                let (after, bound) = decode_token(token)
-                    .ok_or_else(|| ApiError::BadRequest("invalid page.token".into()))?;
-                if bound != fingerprint {
-                    return Err(ApiError::BadRequest(
-                        "page.token was issued for another list or other filters: kind and filters must be identical on every page; restart from the first page".into(),
-                    ));
-                }
-                after
-            }
-        };
-        let include_json = match query.filters.remove(wire::INCLUDE_DASHBOARD_JSON) {
-            None => false,
-            Some(v) => match v.last().map(String::as_str) {
-                Some("true") => true,
-                Some("false") | Some("") | None => false,
-                Some(other) => {
-                    return Err(ApiError::BadRequest(format!(
-                        "include_dashboard_json must be true or false, got \"{other}\""
-                    )))
-                }
-            },
-        };
-        let size = query
-            .max_size
-            .filter(|&n| n > 0)
-            .unwrap_or(self.page_size)
-            .clamp(1, self.max_page_size.max(1));
-        let limit = usize::try_from(size).unwrap_or(usize::MAX);
-        let mut items: Vec<(String, Value)> = Vec::new();
-        let mut more = false;
-        self.store.scan(kind, &after, |slug, mut object| {
-            if !self.matches(kind, &object, &query.filters)? {
-                return Ok(true);
-            }
-            if items.len() == limit {
-                more = true;
-                return Ok(false);
-            }
-            if !include_json {
-                for e in def.embedded_json.iter().filter(|e| e.omitted_in_lists) {
-                    if let Some(map) = object.as_object_mut() {
-                        map.shift_remove(e.field);
-                    }
-                }
-            }
-            let object = self.answered(kind, object);
-            items.push((slug.to_string(), object));
-            Ok(true)
-        })?;
-        let next = match (more, items.last()) {
-            (true, Some((slug, _))) => encode_token(slug, &fingerprint),
-            _ => String::new(),
-        };
-        Ok(wire::list_response(
-            def,
-            items.into_iter().map(|(_, v)| v).collect(),
-            next,
-        ))
-    }
-
-    fn matches(
-        &self,
-        kind: Kind,
-        object: &Value,
-        filters: &BTreeMap<String, Vec<String>>,
-    ) -> Result<bool, StoreError> {
-        for (param, values) in filters {
-            let field = match param.as_str() {
-                "slugs" => "slug",
-                "names" => "name",
-                other => match kind.def().list_filters.iter().find(|f| f.param == other) {
-                    Some(f) => f.field,
-                    None => continue,
-                },
-            };
-            let actual = self.field_value(kind, object, field)?;
-            if !values.iter().any(|v| Some(v.as_str()) == actual.as_deref()) {
-                return Ok(false);
-            }
-        }
-        Ok(true)
-    }
-
-    /// A field's value for filtering: dotted paths, `a->b` for a field of the referenced
-    /// resource, and the enum default for an omitted enum.
-    fn field_value(
-        &self,
-        kind: Kind,
-        object: &Value,
-        field: &str,
-    ) -> Result<Option<String>, StoreError> {
-        if let Some((local, remote)) = field.split_once("->") {
-            let Some(slug) = get_path(object, local).and_then(Value::as_str) else {
-                return Ok(None);
-            };
-            let Some(target) = kind
-                .def()
-                .references
-                .iter()
-                .find(|r| r.path == local)
-                .map(|r| r.target)
-            else {
-                return Ok(None);
-            };
-            let Some(stored) = self.store.get(target, Some(slug))? else {
-                return Ok(None);
-            };
-            return Ok(get_path(&stored.object, remote)
-                .and_then(Value::as_str)
-                .map(str::to_string));
-        }
-        Ok(match get_path(object, field) {
-            Some(Value::String(s)) => Some(s.clone()),
-            Some(Value::Null) | None => spec::enum_default(kind, field).map(str::to_string),
-            Some(other) => Some(other.to_string()),
-        })
-    }
 }
 
+mod list;
 mod rewrite;
 mod secrets;
 mod token;
+#[cfg(test)]
+use list::AsStored;
 use token::{decode_token, encode_token};
+
 #[cfg(test)]
 mod tests;

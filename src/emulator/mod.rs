@@ -26,7 +26,7 @@ use axum::middleware::{self};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get};
 use axum::Router;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::registry::{Kind, Op, Profile};
 use crate::wire::{self, ErrorBody, ListQuery, API_PREFIX, SWAGGER_PATH, TOKEN_HEADER};
@@ -198,8 +198,21 @@ fn api_error_response(e: &ApiError) -> Response {
     )
 }
 
-fn json_response(value: Value) -> Response {
-    (StatusCode::OK, axum::Json(value)).into_response()
+/// A 200 answer of JSON text, written whole into one buffer (not `axum::Json`'s many small
+/// writes into a growing one).
+fn json_response(body: Vec<u8>) -> Response {
+    let json = HeaderValue::from_static("application/json");
+    (
+        StatusCode::OK,
+        [(axum::http::header::CONTENT_TYPE, json)],
+        body,
+    )
+        .into_response()
+}
+
+/// An answer's JSON text (a `Value` or a page always serialises).
+fn written(answer: &impl serde::Serialize) -> Vec<u8> {
+    serde_json::to_vec(answer).unwrap_or_default()
 }
 
 /// The router of the emulator over its state.
@@ -253,12 +266,12 @@ async fn swagger(State(state): State<Arc<AppState>>) -> Response {
 }
 
 async fn stats_get(State(state): State<Arc<AppState>>) -> Response {
-    json_response(serde_json::to_value(state.stats.snapshot()).unwrap_or(json!({})))
+    json_response(written(&state.stats.snapshot()))
 }
 
 async fn stats_reset(State(state): State<Arc<AppState>>) -> Response {
     state.stats.reset();
-    json_response(json!({}))
+    json_response(b"{}".to_vec())
 }
 
 async fn read_json(body: Body) -> Result<Value, Response> {
@@ -382,12 +395,12 @@ fn run(
     slug: Option<&str>,
     query: &str,
     body: Option<&Value>,
-) -> Result<Value, ApiError> {
+) -> Result<Vec<u8>, ApiError> {
     let null = Value::Null;
     let body = body.unwrap_or(&null);
     let mut api = state.api();
-    match op {
-        Op::List => api.list(kind, query),
+    let value = match op {
+        Op::List => return api.list(kind, query).map(|page| written(&page)),
         Op::Read => api.read(kind, slug),
         Op::Create => api.create(kind, body, &api::now()),
         Op::Update => api.update(kind, slug, body, &api::now()),
@@ -395,7 +408,8 @@ fn run(
             let q = ListQuery::parse(query).map_err(ApiError::BadRequest)?;
             api.delete(kind, slug, &q)
         }
-    }
+    }?;
+    Ok(written(&value))
 }
 
 /// A running emulator; stopped when dropped.

@@ -96,7 +96,8 @@ impl Store {
         Ok(Store { conn })
     }
 
-    fn parse(kind: Kind, slug: &str, body: &str) -> Result<Value, StoreError> {
+    /// A stored object's text, parsed.
+    pub fn parse(kind: Kind, slug: &str, body: &str) -> Result<Value, StoreError> {
         serde_json::from_str(body).map_err(|source| StoreError::Corrupt {
             kind,
             slug: slug.to_string(),
@@ -225,12 +226,12 @@ impl Store {
     }
 
     /// Visits the kind's resources with a slug after `after`, in slug order, until `visit`
-    /// returns false.
+    /// returns false: each one's slug and JSON text as stored (see [`Store::parse`]).
     pub fn scan(
         &self,
         kind: Kind,
         after: &str,
-        mut visit: impl FnMut(&str, Value) -> Result<bool, StoreError>,
+        mut visit: impl FnMut(&str, String) -> Result<bool, StoreError>,
     ) -> Result<(), StoreError> {
         let mut stmt = self.conn.prepare_cached(
             "SELECT slug, body FROM resources WHERE kind = ?1 AND slug > ?2 ORDER BY slug",
@@ -239,8 +240,7 @@ impl Store {
         while let Some(row) = rows.next()? {
             let slug: String = row.get(0)?;
             let body: String = row.get(1)?;
-            let value = Self::parse(kind, &slug, &body)?;
-            if !visit(&slug, value)? {
+            if !visit(&slug, body)? {
                 break;
             }
         }
