@@ -436,7 +436,7 @@ impl DocCheck<'_> {
 
 /// Checks across manifests: duplicates, unique fields, undeclared references.
 fn check_set(loaded: &mut Loaded) {
-    let mut locator = Locator::default();
+    let mut locator = Locator::of(loaded);
     let mut first_seen: BTreeMap<Address, usize> = BTreeMap::new();
     let mut duplicates = Vec::new();
     for (i, m) in loaded.manifests.iter().enumerate() {

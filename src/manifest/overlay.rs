@@ -87,7 +87,7 @@ impl Loaded {
         }
         Some(FieldOrigin {
             file: m.file.clone(),
-            line: Locator::default().field_pos(m, pointer).line,
+            line: Locator::of(self).field_pos(m, pointer).line,
             from_var: origin.and_then(|o| var_at(&o.vars, pointer)),
         })
     }

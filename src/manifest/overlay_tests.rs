@@ -149,3 +149,23 @@ fn a_missing_overlay_directory_is_an_error_at_its_setting() {
         ["cfgctl.yaml:4:14: error: overlay: environment `staging`: overlay directory `envs/staging` does not exist"]
     );
 }
+
+#[test]
+fn a_file_edited_since_the_load_gives_no_line_of_its_new_text() {
+    let plain = "api_version: v1/config\nkind: Bucket\nspec:\n  slug: plain\n  name: Plain\n";
+    let files = [
+        ("cfgctl.yaml", SETTINGS.to_string()),
+        ("plain.yaml", plain.to_string()),
+    ];
+    let (d, loaded) = load(&files, Some("prod"));
+    assert_eq!(messages(&loaded, &d), Vec::<String>::new());
+    let m = &loaded.manifests[0];
+    // Read without positions: the line of a field is found by reading the file again.
+    assert!(m.spans.is_empty());
+    assert_eq!(loaded.provenance(&m.address(), "/name").unwrap().line, 5);
+    let file = d.path().join("plain.yaml");
+    std::fs::write(&file, plain.replacen("spec:\n", "spec:\n  # moved\n", 1)).unwrap();
+    // Edited since: not line 6 of the new text, the document's start as loaded.
+    let moved = loaded.provenance(&m.address(), "/name").unwrap();
+    assert_eq!((moved.file, moved.line), (file, m.pos.line));
+}
