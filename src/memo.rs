@@ -71,6 +71,8 @@ pub struct Memo {
     dir: PathBuf,
     folder: folder::Folder,
     key: [u8; 32],
+    /// What the plan request adds to every entry's inputs (bound when opened).
+    request: Request,
 }
 
 impl std::fmt::Debug for Memo {
@@ -123,6 +125,15 @@ pub struct Inputs<'a> {
     pub environment: Option<&'a str>,
 }
 
+/// What a plan request adds to an entry's [`Inputs`] besides the files read and the target,
+/// bound to the memo when it is opened ([`Memo::open_for`]).
+#[derive(Clone, Debug, Default)]
+pub struct Request {
+    pub prune: bool,
+    pub only: Vec<Pattern>,
+    pub environment: Option<String>,
+}
+
 /// A remembered no-change plan and the kinds it read.
 #[derive(Debug)]
 pub struct Remembered {
@@ -161,6 +172,12 @@ impl Memo {
         Memo::open_as(dir, token, folder::current_user())
     }
 
+    /// [`Memo::open`] for the entries of one plan request (see [`Memo::entry_id`]).
+    pub fn open_for(dir: &Path, token: Option<&str>, request: Request) -> Result<Memo, MemoError> {
+        let memo = Memo::open(dir, token)?;
+        Ok(Memo { request, ..memo })
+    }
+
     /// [`Memo::open`], for a folder that must belong to `owner`.
     fn open_as(dir: &Path, token: Option<&str>, owner: u32) -> Result<Memo, MemoError> {
         let (folder, secret) =
@@ -179,11 +196,24 @@ impl Memo {
             dir: dir.join("plans"),
             folder,
             key,
+            request: Request::default(),
+        })
+    }
+
+    /// The id of the entry of the request the memo was opened for ([`Memo::open_for`]), for
+    /// the files read and the target.
+    pub fn entry_id(&self, target: &str, sources: &Sources) -> [u8; 32] {
+        self.id_of(&Inputs {
+            sources,
+            target,
+            prune: self.request.prune,
+            only: &self.request.only,
+            environment: self.request.environment.as_deref(),
         })
     }
 
     /// The id of the entry for these inputs (a keyed hash: it says nothing of them).
-    pub fn entry_id(&self, inputs: &Inputs<'_>) -> [u8; 32] {
+    pub fn id_of(&self, inputs: &Inputs<'_>) -> [u8; 32] {
         let mut h = blake3::Hasher::new_keyed(&self.key);
         field(&mut h, b"entry");
         field(&mut h, crate::VERSION.as_bytes());

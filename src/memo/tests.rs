@@ -68,7 +68,7 @@ fn a_remembered_plan_comes_back_whole() {
     let dir = tempfile::tempdir().unwrap();
     let memo = Memo::open(dir.path(), Some("tok")).unwrap();
     let s = sources();
-    let id = memo.entry_id(&inputs(&s));
+    let id = memo.id_of(&inputs(&s));
     assert!(memo.recall(&id).is_none());
     assert!(memo
         .remember(&id, Answers([9; 32]), &plan(), &known())
@@ -100,7 +100,7 @@ fn only_a_folder_without_entries_remembers_nothing() {
     std::fs::write(dir.path().join("plans").join(".x.tmp"), b"x").unwrap();
     assert!(memo.remembers_nothing());
     let s = sources();
-    let id = memo.entry_id(&inputs(&s));
+    let id = memo.id_of(&inputs(&s));
     memo.remember(&id, Answers([9; 32]), &plan(), &known())
         .unwrap();
     assert!(!memo.remembers_nothing());
@@ -114,7 +114,7 @@ fn a_plan_with_something_to_do_is_not_remembered() {
     let dir = tempfile::tempdir().unwrap();
     let memo = Memo::open(dir.path(), None).unwrap();
     let s = sources();
-    let id = memo.entry_id(&inputs(&s));
+    let id = memo.id_of(&inputs(&s));
     let mut p = plan();
     p.guard_violations.push(crate::plan::Guard::EmptyPrune {
         kind: Kind::named("Bucket"),
@@ -129,44 +129,44 @@ fn every_input_names_another_entry() {
     let dir = tempfile::tempdir().unwrap();
     let memo = Memo::open(dir.path(), Some("tok")).unwrap();
     let s = sources();
-    let base = memo.entry_id(&inputs(&s));
+    let base = memo.id_of(&inputs(&s));
     let mut ids = vec![base];
     let mut edited = sources();
     edited.0[1].1[0] ^= 1;
-    ids.push(memo.entry_id(&inputs(&edited)));
+    ids.push(memo.id_of(&inputs(&edited)));
     let mut renamed = sources();
     renamed.0[1].0 = "cfg/buckets2.yaml".into();
-    ids.push(memo.entry_id(&inputs(&renamed)));
+    ids.push(memo.id_of(&inputs(&renamed)));
     let mut fewer = sources();
     fewer.0.pop();
-    ids.push(memo.entry_id(&inputs(&fewer)));
-    ids.push(memo.entry_id(&Inputs {
+    ids.push(memo.id_of(&inputs(&fewer)));
+    ids.push(memo.id_of(&Inputs {
         target: "https://other.example.com",
         ..inputs(&s)
     }));
-    ids.push(memo.entry_id(&Inputs {
+    ids.push(memo.id_of(&Inputs {
         prune: true,
         ..inputs(&s)
     }));
     // Two environments on one URL: one entry each, and neither is the plan without one.
     for environment in ["staging", "prod"] {
-        ids.push(memo.entry_id(&Inputs {
+        ids.push(memo.id_of(&Inputs {
             environment: Some(environment),
             ..inputs(&s)
         }));
     }
     let only = [Pattern::parse("Team/*").unwrap()];
-    ids.push(memo.entry_id(&Inputs {
+    ids.push(memo.id_of(&Inputs {
         only: &only,
         ..inputs(&s)
     }));
     // Another token: another key.
     let other = Memo::open(dir.path(), Some("tok2")).unwrap();
-    ids.push(other.entry_id(&inputs(&s)));
+    ids.push(other.id_of(&inputs(&s)));
     let distinct: BTreeSet<_> = ids.iter().collect();
     assert_eq!(distinct.len(), ids.len());
     // The same inputs, the same id.
-    assert_eq!(memo.entry_id(&inputs(&sources())), base);
+    assert_eq!(memo.id_of(&inputs(&sources())), base);
 }
 
 #[test]
@@ -174,7 +174,7 @@ fn an_entry_that_does_not_verify_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let memo = Memo::open(dir.path(), Some("tok")).unwrap();
     let s = sources();
-    let id = memo.entry_id(&inputs(&s));
+    let id = memo.id_of(&inputs(&s));
     memo.remember(&id, Answers([9; 32]), &plan(), &known())
         .unwrap();
     let path = dir.path().join("plans").join(hex(&id));
@@ -212,7 +212,7 @@ fn the_token_is_never_written() {
     let memo = Memo::open(dir.path(), Some(token)).unwrap();
     assert!(!format!("{memo:?}").contains(token));
     let s = sources();
-    let id = memo.entry_id(&inputs(&s));
+    let id = memo.id_of(&inputs(&s));
     memo.remember(&id, Answers([9; 32]), &plan(), &known())
         .unwrap();
     for entry in walkdir::WalkDir::new(dir.path()) {
@@ -235,7 +235,7 @@ fn a_directory_others_may_write_is_not_used() {
     let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode(&dir.path().join("plans")), 0o700);
     let s = sources();
-    let id = memo.entry_id(&inputs(&s));
+    let id = memo.id_of(&inputs(&s));
     memo.remember(&id, Answers([9; 32]), &plan(), &known())
         .unwrap();
     assert_eq!(mode(&dir.path().join("plans").join(hex(&id))), 0o600);
@@ -267,7 +267,7 @@ fn old_entries_are_trimmed() {
         )]);
         let mut s = s;
         s.0.push((format!("{i}.yaml").into(), [0; 32]));
-        let id = memo.entry_id(&inputs(&s));
+        let id = memo.id_of(&inputs(&s));
         memo.remember(&id, Answers([1; 32]), &plan(), &known())
             .unwrap();
     }
@@ -304,7 +304,7 @@ fn without_a_token_an_entry_is_keyed_by_the_users_secret() {
     let dir = tempfile::tempdir().unwrap();
     let memo = Memo::open(dir.path(), None).unwrap();
     let s = sources();
-    let id = memo.entry_id(&inputs(&s));
+    let id = memo.id_of(&inputs(&s));
     memo.remember(&id, Answers([9; 32]), &plan(), &known())
         .unwrap();
     let path = dir.path().join("plans").join(hex(&id));
@@ -343,7 +343,7 @@ fn a_fifo_in_an_entrys_place_is_not_waited_for() {
     let dir = tempfile::tempdir().unwrap();
     let memo = Memo::open(dir.path(), None).unwrap();
     let s = sources();
-    let id = memo.entry_id(&inputs(&s));
+    let id = memo.id_of(&inputs(&s));
     let path = dir.path().join("plans").join(hex(&id));
     let made = std::process::Command::new("mkfifo")
         .arg(&path)
@@ -381,7 +381,7 @@ fn the_trim_removes_only_cfgctls_entries() {
     }
     for i in 0..KEEP + 3 {
         let s = Sources(vec![(format!("{i}.yaml").into(), [3; 32])]);
-        let id = memo.entry_id(&inputs(&s));
+        let id = memo.id_of(&inputs(&s));
         memo.remember(&id, Answers([1; 32]), &plan(), &known())
             .unwrap();
     }
@@ -400,7 +400,7 @@ fn a_folder_swapped_for_a_symlink_after_opening_is_not_followed() {
     // Full of entries, so the next write trims.
     for i in 0..KEEP {
         let s = Sources(vec![(format!("{i}.yaml").into(), [4; 32])]);
-        let id = memo.entry_id(&inputs(&s));
+        let id = memo.id_of(&inputs(&s));
         memo.remember(&id, Answers([1; 32]), &plan(), &known())
             .unwrap();
     }
@@ -415,7 +415,7 @@ fn a_folder_swapped_for_a_symlink_after_opening_is_not_followed() {
     std::os::unix::fs::symlink(victim.path(), &plans).unwrap();
     let before = std::fs::read_dir(victim.path()).unwrap().count();
     let s = Sources(vec![("new.yaml".into(), [5; 32])]);
-    let id = memo.entry_id(&inputs(&s));
+    let id = memo.id_of(&inputs(&s));
     memo.remember(&id, Answers([1; 32]), &plan(), &known())
         .unwrap();
     // The write and the trim happened in the folder that was opened, not through the link.

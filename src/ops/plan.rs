@@ -159,7 +159,12 @@ fn memo_for(req: &PlanRequest) -> Option<Memo> {
         return None;
     }
     let dir = req.cache.as_deref()?;
-    Memo::open(dir, req.target.token.as_deref())
+    let request = crate::memo::Request {
+        prune: req.prune,
+        only: req.only.clone(),
+        environment: req.environment.clone(),
+    };
+    Memo::open_for(dir, req.target.token.as_deref(), request)
         .map_err(|e| tracing::warn!("{e}; planning without it"))
         .ok()
 }
@@ -277,13 +282,7 @@ async fn read_for_memo(
         let (hashed, listed) = first_with(hashing, listing.as_mut()).await;
         match hashed {
             Ok(Some(sources)) => {
-                let id = memo.entry_id(&crate::memo::Inputs {
-                    sources: &sources,
-                    target: &conn.name,
-                    prune: req.prune,
-                    only: &req.only,
-                    environment: req.environment.as_deref(),
-                });
+                let id = memo.entry_id(&conn.name, &sources);
                 let remembered = memo.recall(&id);
                 // Nothing remembered: the manifests load while the lists are still read.
                 let loading = remembered.is_none().then(|| {
@@ -398,13 +397,7 @@ async fn planned(
     }
     if let Some(memo) = memo {
         // Keyed by what the load read, not by the hashing ahead (a file may have changed).
-        let id = memo.entry_id(&crate::memo::Inputs {
-            sources: &loaded.sources,
-            target: &conn.name,
-            prune: req.prune,
-            only: &req.only,
-            environment: req.environment.as_deref(),
-        });
+        let id = memo.entry_id(&conn.name, &loaded.sources);
         if in_clear {
             tracing::info!("secrets answered in clear: the plan is not remembered");
         } else if let Err(e) = memo.remember(&id, answers, &plan, &current.known) {
