@@ -497,22 +497,35 @@ fn check_set(loaded: &mut Loaded) {
         }
     }
 
+    // Located together: a repository that refers to what another declares has one per
+    // manifest, and each file is read again once.
+    let mut undeclared = Vec::new();
     for m in &loaded.manifests {
         for r in m.references() {
             let target = Address::new(r.target, Some(r.slug.clone()));
             if !first_seen.contains_key(&target) {
-                loaded.diagnostics.push(Diagnostic::warning(
-                    &m.file,
-                    locator.field_pos(m, &r.pointer),
-                    Problem::UndeclaredReference {
-                        from: m.address().to_string(),
-                        path: r.path,
-                        target: target.to_string(),
-                    },
-                ));
+                undeclared.push((m, r, target));
             }
         }
     }
+    let wanted: Vec<(&Manifest, &str)> = undeclared
+        .iter()
+        .map(|(m, r, _)| (*m, r.pointer.as_str()))
+        .collect();
+    let positions = locator.field_positions(&wanted);
+    let mut warnings = Vec::with_capacity(undeclared.len());
+    for ((m, r, target), pos) in undeclared.into_iter().zip(positions) {
+        warnings.push(Diagnostic::warning(
+            &m.file,
+            pos,
+            Problem::UndeclaredReference {
+                from: m.address().to_string(),
+                path: r.path,
+                target: target.to_string(),
+            },
+        ));
+    }
+    loaded.diagnostics.append(&mut warnings);
 }
 
 #[cfg(test)]

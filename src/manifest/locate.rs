@@ -51,7 +51,10 @@ pub(super) fn load_plain(text: &str, shown: &Path, has_refs: bool, loaded: &mut 
 /// rare and each file is read at most once.
 #[derive(Default)]
 pub struct Locator {
-    files: BTreeMap<PathBuf, Option<Vec<Document>>>,
+    /// The file read last and its documents (`None`: unreadable, or edited since the load).
+    /// Only one is kept: its located documents weigh several times its text, and a load's
+    /// problems come file after file.
+    last: Option<(PathBuf, Option<Vec<Document>>)>,
     /// The hash of each file as the load read it: a file that reads otherwise now (edited
     /// since) gives no positions, only its manifests' document starts as loaded, never a
     /// field of another version. Without it (a file just read), every file is taken.
@@ -62,7 +65,7 @@ impl Locator {
     /// A locator for the files of a load made earlier (the files hashed as that load read them).
     pub fn of(loaded: &Loaded) -> Locator {
         Locator {
-            files: BTreeMap::new(),
+            last: None,
             loaded: Some(loaded.sources.0.iter().cloned().collect()),
         }
     }
@@ -72,43 +75,97 @@ impl Locator {
         if !m.spans.is_empty() {
             return m.field_pos(pointer);
         }
-        let loaded = &self.loaded;
-        let docs = self.files.entry(m.file.clone()).or_insert_with(|| {
-            let text = read_text(&m.file).ok()?;
-            if let Some(loaded) = loaded {
-                let hash = *blake3::hash(text.as_bytes()).as_bytes();
-                if loaded.get(&m.file) != Some(&hash) {
-                    return None;
-                }
-            }
-            yaml::parse_documents(&text).ok()
-        });
-        docs.iter()
-            .flatten()
-            .find(|d| d.start == m.pos)
-            .map(|d| spec_spans(d, m.kind))
-            .and_then(|spans| spans.nearest(pointer).map(|s| s.field()))
-            .unwrap_or(m.pos)
+        if self.last.as_ref().is_none_or(|(file, _)| *file != m.file) {
+            let docs = self.documents(&m.file);
+            self.last = Some((m.file.clone(), docs));
+        }
+        let docs = self.last.as_ref().and_then(|(_, docs)| docs.as_deref());
+        pos_in(docs, m, pointer)
     }
+
+    /// [`Locator::field_pos`] of many fields at once: each file read again once, the files on
+    /// all cores (a repository whose every manifest has a problem found after loading, such as
+    /// references to resources another repository declares, reads them all again).
+    pub fn field_positions(&self, wanted: &[(&Manifest, &str)]) -> Vec<Pos> {
+        let mut by_file: BTreeMap<&Path, Vec<usize>> = BTreeMap::new();
+        for (i, (m, _)) in wanted.iter().enumerate() {
+            if m.spans.is_empty() {
+                by_file.entry(m.file.as_path()).or_default().push(i);
+            }
+        }
+        let found: Vec<(usize, Pos)> = by_file
+            .into_par_iter()
+            .flat_map_iter(|(file, at)| {
+                let docs = self.documents(file);
+                at.into_iter()
+                    .map(|i| (i, pos_in(docs.as_deref(), wanted[i].0, wanted[i].1)))
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        let mut positions: Vec<Pos> = wanted.iter().map(|(m, p)| m.field_pos(p)).collect();
+        for (i, pos) in found {
+            positions[i] = pos;
+        }
+        positions
+    }
+
+    /// A file's documents read again, located; `None` when it cannot be read or reads otherwise
+    /// than the load read it.
+    fn documents(&self, file: &Path) -> Option<Vec<Document>> {
+        let text = read_text(file).ok()?;
+        if let Some(loaded) = &self.loaded {
+            let hash = *blake3::hash(text.as_bytes()).as_bytes();
+            if loaded.get(file) != Some(&hash) {
+                return None;
+            }
+        }
+        yaml::parse_documents(&text).ok()
+    }
+}
+
+/// The position of a field of `m` among its file's documents read again (`None`: not read),
+/// else of its document.
+fn pos_in(docs: Option<&[Document]>, m: &Manifest, pointer: &str) -> Pos {
+    docs.into_iter()
+        .flatten()
+        .find(|d| d.start == m.pos)
+        .map(|d| spec_spans(d, m.kind))
+        .and_then(|spans| spans.nearest(pointer).map(|s| s.field()))
+        .unwrap_or(m.pos)
 }
 
 impl Loaded {
     /// Points the planner's reference problems at their field: the planner is pure and has
     /// only the positions the loader kept (see [`Locator`]).
     pub fn locate(&self, diagnostics: &mut [Diagnostic]) {
-        let mut locator = Locator::of(self);
-        for d in diagnostics {
+        let fast_read: BTreeMap<(&Path, String), &Manifest> = self
+            .manifests
+            .iter()
+            .filter(|m| m.spans.is_empty())
+            .map(|m| ((m.file.as_path(), m.address().to_string()), m))
+            .collect();
+        let mut at = Vec::new();
+        let mut pointers = Vec::new();
+        for (i, d) in diagnostics.iter().enumerate() {
             let Some((from, path)) = d.problem.reference() else {
                 continue;
             };
-            let Some(m) = self.manifests.iter().find(|m| {
-                m.file == d.file && m.spans.is_empty() && m.address().to_string() == from
-            }) else {
+            let Some(m) = fast_read.get(&(d.file.as_path(), from.to_string())) else {
                 continue;
             };
             if let Some(r) = m.references().into_iter().find(|r| r.path == path) {
-                d.pos = locator.field_pos(m, &r.pointer);
+                at.push((i, *m));
+                pointers.push(r.pointer);
             }
+        }
+        let wanted: Vec<(&Manifest, &str)> = at
+            .iter()
+            .zip(&pointers)
+            .map(|((_, m), p)| (*m, p.as_str()))
+            .collect();
+        let positions = Locator::of(self).field_positions(&wanted);
+        for ((i, _), pos) in at.iter().zip(positions) {
+            diagnostics[*i].pos = pos;
         }
     }
 }

@@ -144,3 +144,59 @@ fn missing_directory() {
         "directory `/nonexistent/cfgctl-test` does not exist"
     );
 }
+
+/// Many fields located at once (each file read again once, files on all cores) as one at a
+/// time: manifests read fast and located, in several files, nested and top-level pointers,
+/// one file edited since the load (its documents' starts, never a line of the new text).
+#[test]
+fn fields_located_together_as_one_at_a_time() {
+    let bucket = |slug: &str, pad: &str| {
+        format!("api_version: v1/config\nkind: Bucket\nspec:\n{pad}  slug: {slug}\n  name: N\n  team_slug: ghost-{slug}\n")
+    };
+    let budget = "api_version: v1/config\nkind: ConsumptionBudget\nspec:\n  slug: cb\n  name: CB\n  priorities:\n    - priority: 1\n      filters:\n        - dataset_slug: nowhere\n";
+    let files: Vec<(String, String)> = (0..6)
+        .map(|i| {
+            let docs = [
+                bucket(&format!("b{i}a"), ""),
+                bucket(&format!("b{i}b"), "  # pad\n"),
+            ];
+            (format!("d{i}/f.yaml"), docs.join("---\n"))
+        })
+        .chain([("budget.yaml".to_string(), budget.to_string())])
+        .collect();
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(n, t)| (n.as_str(), t.as_str()))
+        .collect();
+    let (d, loaded) = load(&refs);
+    let wanted: Vec<(&Manifest, String)> = loaded
+        .manifests
+        .iter()
+        .flat_map(|m| m.references().into_iter().map(move |r| (m, r.pointer)))
+        .chain(loaded.manifests.iter().map(|m| (m, "/name".to_string())))
+        .collect();
+    assert_eq!(wanted.len(), 26);
+    let wanted: Vec<(&Manifest, &str)> = wanted.iter().map(|(m, p)| (*m, p.as_str())).collect();
+    let one_by_one = |loaded: &Loaded| {
+        let mut locator = Locator::of(loaded);
+        wanted
+            .iter()
+            .map(|(m, p)| locator.field_pos(m, p))
+            .collect::<Vec<_>>()
+    };
+    let together = Locator::of(&loaded).field_positions(&wanted);
+    assert_eq!(together, one_by_one(&loaded));
+    // Found in the files, not the documents' starts.
+    assert!(together
+        .iter()
+        .zip(&wanted)
+        .all(|(pos, (m, _))| pos.line > m.pos.line));
+    let edited = d.path().join("d3/f.yaml");
+    let text = std::fs::read_to_string(&edited).unwrap();
+    std::fs::write(&edited, format!("# moved\n{text}")).unwrap();
+    let together = Locator::of(&loaded).field_positions(&wanted);
+    assert_eq!(together, one_by_one(&loaded));
+    for (pos, (m, _)) in together.iter().zip(&wanted) {
+        assert_eq!(*pos == m.pos, m.file == edited, "{}", m.source());
+    }
+}
