@@ -164,7 +164,8 @@ impl Problem {
     pub fn reference(&self) -> Option<(&str, &str)> {
         match self {
             Problem::DanglingReference { from, path, .. }
-            | Problem::ReferencedDelete { from, path, .. } => Some((from, path)),
+            | Problem::ReferencedDelete { from, path, .. }
+            | Problem::UndeclaredReference { from, path, .. } => Some((from, path)),
             _ => None,
         }
     }

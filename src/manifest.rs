@@ -87,6 +87,8 @@ impl Manifest {
 pub struct Loaded {
     pub manifests: Vec<Manifest>,
     pub settings: Settings,
+    /// Every problem found, at its field; a warning about a reference to a resource no
+    /// manifest declares points at its document until [`Loaded::locate_warnings`].
     pub diagnostics: Vec<Diagnostic>,
     /// Number of `*.yaml`, `*.yml` and `*.json` files read (the settings file not counted).
     pub manifest_files: usize,
@@ -497,33 +499,25 @@ fn check_set(loaded: &mut Loaded) {
         }
     }
 
-    // Located together: a repository that refers to what another declares has one per
-    // manifest, and each file is read again once.
-    let mut undeclared = Vec::new();
+    // At the field when the manifest kept its positions, else at its document: located only
+    // where warnings are shown (`Loaded::locate_warnings`), since a repository that refers to
+    // what another declares has one per manifest, and locating them reads every file again.
+    let mut warnings = Vec::new();
     for m in &loaded.manifests {
         for r in m.references() {
             let target = Address::new(r.target, Some(r.slug.clone()));
             if !first_seen.contains_key(&target) {
-                undeclared.push((m, r, target));
+                warnings.push(Diagnostic::warning(
+                    &m.file,
+                    m.field_pos(&r.pointer),
+                    Problem::UndeclaredReference {
+                        from: m.address().to_string(),
+                        path: r.path,
+                        target: target.to_string(),
+                    },
+                ));
             }
         }
-    }
-    let wanted: Vec<(&Manifest, &str)> = undeclared
-        .iter()
-        .map(|(m, r, _)| (*m, r.pointer.as_str()))
-        .collect();
-    let positions = locator.field_positions(&wanted);
-    let mut warnings = Vec::with_capacity(undeclared.len());
-    for ((m, r, target), pos) in undeclared.into_iter().zip(positions) {
-        warnings.push(Diagnostic::warning(
-            &m.file,
-            pos,
-            Problem::UndeclaredReference {
-                from: m.address().to_string(),
-                path: r.path,
-                target: target.to_string(),
-            },
-        ));
     }
     loaded.diagnostics.append(&mut warnings);
 }

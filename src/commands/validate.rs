@@ -128,6 +128,7 @@ fn load(opts: &ValidateSettings) -> anyhow::Result<(manifest::Loaded, Problems)>
         if names.is_empty() {
             // No environment (or a settings file that cannot say which): the base alone.
             let mut base = manifest::load_dir(&opts.dir)?;
+            base.locate_warnings();
             let policy = crate::policy::check(&opts.dir, &base, None, None);
             base.diagnostics.extend(policy.diagnostics);
             let problems = base
@@ -144,6 +145,7 @@ fn load(opts: &ValidateSettings) -> anyhow::Result<(manifest::Loaded, Problems)>
     let mut loads = manifest::load_dir_envs(&opts.dir, &asked)?;
     // The policy's manifest rules, with each environment's manifests and name.
     for (name, loaded) in names.iter().zip(loads.iter_mut()) {
+        loaded.locate_warnings();
         let policy = crate::policy::check(&opts.dir, loaded, None, Some(name));
         loaded.diagnostics.extend(policy.diagnostics);
     }

@@ -135,8 +135,17 @@ fn pos_in(docs: Option<&[Document]>, m: &Manifest, pointer: &str) -> Pos {
 }
 
 impl Loaded {
-    /// Points the planner's reference problems at their field: the planner is pure and has
-    /// only the positions the loader kept (see [`Locator`]).
+    /// Points the load's own reference warnings at their field (they point at their document
+    /// until then: only a command that shows warnings needs their fields, and finding them
+    /// reads files again).
+    pub fn locate_warnings(&mut self) {
+        let mut diagnostics = std::mem::take(&mut self.diagnostics);
+        self.locate(&mut diagnostics);
+        self.diagnostics = diagnostics;
+    }
+
+    /// Points reference problems (the planner's, the load's warnings) at their field: the
+    /// planner is pure and has only the positions the loader kept (see [`Locator`]).
     pub fn locate(&self, diagnostics: &mut [Diagnostic]) {
         let fast_read: BTreeMap<(&Path, String), &Manifest> = self
             .manifests

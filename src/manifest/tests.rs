@@ -106,10 +106,13 @@ fn symlinks_are_not_followed() {
 
 #[test]
 fn unique_fields_and_undeclared_references() {
-    let (d, loaded) = load(&[(
+    let (d, mut loaded) = load(&[(
         "x.yaml",
         "api_version: v1/config\nkind: DerivedLabel\nspec: {slug: a, name: A, label_name: env}\n---\napi_version: v1/config\nkind: DerivedLabel\nspec: {slug: b, name: B, label_name: env}\n---\napi_version: v1/config\nkind: Bucket\nspec:\n  slug: c\n  name: C\n  team_slug: ghost\n",
     )]);
+    // The warning points at its document until located (only where warnings are shown).
+    assert!(messages(&loaded, d.path())[1].starts_with("x.yaml:9:1: warning: Bucket/c"));
+    loaded.locate_warnings();
     assert_eq!(
         messages(&loaded, d.path()),
         vec![
