@@ -215,10 +215,9 @@ pub(super) fn manifest(
     }
     newer_fields.extend(cur.newer_fields().iter().map(|p| format!("{kind}.{p}")));
     let compared = compared.unwrap_or_else(|| compare(kind, cur, m, settings));
-    let Compared::Differ(before, after) = compared else {
+    let Compared::Differ(fields) = compared else {
         return Decision::Unchanged;
     };
-    let fields = normalize::diff(kind, &before, &after);
     if mode == Mode::Observe {
         return Decision::Observed(observed(address, m, ActionKind::Update, fields));
     }

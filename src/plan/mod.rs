@@ -501,8 +501,9 @@ pub fn prepare(desired: &[&Manifest]) {
 enum Compared {
     /// The manifest and its current object are the same once normalised.
     Same,
-    /// Before (current) and after (desired), normalised.
-    Differ(Value, Value),
+    /// What differs, field by field (the normalised forms are let go at once: a bulk change
+    /// would otherwise hold both forms of every changed resource until the plan is made).
+    Differ(Vec<FieldChange>),
 }
 
 /// Compares every wanted manifest with its current object, on all cores (digests first: see
@@ -545,7 +546,7 @@ fn compare(kind: Kind, current: &Object, desired: &Manifest, settings: &Settings
     if before == after {
         Compared::Same
     } else {
-        Compared::Differ(before, after)
+        Compared::Differ(normalize::diff(kind, &before, &after))
     }
 }
 
