@@ -155,21 +155,32 @@ pub fn pull(input: &PullInput) -> Result<Pulled, PullError> {
         env::pull_env(input, environment, addresses, &mut out)?;
         per_file = BTreeMap::new();
     }
-    for (file, mut addresses) in per_file {
-        addresses.sort();
-        let text = input
-            .texts
-            .get(&file)
-            .ok_or_else(|| PullError::Unreadable {
-                file: file.clone(),
-                message: "not read".into(),
-            })?;
-        let new_text = rewrite_file(&file, text, &addresses, input)?;
-        out.rewritten.push(RewrittenFile {
-            path: file,
-            text: new_text,
-            addresses,
-        });
+    // Each file rewritten on its own (read located, edited, read back), on all cores; the
+    // first failure in file order is the one reported.
+    use rayon::prelude::*;
+    let rewritten: Vec<Result<RewrittenFile, PullError>> = per_file
+        .into_iter()
+        .collect::<Vec<_>>()
+        .into_par_iter()
+        .map(|(file, mut addresses)| {
+            addresses.sort();
+            let text = input
+                .texts
+                .get(&file)
+                .ok_or_else(|| PullError::Unreadable {
+                    file: file.clone(),
+                    message: "not read".into(),
+                })?;
+            let new_text = rewrite_file(&file, text, &addresses, input)?;
+            Ok(RewrittenFile {
+                path: file,
+                text: new_text,
+                addresses,
+            })
+        })
+        .collect();
+    for file in rewritten {
+        out.rewritten.push(file?);
     }
     if input.include_unmanaged {
         let mut unmanaged = Current::default();
