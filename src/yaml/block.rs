@@ -421,7 +421,7 @@ impl<'a> Reader<'a> {
         }
         self.count()?;
         let value = match r[0] {
-            b'|' => return self.literal(r, parent),
+            b'|' | b'>' => return self.literal(r, parent),
             b'"' | b'\'' => {
                 let (text, end) = if r[0] == b'"' {
                     double_quoted(r)?
@@ -466,9 +466,12 @@ impl<'a> Reader<'a> {
         Some(value)
     }
 
-    /// A literal block scalar (`|` or `|-`) whose header is `header`, inside a parent at
+    /// A literal (`|`, `|-`) or folded (`>`, `>-`) block scalar whose header is `header`, inside a parent at
     /// column `parent`.
     fn literal(&mut self, header: &[u8], parent: usize) -> Option<Value> {
+        // Folded (`>`): lines at the block's indentation joined by a space; a blank line or a
+        // more indented one (which fold otherwise) is left to the general reader.
+        let folded = header[0] == b'>';
         let (strip, after) = match header.get(1) {
             Some(b'-') => (true, 2),
             None | Some(b' ') => (false, 1),
@@ -502,6 +505,9 @@ impl<'a> Reader<'a> {
                     if sp < k {
                         break;
                     }
+                    if folded && (sp > k || breaks > 0) {
+                        return None;
+                    }
                     k
                 }
                 None => {
@@ -514,7 +520,7 @@ impl<'a> Reader<'a> {
                 }
             };
             if any {
-                out.push('\n');
+                out.push(if folded { ' ' } else { '\n' });
             }
             for _ in 0..breaks {
                 out.push('\n');

@@ -46,6 +46,11 @@ pub(super) fn resolve_plain(s: &str) -> Option<Value> {
     }
     let b = s.as_bytes();
     let first = b[0];
+    if first.is_ascii_digit() && b.iter().any(|&c| never_in_a_number(c)) {
+        // A duration or a size (`12h`, `5m`, `30s`, `64Mi`): no spelling of a number, a
+        // timestamp or a time of day has such a letter, so the general reader reads text.
+        return Some(Value::String(s.to_string()));
+    }
     if first.is_ascii_digit() || matches!(first, b'-' | b'+' | b'.') {
         return number(s);
     }
@@ -59,6 +64,13 @@ pub(super) fn resolve_plain(s: &str) -> Option<Value> {
         return None;
     }
     Some(Value::String(s.to_string()))
+}
+
+/// A letter no number of YAML 1.1 or 1.2 has (not a hex digit, not the `x`, `o`, `b` of a
+/// base, the `e` of an exponent, the letters of `.inf` and `.nan`, nor the `t`, `z` of a
+/// timestamp), nor a `:` of a sexagesimal number or a time.
+fn never_in_a_number(c: u8) -> bool {
+    c.is_ascii_alphabetic() && !b"abcdefxoinptzABCDEFXOINPTZ".contains(&c)
 }
 
 /// `-?(0|[1-9][0-9]*)` (18 digits at most) or that with `.[0-9]+` after it.

@@ -36,6 +36,8 @@ fn takes_the_common_shape_with_the_same_values_and_starts() {
         "\"quoted key\": 1\n'single': 2\nplain key: 3\n",
         "a: é ünïcödé\nb: \"日本\"\n",
         "a: 18446744073709551\nb: -9007199254740993\nc: 0\nd: 1.0\n",
+        "duration: 12h\nrefresh: 30s\nlimit: 64Mi\nevery: 1w\ngc: 10ms\n",
+        "a: >\n  folded\nb: >-\n  one two\n  three\n\nc: 1\n",
         "y: yes\nn: On\nx: off\nh: N\n",
         "a: x,y\nb: 'a: b'\nc: \"a #b\"\nd: a#b\n",
         "a:\n\n  b: 1\n\n\n  c: 2\n",
@@ -85,7 +87,9 @@ fn leaves_what_it_does_not_take() {
         "<<: {a: 1}\n",
         "a: [1, 2]\n",
         "a: {b: 1}\n",
-        "a: >\n  folded\n",
+        "a: >\n  x\n\n  y\n",
+        "a: >\n  x\n    y\n",
+        "a: >+\n  kept\n",
         "a: |+\n  kept\n",
         "a: |2\n   x\n",
         "a: |\n  x",
@@ -203,13 +207,17 @@ fn word() -> impl Strategy<Value = String> {
         Just("x: y".to_string()),
         Just("a #c".to_string()),
         Just(".5".to_string()),
+        // Digits first: durations and sizes are text; what may be a number, a timestamp or
+        // a time is left to the general reader.
+        "[0-9]{1,3}(h|m|s|ms|Mi|Gi|w|y|d|e5|x1|:30|_0|\\.[0-9]\\.[0-9]|-01-01|[a-z]{1,3})",
     ]
 }
 
 #[derive(Clone, Debug)]
 enum Tree {
     Leaf(String),
-    Literal(Vec<String>, bool),
+    /// Its lines, stripped (`|-`), folded (`>`).
+    Literal(Vec<String>, bool, bool),
     Map(Vec<(String, Tree)>),
     Seq(Vec<Tree>),
 }
@@ -217,8 +225,8 @@ enum Tree {
 fn tree() -> impl Strategy<Value = Tree> {
     let leaf = prop_oneof![
         4 => word().prop_map(Tree::Leaf),
-        1 => (prop::collection::vec("[ a-z{}\":#]{0,6}", 1..4), any::<bool>())
-            .prop_map(|(l, s)| Tree::Literal(l, s)),
+        1 => (prop::collection::vec("[ a-z{}\":#]{0,6}", 1..4), any::<bool>(), any::<bool>())
+            .prop_map(|(l, s, f)| Tree::Literal(l, s, f)),
     ];
     leaf.prop_recursive(4, 40, 5, |inner| {
         prop_oneof![
@@ -237,8 +245,13 @@ fn emit(t: &Tree, indent: usize, out: &mut String) {
             out.push_str(w);
             out.push('\n');
         }
-        Tree::Literal(lines, strip) => {
-            out.push_str(if *strip { " |-\n" } else { " |\n" });
+        Tree::Literal(lines, strip, folded) => {
+            out.push_str(match (*folded, *strip) {
+                (false, true) => " |-\n",
+                (false, false) => " |\n",
+                (true, true) => " >-\n",
+                (true, false) => " >\n",
+            });
             for l in lines {
                 out.push_str(&pad);
                 out.push_str("  ");
