@@ -181,9 +181,27 @@ fn load_text(path: &Path, shown: &Path, text: &str, ctx: &vars::Context<'_>, loa
         return;
     }
     let has_refs = text.contains("${");
-    if !is_json && load_plain(text, shown, has_refs, loaded) {
+    let src = vars::Source {
+        text,
+        is_json,
+        path,
+        shown,
+        plain: true,
+    };
+    if !is_json && load_plain(&src, has_refs, ctx, loaded) {
         return;
     }
+    load_located(&src, has_refs, ctx, loaded);
+}
+
+/// [`load_text`] by the located reader: every node's position kept.
+fn load_located(
+    src: &vars::Source<'_>,
+    has_refs: bool,
+    ctx: &vars::Context<'_>,
+    loaded: &mut Loaded,
+) {
+    let (text, is_json, path, shown) = (src.text, src.is_json, src.path, src.shown);
     let docs = if is_json {
         match yaml::parse_json(text) {
             // A JSON file holds one object or an array of them.
@@ -215,6 +233,7 @@ fn load_text(path: &Path, shown: &Path, text: &str, ctx: &vars::Context<'_>, loa
         is_json,
         path,
         shown,
+        plain: false,
     };
     for mut doc in docs {
         let substituted =

@@ -21,7 +21,7 @@ mod scalar;
 #[cfg(test)]
 #[path = "yaml/yaml12_tests.rs"]
 pub(crate) mod yaml12;
-pub use plain::parse_documents_plain;
+pub use plain::{parse_documents_plain, parse_documents_plain_refs};
 
 /// A document's value and where it starts, as the fast readers give it (no positions below).
 #[derive(Clone, Debug, PartialEq)]

@@ -12,37 +12,62 @@ use super::*;
 /// kept when every document passes its checks. A file with any problem is read again by the
 /// located reader (false), so every diagnostic points at its field. The manifests of a file
 /// read this way have no field positions ([`Locator`] finds one when a later check needs it).
-/// With `has_refs` (the text holds `${`), a document that needs substitution is read located.
-pub(super) fn load_plain(text: &str, shown: &Path, has_refs: bool, loaded: &mut Loaded) -> bool {
-    let Some(docs) = yaml::parse_documents_plain(text) else {
+/// With `has_refs` (the text holds `${`), a document that needs substitution is substituted
+/// here when the block reader took the file (`yaml::parse_documents_plain_refs`), else read
+/// located; any problem of substitution reads the file located too.
+pub(super) fn load_plain(
+    src: &super::vars::Source<'_>,
+    has_refs: bool,
+    ctx: &super::vars::Context<'_>,
+    loaded: &mut Loaded,
+) -> bool {
+    let (text, shown) = (src.text, src.shown);
+    let refs = has_refs
+        .then(|| yaml::parse_documents_plain_refs(text))
+        .flatten();
+    let substitutes = refs.is_some();
+    let Some(docs) = refs.or_else(|| yaml::parse_documents_plain(text)) else {
         return false;
     };
     let mut manifests = Vec::with_capacity(docs.len());
     let mut diagnostics = Vec::new();
     for plain in docs {
-        if has_refs && super::vars::needed(&plain.value) {
-            return false;
-        }
-        let doc = Document {
-            value: Value::Null,
+        let mut doc = Document {
+            value: plain.value,
             start: plain.start,
             spans: Spans::default(),
         };
-        let mut ctx = DocCheck {
+        let outcome = match has_refs && super::vars::needed(&doc.value) {
+            false => None,
+            true if !substitutes => return false,
+            true => Some(super::vars::substitute(
+                &mut doc,
+                src,
+                ctx,
+                &mut diagnostics,
+            )),
+        };
+        let value = std::mem::take(&mut doc.value);
+        let mut check = DocCheck {
             file: shown,
             text,
             doc: &doc,
             diagnostics: &mut diagnostics,
             failed: false,
         };
-        if let Some(m) = ctx.check(plain.value) {
-            manifests.push(m);
+        if let Some(m) = check.check(value) {
+            manifests.push((m, outcome));
         }
         if !diagnostics.is_empty() {
             return false;
         }
     }
-    loaded.manifests.append(&mut manifests);
+    for (m, outcome) in manifests {
+        if let Some(outcome) = outcome {
+            loaded.provenance.record(&m, outcome, &mut loaded.sources);
+        }
+        loaded.manifests.push(m);
+    }
     true
 }
 

@@ -239,6 +239,7 @@ impl Merger<'_> {
             is_json,
             path,
             shown,
+            plain: false,
         };
         for mut doc in docs {
             let outcome = if text.contains("${") {

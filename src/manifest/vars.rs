@@ -33,6 +33,9 @@ pub(super) struct Source<'a> {
     pub path: &'a Path,
     /// The file as shown in diagnostics.
     pub shown: &'a Path,
+    /// Read by the block reader for substitution (`yaml::parse_documents_plain_refs`): no
+    /// positions, and every whole `${var:NAME}` was plain.
+    pub plain: bool,
 }
 
 /// What one document's substitution did.
@@ -90,8 +93,9 @@ pub(super) fn substitute(
             return;
         }
         let at = spans.get(pointer).map_or(start, |s| s.value);
-        let quoted = src.is_json
-            || !matches!(char_at(src.text, at), Some(c) if c != '"' && c != '\'' && c != '|' && c != '>');
+        let quoted = !src.plain
+            && (src.is_json
+                || !matches!(char_at(src.text, at), Some(c) if c != '"' && c != '\'' && c != '|' && c != '>'));
         let in_secret = secrets.iter().any(|p| p == pointer);
         let mut one = Expansion {
             src,

@@ -200,3 +200,81 @@ fn other_dollar_braces_are_text() {
         json!("${HOME} and ${var:x}")
     );
 }
+
+/// Substitution on the block reader's values (no positions) against substitution on the
+/// located reader's: the same manifests, variables used, sources and problems, for plain,
+/// quoted, flow and block values, typed and textual, escaped, `${file:…}`, secret fields, and
+/// a problem (which reads the file located). The fast way takes the plain ones.
+#[test]
+fn substitution_without_positions_loads_as_the_located_way() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("label.txt"), "from-file\n").unwrap();
+    let vars: std::collections::BTreeMap<String, crate::environments::Scalar> = [
+        ("region", crate::environments::Scalar::String("eu".into())),
+        (
+            "threshold",
+            crate::environments::Scalar::Number(50000.into()),
+        ),
+        ("on", crate::environments::Scalar::Bool(true)),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    let env = crate::environments::Environment {
+        name: "staging".into(),
+        url: None,
+        token_env: None,
+        vars,
+        overlay: None,
+        overlay_pos: crate::yaml::Pos::new(1, 1),
+    };
+    let ctx = super::Context {
+        env: Some(&env),
+        declared: true,
+    };
+    let bodies = [
+        ("  slug: a\n  name: ${var:region}\n  mode: ENABLED\n  conditional_rate_based_drop:\n    enabled: ${var:on}\n    rate_limit_threshold: ${var:threshold}\n    activated_drop_duration_secs: 600\n", true),
+        ("  slug: b-${var:region}\n  name: \"x ${var:threshold} $${lit}\"\n  mode: ENABLED\n", true),
+        ("  slug: c\n  name: ${file:label.txt}\n  mode: ENABLED\n", true),
+        ("  slug: d\n  name: '${var:region}'\n  mode: ENABLED\n", false),
+        ("  slug: e\n  name: |-\n    ${var:region}\n  mode: ENABLED\n", false),
+        ("  slug: f\n  name: ${var:nowhere}\n  mode: ENABLED\n", false),
+        ("  slug: g\n  name: G\n  mode: ENABLED\n  filters:\n    - {name: env, value_glob: \"${var:region}\"}\n", false),
+        ("  slug: h\n  name: ${var:region}\n  mode: ${var:threshold}\n", false),
+    ];
+    for (body, fast) in bodies {
+        let text = format!("api_version: v1/config\nkind: DropRule\nspec:\n{body}---\napi_version: v1/config\nkind: Team\nspec:\n  slug: t\n  name: T\n");
+        let path = dir.path().join("r.yaml");
+        let src = super::Source {
+            text: &text,
+            is_json: false,
+            path: &path,
+            shown: &path,
+            plain: true,
+        };
+        let mut quick = Loaded::default();
+        let taken = crate::manifest::locate::load_plain(&src, true, &ctx, &mut quick);
+        assert_eq!(taken, fast, "{body} {:?}", quick.diagnostics);
+        let mut via = Loaded::default();
+        crate::manifest::load_text(&path, &path, &text, &ctx, &mut via);
+        let mut located = Loaded::default();
+        crate::manifest::load_located(&src, true, &ctx, &mut located);
+        let specs = |l: &Loaded| {
+            l.manifests
+                .iter()
+                .map(|m| (*m.spec).clone())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(specs(&via), specs(&located), "{body}");
+        assert_eq!(via.diagnostics, located.diagnostics, "{body}");
+        assert_eq!(via.sources.0, located.sources.0, "{body}");
+        assert_eq!(
+            format!("{:?}", via.provenance),
+            format!("{:?}", located.provenance),
+            "{body}"
+        );
+        if fast {
+            assert!(via.manifests.iter().all(|m| m.spans.is_empty()), "{body}");
+        }
+    }
+}

@@ -34,6 +34,17 @@ const MAX_KEY: usize = 1_000;
 /// Every non-empty document of `text` (its BOM already stripped), or `None` when the text is
 /// not in the subset this reader takes.
 pub(super) fn parse_documents_block(text: &str) -> Option<Vec<PlainDocument>> {
+    read_block(text, false)
+}
+
+/// [`parse_documents_block`] of a text with `${` in it, for substitution without positions:
+/// every string that is a whole `${var:NAME}` was written plain (one quoted or in a block
+/// scalar gives up), since only a plain one takes the variable's type.
+pub(super) fn parse_documents_block_refs(text: &str) -> Option<Vec<PlainDocument>> {
+    read_block(text, true)
+}
+
+fn read_block(text: &str, refs: bool) -> Option<Vec<PlainDocument>> {
     if text.len() > MAX_BYTES || !plain_chars(text.as_bytes()) {
         return None;
     }
@@ -44,6 +55,7 @@ pub(super) fn parse_documents_block(text: &str) -> Option<Vec<PlainDocument>> {
         end: 0,
         line: 1,
         nodes: 0,
+        refs,
     };
     r.end = r.find_end();
     let mut docs = Vec::new();
@@ -162,6 +174,13 @@ fn is_marker(line: &[u8]) -> bool {
         && matches!(line.get(3), None | Some(b' '))
 }
 
+/// A whole `${var:NAME}`: substitution gives it the variable's type when it is plain.
+fn whole_var(s: &str) -> bool {
+    s.strip_prefix("${var:")
+        .and_then(|r| r.strip_suffix('}'))
+        .is_some_and(|name| !name.contains('}'))
+}
+
 /// What starts a mapping entry.
 enum Key {
     /// The key and the offset just past its `:`.
@@ -182,6 +201,8 @@ struct Reader<'a> {
     /// 1-based number of the current line.
     line: u32,
     nodes: usize,
+    /// Give up on a whole `${var:NAME}` that is not plain (see [`parse_documents_block_refs`]).
+    refs: bool,
 }
 
 impl<'a> Reader<'a> {
@@ -428,7 +449,7 @@ impl<'a> Reader<'a> {
                 } else {
                     single_quoted(r)?
                 };
-                if !blank_or_comment(&r[end..], true) {
+                if !blank_or_comment(&r[end..], true) || (self.refs && whole_var(&text)) {
                     return None;
                 }
                 Value::String(text)
@@ -539,6 +560,9 @@ impl<'a> Reader<'a> {
         }
         if !strip {
             out.push('\n');
+        }
+        if self.refs && whole_var(&out) {
+            return None;
         }
         self.skip_empty();
         // Held for the whole run (a dashboard's document): no room left over from growing.

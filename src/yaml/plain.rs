@@ -23,6 +23,13 @@ pub fn parse_documents_plain(text: &str) -> Option<Vec<PlainDocument>> {
     super::block::parse_documents_block(text).or_else(|| parse_documents_saphyr(text))
 }
 
+/// [`parse_documents_plain`] of a text with `${` in it, by the block reader only, which gives
+/// up on a whole `${var:NAME}` that is not plain (substitution then needs no positions: see
+/// `manifest::vars`); `None` when it does not take the text.
+pub fn parse_documents_plain_refs(text: &str) -> Option<Vec<PlainDocument>> {
+    super::block::parse_documents_block_refs(strip_bom(text))
+}
+
 /// [`parse_documents_plain`] through serde-saphyr only.
 fn parse_documents_saphyr(text: &str) -> Option<Vec<PlainDocument>> {
     let text = strip_bom(text);

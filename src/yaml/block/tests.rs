@@ -361,3 +361,27 @@ proptest! {
         prop_assert_eq!(plain_chars(&bytes), plain_chars_reference(&bytes));
     }
 }
+
+/// For substitution without positions, a whole `${var:NAME}` must have been plain (only a
+/// plain one takes the variable's type): quoted or in a block scalar, the reader gives up.
+#[test]
+fn a_whole_variable_is_taken_only_plain() {
+    use super::parse_documents_block_refs as refs;
+    for text in [
+        "a: '${var:x}'\n",
+        "a: \"${var:x}\"\n",
+        "a: |-\n  ${var:x}\n",
+    ] {
+        assert!(refs(text).is_none(), "{text:?}");
+        assert!(parse_documents_block(text).is_some(), "{text:?}");
+    }
+    for text in [
+        "a: ${var:x}\n",
+        "a: 'x ${var:y}'\n",
+        "a: \"${var:x}-${var:y}\"\n",
+        "a: |\n  ${var:x}\n",
+    ] {
+        assert_eq!(refs(text), parse_documents_block(text), "{text:?}");
+        assert!(refs(text).is_some(), "{text:?}");
+    }
+}
