@@ -1,8 +1,10 @@
 //! Substitution in manifest values (docs/environments.md): `${var:NAME}` from the selected
 //! environment, `${env:NAME}` and `${file:PATH}` outside secret fields, `$${` for a literal
-//! `${`. It runs on a located document, before its checks, so every problem points at the
-//! `${` it is about; a file with no `${` never reaches it (the loader looks at the raw text
-//! first), so it costs nothing where it is not used.
+//! `${`. It runs before a document's checks, on the block reader's values (no positions: the
+//! reader took only plain whole `${var:NAME}`s, see `yaml::parse_documents_plain_refs`) or on
+//! a located document; a problem on the first reads the file located, so every problem points
+//! at the `${` it is about. A file with no `${` never reaches it (the loader looks at the raw
+//! text first), so it costs nothing where it is not used.
 //!
 //! A secret field keeps a whole-value `${env:…}`/`${file:…}`: it is a reference, resolved only
 //! when sent (the `secrets` module). A variable's value is inserted as it is, never read again
