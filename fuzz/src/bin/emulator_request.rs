@@ -43,7 +43,11 @@ fn run(api: &mut Api, method: &str, target: &str, body: &[u8]) -> Result<Value, 
         serde_json::from_slice(body).map_err(|e| ApiError::BadRequest(e.to_string()))
     };
     match op {
-        Op::List => api.list(kind, query),
+        // A page is written, not built: read back as the client reads it.
+        Op::List => api.list(kind, query).map(|page| {
+            let text = serde_json::to_vec(&page).expect("a page serialises");
+            serde_json::from_slice(&text).expect("a page is JSON")
+        }),
         Op::Read => api.read(kind, slug),
         Op::Create => {
             let body = json()?;
