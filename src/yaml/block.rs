@@ -513,6 +513,9 @@ impl<'a> Reader<'a> {
             if sp == line.len() {
                 // An empty line: at most the indentation's spaces, once it is known.
                 match indent {
+                    // A blank last line without a line break: the general reader decides
+                    // what the scalar keeps (as for a content line below).
+                    Some(_) if self.end == self.b.len() && !strip && sp > 0 => return None,
                     Some(k) if sp <= k => {
                         breaks += 1;
                         self.next_line();
