@@ -164,13 +164,7 @@ pub fn pull(input: &PullInput) -> Result<Pulled, PullError> {
         .into_par_iter()
         .map(|(file, mut addresses)| {
             addresses.sort();
-            let text = input
-                .texts
-                .get(&file)
-                .ok_or_else(|| PullError::Unreadable {
-                    file: file.clone(),
-                    message: "not read".into(),
-                })?;
+            let text = input.text_of(&file)?;
             let new_text = rewrite_file(&file, text, &addresses, input)?;
             Ok(RewrittenFile {
                 path: file,

@@ -103,13 +103,7 @@ pub(super) fn pull_env(
         }
     }
     for (file, changes) in per_file {
-        let text = input
-            .texts
-            .get(&file)
-            .ok_or_else(|| PullError::Unreadable {
-                file: file.clone(),
-                message: "not read".into(),
-            })?;
+        let text = input.text_of(&file)?;
         let docs = locate(&file, text, is_json_file(&file))?;
         let mut wanted = Vec::new();
         for (address, changes) in &changes {
