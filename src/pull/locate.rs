@@ -265,11 +265,9 @@ pub(super) fn render_json(text: &str, start: usize, envelope: &Value) -> String 
 impl PullInput<'_> {
     /// The text of a manifest file as the load read it.
     pub(super) fn text_of(&self, file: &Path) -> Result<&String, PullError> {
-        self.texts
-            .get(file)
-            .ok_or_else(|| PullError::Unreadable {
-                file: file.to_path_buf(),
-                message: "not read".into(),
-            })
+        self.texts.get(file).ok_or_else(|| PullError::Unreadable {
+            file: file.to_path_buf(),
+            message: "not read".into(),
+        })
     }
 }
