@@ -42,10 +42,19 @@ impl Findings {
     /// annotation under `GITHUB_ACTIONS=true`, as `validate` prints its problems); fails
     /// when any is an error.
     pub fn print_and_enforce(self) -> Result<(), PolicyError> {
+        self.print_and_enforce_in(None)
+    }
+
+    /// [`Findings::print_and_enforce`] for one of several environments: each line prefixed
+    /// with its name (`[prod] file:line:col: error: ...`), as its other problems are.
+    pub fn print_and_enforce_in(self, environment: Option<&str>) -> Result<(), PolicyError> {
         let github = std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true");
         let mut err = crate::output::stderr();
         for d in &self.diagnostics {
-            let _ = writeln!(err, "{d}");
+            let _ = match environment {
+                Some(name) => writeln!(err, "[{}] {d}", crate::output::Inert(name)),
+                None => writeln!(err, "{d}"),
+            };
             if github {
                 let _ = err.command(&d.github_annotation());
             }
@@ -90,6 +99,20 @@ pub fn check(
     Findings { diagnostics }
 }
 
+/// [`check`] with the plan: on the manifests the plan was made from when they are still held
+/// (`loaded`), else as [`check_plan`].
+pub fn check_planned(
+    dir: &Path,
+    loaded: Option<&Loaded>,
+    plan: &Plan,
+    environment: Option<&str>,
+) -> Result<Findings, PolicyError> {
+    match loaded {
+        Some(loaded) => Ok(check(dir, loaded, Some(plan), environment)),
+        None => check_plan(dir, plan, environment),
+    }
+}
+
 /// [`check`] with the plan, for a command that no longer holds the manifests: the settings
 /// are read first, and the manifests loaded again only when they name a policy.
 pub fn check_plan(
@@ -97,16 +120,21 @@ pub fn check_plan(
     plan: &Plan,
     environment: Option<&str>,
 ) -> Result<Findings, PolicyError> {
-    let file = dir.join(crate::settings::FILE_NAME);
-    let names_policy = std::fs::read_to_string(&file)
-        .ok()
-        .and_then(|text| crate::settings::parse(&file, &text).ok())
-        .is_some_and(|s| s.policy.is_some());
-    if !names_policy {
+    if !named_in(dir) {
         return Ok(Findings::default());
     }
     let loaded = crate::manifest::load_dir_for(dir, environment)?;
     Ok(check(dir, &loaded, Some(plan), environment))
+}
+
+/// Whether `DIR/cfgctl.yaml` names a policy (a file that cannot be read or parsed names none:
+/// the load reports it).
+pub fn named_in(dir: &Path) -> bool {
+    let file = dir.join(crate::settings::FILE_NAME);
+    std::fs::read_to_string(&file)
+        .ok()
+        .and_then(|text| crate::settings::parse(&file, &text).ok())
+        .is_some_and(|s| s.policy.is_some())
 }
 
 /// `DIR/cfgctl.yaml` as the loader shows it.

@@ -143,20 +143,24 @@ pub fn drift(args: DriftArgs, global: &GlobalArgs) -> anyhow::Result<Planning> {
     )
 }
 
-/// `apply` keeps the manifests (`--rotate-secrets`), the target's objects (the conflict
-/// rules) and the connection (it sends through it); it has no plan cache of its own, but
-/// seals with the user's secret of the one written before its name.
+/// `apply` keeps the manifests only for what reads them after the plan (`--rotate-secrets`,
+/// and a policy, which then sees the very manifests planned); otherwise they load lean, as
+/// `plan`'s, so a large repository is not held whole while its changes are sent. It keeps the
+/// target's objects (the conflict rules) and the connection (it sends through it); it has no
+/// plan cache of its own, but seals with the user's secret of the one written before its name.
 pub fn apply(args: ApplyArgs, global: &GlobalArgs, cache: &CacheArgs) -> anyhow::Result<Applying> {
+    let request = request(&args.target, args.source)?;
+    let keeps_manifests = args.rotate_secrets.is_some() || crate::policy::named_in(&request.dir);
     let opts = ApplySettings {
         request: PlanRequest {
             prune: args.prune,
             only: args.only,
             keep: Keep {
-                manifests: true,
+                manifests: keeps_manifests,
                 current: true,
                 connection: true,
             },
-            ..request(&args.target, args.source)?
+            ..request
         },
         auto_approve: args.auto_approve,
         allow_empty_prune: args.allow_empty_prune,

@@ -271,7 +271,7 @@ async fn planned_or_saved(
     let ops::Planned {
         mut plan,
         current: Some(current),
-        manifests: Some(loaded),
+        manifests,
         connection: Some(conn),
         ..
     } = ops::plan(&opts.request).await?
@@ -279,17 +279,34 @@ async fn planned_or_saved(
         anyhow::bail!("the plan came back without what apply keeps");
     };
     plan.guard.environment = opts.request.environment.clone();
-    if let Some(patterns) = &opts.rotate_secrets {
-        crate::secrets::add_rotations(&mut plan, &loaded.manifests, &current, patterns);
-    }
     let environment = opts.request.environment.as_deref();
-    crate::policy::check(&opts.request.dir, &loaded, Some(&plan), environment)
-        .print_and_enforce()
-        .map_err(|e| anyhow::anyhow!("{e}: nothing was changed"))?;
-    // The manifests are freed (on another thread, not before the first request): the plan
-    // holds what apply sends.
-    ops::free_aside(loaded);
+    rotate_and_check(opts, &mut plan, manifests, &current, environment, false)?;
     Ok((conn, plan, current))
+}
+
+/// What apply does to a plan made now before anything is sent: the rotations asked for added
+/// (`--rotate-secrets`: the manifests are kept for it), then the policy run on the plan, with
+/// its own environment's manifests (its findings prefixed with its name when it is
+/// `one_of_several`); a deny stops this target. The manifests, when kept, are
+/// freed (on another thread, not before the first request): the plan holds what is sent.
+pub(super) fn rotate_and_check(
+    opts: &ApplySettings,
+    plan: &mut crate::plan::Plan,
+    manifests: Option<crate::manifest::Loaded>,
+    current: &crate::plan::Current,
+    environment: Option<&str>,
+    one_of_several: bool,
+) -> anyhow::Result<()> {
+    if let (Some(patterns), Some(loaded)) = (&opts.rotate_secrets, &manifests) {
+        crate::secrets::add_rotations(plan, &loaded.manifests, current, patterns);
+    }
+    crate::policy::check_planned(&opts.request.dir, manifests.as_ref(), plan, environment)?
+        .print_and_enforce_in(environment.filter(|_| one_of_several))
+        .map_err(|e| anyhow::anyhow!("{e}: nothing was changed"))?;
+    if let Some(loaded) = manifests {
+        ops::free_aside(loaded);
+    }
+    Ok(())
 }
 
 /// Shows the plan, refuses or asks for confirmation: `None` when there is nothing to do,

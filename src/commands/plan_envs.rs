@@ -89,9 +89,37 @@ pub fn plan_several(settings: &PlanSettings, envs: Vec<Environment>) -> anyhow::
         })
         .collect();
     let code = render(settings, &kept)?;
+    if !settings.request.drift {
+        enforce_policy(settings, &kept)?;
+    }
     // The command ends here (`let_go`).
     ops::let_go(kept);
     Ok(ExitCode::from(code))
+}
+
+/// The policy on every planned environment's plan, with that environment's manifests, as
+/// `plan` runs it on one: the findings on stderr, each prefixed with its environment; fails
+/// naming the environments it denies.
+fn enforce_policy(settings: &PlanSettings, kept: &[Kept]) -> anyhow::Result<()> {
+    let mut denied = Vec::new();
+    for (name, kept) in kept {
+        let Ok((plan, _)) = kept else { continue };
+        let findings = crate::policy::check_plan(&settings.request.dir, plan, Some(name))
+            .with_context(|| format!("running the policy for {}", crate::output::Inert(name)))?;
+        match findings.print_and_enforce_in(Some(name)) {
+            Ok(()) => {}
+            Err(crate::policy::PolicyError::Failed { errors }) => denied.push(format!(
+                "{}: {}",
+                crate::output::Inert(name),
+                super::plural(errors, "error", "errors")
+            )),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    if !denied.is_empty() {
+        anyhow::bail!("the policy fails in {}", denied.join("; "));
+    }
+    Ok(())
 }
 
 /// Writes the report of several environments in the chosen format; its exit code.

@@ -18,7 +18,9 @@ impl DocCheck<'_> {
             match value {
                 Value::Object(_) => {
                     // Serialising a Value cannot fail.
-                    let text = serde_json::to_string(value).unwrap_or_default();
+                    let mut text = serde_json::to_string(value).unwrap_or_default();
+                    // Held for the whole run: no room left over from growing.
+                    text.shrink_to_fit();
                     *value = Value::String(text);
                 }
                 Value::String(text) if text.trim().is_empty() => {}

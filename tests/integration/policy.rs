@@ -404,3 +404,100 @@ fn a_rule_that_fails_to_evaluate_is_located_and_a_builtin_error_is_undefined() {
     let r = validate(dir.path());
     assert_eq!(r.code, 0, "{}", r.transcript());
 }
+
+/// Two environments whose prod overlay declares what the policy denies there: every
+/// environment's plan and apply runs the policy with its own manifests (`environment` in each
+/// input), and a deny in one refuses that one only.
+fn two_environments(staging: &Tenant, prod: &Tenant) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "cfgctl.yaml",
+        &format!(
+            "policy: rules\nenvironments:\n  staging:\n    url: {}\n    overlay: envs/staging\n  \
+             prod:\n    url: {}\n    overlay: envs/prod\n",
+            staging.emulator.url(),
+            prod.emulator.url()
+        ),
+    );
+    write(
+        dir.path(),
+        "team.yaml",
+        "api_version: v1/config\nkind: Team\nspec: {slug: platform, name: Platform}\n",
+    );
+    write(dir.path(), "envs/staging/.keep", "");
+    write(
+        dir.path(),
+        "envs/prod/scratch.yaml",
+        "api_version: v1/config\nkind: Team\nspec: {slug: scratch, name: Scratch}\n",
+    );
+    write(
+        dir.path(),
+        "rules/prod.rego",
+        "package main\n\ndeny contains \"no scratch team in prod\" if {\n\tinput.environment == \"prod\"\n\
+         \tinput.address == \"Team/scratch\"\n}\n",
+    );
+    dir
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_deny_in_one_environment_fails_its_plan_and_stops_its_apply_only() {
+    let (staging, prod) = (Tenant::full().await, Tenant::full().await);
+    let dir = two_environments(&staging, &prod);
+    let denied = "[prod] envs/prod/scratch.yaml:1:1: error: Team/scratch: no scratch team in prod";
+    for format in ["text", "json", "markdown"] {
+        let r = Cfgctl::bare()
+            .dir(dir.path())
+            .args(&["plan", ".", "--all-envs", "--format", format])
+            .run()
+            .await;
+        assert_eq!(r.code, 1, "{}", r.transcript());
+        assert!(r.stderr.contains(denied), "{}", r.stderr);
+        assert!(!r.stderr.contains("[staging]"), "{}", r.stderr);
+        assert!(
+            r.stdout.contains("Team/scratch"),
+            "the report is shown: {}",
+            r.stdout
+        );
+        assert!(
+            r.stderr
+                .contains("error: the policy fails in prod: 1 error"),
+            "{}",
+            r.stderr
+        );
+    }
+    // The same one environment asked for alone.
+    let r = Cfgctl::bare()
+        .dir(dir.path())
+        .args(&["plan", ".", "--env", "prod"])
+        .run()
+        .await;
+    assert_eq!(r.code, 1, "{}", r.transcript());
+    assert!(
+        r.stderr
+            .contains("envs/prod/scratch.yaml:1:1: error: Team/scratch: no scratch team in prod"),
+        "{}",
+        r.stderr
+    );
+
+    let r = Cfgctl::bare()
+        .dir(dir.path())
+        .args(&["apply", ".", "--all-envs", "--auto-approve"])
+        .run()
+        .await;
+    assert_eq!(r.code, 1, "{}", r.transcript());
+    assert!(r.stderr.contains(denied), "{}", r.stderr);
+    assert!(
+        r.stdout
+            .ends_with("Environments: succeeded: staging; failed: prod (nothing applied)\n"),
+        "{}",
+        r.transcript()
+    );
+    assert!(
+        prod.emulator.stats().log.iter().all(|l| l.method == "GET"),
+        "nothing sent to prod"
+    );
+    let team = Kind::from_name("Team").unwrap();
+    assert_eq!(staging.read(team, Some("platform")).await.status, 200);
+    assert_eq!(prod.read(team, Some("platform")).await.status, 404);
+}
