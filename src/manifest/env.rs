@@ -16,7 +16,11 @@ pub fn load_dir_for(dir: &Path, env: Option<&str>) -> Result<Loaded, LoadError> 
 /// [`load_dir_for`], lean (`manifest::lean`): each manifest is handed to `let_go` as soon as
 /// its file is checked, and gives up its spec when `let_go` says so. Not with an overlay (it
 /// is merged into the specs after every file is in): then every spec is kept.
-pub fn load_dir_lean(dir: &Path, env: Option<&str>, let_go: &LetGo) -> Result<Loaded, LoadError> {
+pub fn load_dir_lean(
+    dir: &Path,
+    env: Option<&str>,
+    let_go: &LetGo<'_>,
+) -> Result<Loaded, LoadError> {
     let mut all = load_envs(dir, &[env], Some(let_go))?;
     Ok(all.pop().unwrap_or_default())
 }
@@ -34,7 +38,7 @@ pub fn load_dir_envs(dir: &Path, envs: &[Option<&str>]) -> Result<Vec<Loaded>, L
 pub fn load_dir_envs_lean(
     dir: &Path,
     envs: &[Option<&str>],
-    let_go: &LetGo,
+    let_go: &LetGo<'_>,
 ) -> Result<Vec<Loaded>, LoadError> {
     load_envs(dir, envs, Some(let_go))
 }
@@ -42,7 +46,7 @@ pub fn load_dir_envs_lean(
 fn load_envs(
     dir: &Path,
     envs: &[Option<&str>],
-    let_go: Option<&LetGo>,
+    let_go: Option<&LetGo<'_>>,
 ) -> Result<Vec<Loaded>, LoadError> {
     let walk = walk(dir)?;
     let mut common = Loaded {

@@ -19,7 +19,7 @@ use crate::settings::Settings;
 
 /// The hook of a lean load, called on each manifest as soon as its file is checked: it sets
 /// what the caller needs of the spec (its digest) and says whether the spec may go.
-pub type LetGo = dyn Fn(&Manifest, &Settings) -> bool + Sync;
+pub type LetGo<'a> = dyn Fn(&Manifest, &Settings) -> bool + Sync + 'a;
 
 /// What the load's set checks and the planner read of a manifest whose spec was let go.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -46,6 +46,9 @@ pub(super) struct Source {
     /// (`manifest::load_dir_lean`; not a shared load's), and [`read_back`] reads the few the
     /// plan needs again.
     pub lean: bool,
+    /// What the target holds, once its lists are read (while a lean load still runs: from
+    /// then on, a manifest the plan sends keeps its spec instead of being read back).
+    pub listed: Arc<OnceLock<crate::plan::Listed>>,
 }
 
 impl Source {
@@ -56,9 +59,12 @@ impl Source {
             return shared.take(env).await;
         }
         let (dir, env, lean) = (self.dir.clone(), self.env.clone(), self.lean);
-        tokio::task::spawn_blocking(move || early_of(load(&dir, env.as_deref(), lean)?, &dir))
-            .await
-            .context("loading the manifests")?
+        let listed = Arc::clone(&self.listed);
+        tokio::task::spawn_blocking(move || {
+            early_of(load(&dir, env.as_deref(), lean, &listed)?, &dir)
+        })
+        .await
+        .context("loading the manifests")?
     }
 
     /// The hashes of the files the manifests are read from (the memo's key), hashed on a
@@ -88,22 +94,30 @@ impl Source {
             Some(loaded) => Ok(loaded),
             None => {
                 let (dir, env, lean) = (self.dir.clone(), self.env.clone(), self.lean);
-                tokio::task::spawn_blocking(move || valid(load(&dir, env.as_deref(), lean)?, &dir))
-                    .await
-                    .context("loading the manifests")?
+                let listed = Arc::clone(&self.listed);
+                tokio::task::spawn_blocking(move || {
+                    valid(load(&dir, env.as_deref(), lean, &listed)?, &dir)
+                })
+                .await
+                .context("loading the manifests")?
             }
         }
     }
 }
 
-/// Loads the manifests, lean (see [`Source::lean`]) or not.
+/// Loads the manifests, lean (see [`Source::lean`]; what the target holds, once `listed`,
+/// decides too) or not.
 fn load(
     dir: &Path,
     env: Option<&str>,
     lean: bool,
+    listed: &OnceLock<crate::plan::Listed>,
 ) -> Result<manifest::Loaded, manifest::LoadError> {
     if lean {
-        manifest::load_dir_lean(dir, env, &crate::plan::may_let_go)
+        let let_go = |m: &manifest::Manifest, settings: &crate::settings::Settings| {
+            crate::plan::may_let_go_given(m, settings, listed.get())
+        };
+        manifest::load_dir_lean(dir, env, &let_go)
     } else {
         manifest::load_dir_for(dir, env)
     }
@@ -198,8 +212,9 @@ pub(super) async fn load_fetch(
 ) -> anyhow::Result<(manifest::Loaded, Connection, crate::state::Fetched)> {
     let expected = crate::plan::Expected::default();
     let expecting = expected.clone();
-    // What the target has, once read: then only those manifests need their digests.
-    let listed: Arc<OnceLock<BTreeSet<Address>>> = Arc::default();
+    // What the target has, once read: then only those manifests need their digests (and a
+    // lean load keeps the specs of the others: `Source::listed`).
+    let listed = Arc::clone(&source.listed);
     let listing = Arc::clone(&listed);
     let early = source.spawn_early();
     let loading = async move {
@@ -217,7 +232,7 @@ pub(super) async fn load_fetch(
         let fetched = crate::state::fetch_expecting(&conn.client, &expected)
             .await
             .with_context(|| format!("reading the current state of {}", conn.name))?;
-        let _ = listed.set(fetched.current.resources.keys().cloned().collect());
+        let _ = listed.set(crate::plan::Listed::of(&fetched.current));
         anyhow::Ok((conn, fetched))
     };
     tokio::pin!(reading);
@@ -241,7 +256,7 @@ pub(super) async fn load_fetch(
 /// what matches): every one while the listing is not known, once it is only those it has.
 fn digest_ahead(
     loaded: manifest::Loaded,
-    listing: &OnceLock<BTreeSet<Address>>,
+    listing: &OnceLock<crate::plan::Listed>,
     expecting: &crate::plan::Expected,
 ) -> manifest::Loaded {
     {
@@ -249,7 +264,7 @@ fn digest_ahead(
             Some(existing) => loaded
                 .manifests
                 .iter()
-                .filter(|m| existing.contains(&m.address()))
+                .filter(|m| existing.holds(m))
                 .collect(),
             None => loaded.manifests.iter().collect(),
         };

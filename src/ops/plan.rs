@@ -116,6 +116,7 @@ pub(super) async fn plan_sharing(
         env: req.environment.clone(),
         shared: shared.cloned(),
         lean: req.loads_lean(),
+        listed: Default::default(),
     };
     tracing::debug!(
         drift = req.drift,

@@ -473,6 +473,34 @@ pub fn may_let_go(m: &Manifest, settings: &Settings) -> bool {
     !settings.ignore.iter().any(|r| r.kind == m.kind) && m.kind.def().secrets.is_empty()
 }
 
+/// [`may_let_go`], knowing what the target holds once its lists are read (`listed`): a
+/// manifest the plan will send (its kind not read, its object missing) keeps its spec, which
+/// would otherwise be read back from its file at once. Before, every spec that may go goes.
+pub fn may_let_go_given(m: &Manifest, settings: &Settings, listed: Option<&Listed>) -> bool {
+    may_let_go(m, settings) && listed.is_none_or(|l| l.holds(m))
+}
+
+/// What a target holds, as its lists were read: the kinds read and the addresses found.
+#[derive(Clone, Debug, Default)]
+pub struct Listed {
+    pub known: std::collections::BTreeSet<Kind>,
+    pub addresses: std::collections::BTreeSet<Address>,
+}
+
+impl Listed {
+    pub fn of(current: &Current) -> Listed {
+        Listed {
+            known: current.known.clone(),
+            addresses: current.resources.keys().cloned().collect(),
+        }
+    }
+
+    /// Whether the target has an object at `m`'s address (its kind read).
+    pub fn holds(&self, m: &Manifest) -> bool {
+        self.known.contains(&m.kind) && self.addresses.contains(&m.address())
+    }
+}
+
 /// Whether planning against `current` reads the spec of `m` (one [`may_let_go`] let go):
 /// its kind not read (an upsert sends it), its object missing (a create sends it) or with
 /// another digest (compared in full, and an update sends it). An unchanged manifest is

@@ -441,3 +441,42 @@ fn an_environments_specs_read_back_with_its_variables_and_the_files_they_read() 
         )
     );
 }
+
+/// Once the target's lists are read, a lean load keeps the spec of every manifest the plan
+/// will send (its object missing, or its kind not read) and lets go of the others; before, it
+/// lets go of every spec it may. Either way the plan is the full load's.
+#[test]
+fn a_lean_load_that_knows_the_target_keeps_what_it_will_send() {
+    let generated = tempfile::tempdir().unwrap();
+    let small = write(&REPO[2..]);
+    let dir = harness_mix(generated.path()).unwrap_or_else(|| small.path().to_path_buf());
+    let full = manifest::load_dir_for(&dir, None).unwrap();
+    let mut current = as_declared(&full);
+    let (missing, unread) = (&full.manifests[0], full.manifests.last().unwrap());
+    assert_ne!(missing.kind, unread.kind, "two kinds");
+    current.resources.remove(&missing.address());
+    current.known.remove(&unread.kind);
+    let listed = OnceLock::new();
+    let unknown = load(&dir, None, true, &listed).unwrap();
+    assert!(unknown.manifests.iter().all(Manifest::is_lean));
+    let _ = listed.set(crate::plan::Listed::of(&current));
+    let mut known = load(&dir, None, true, &listed).unwrap();
+    let held: Vec<Address> = known
+        .manifests
+        .iter()
+        .filter(|m| !m.is_lean())
+        .map(Manifest::address)
+        .collect();
+    let mut expected: Vec<Address> = full
+        .manifests
+        .iter()
+        .filter(|m| m.address() == missing.address() || m.kind == unread.kind)
+        .map(Manifest::address)
+        .collect();
+    expected.sort();
+    let mut held_sorted = held.clone();
+    held_sorted.sort();
+    assert_eq!(held_sorted, expected);
+    assert_eq!(read_back_now(&mut known, &current).unwrap(), 0);
+    assert_eq!(plan_of(&known, &current), plan_of(&full, &current));
+}
