@@ -463,7 +463,8 @@ fn convert(
             Value::Array(out)
         }
         Node::Map(entries) => {
-            let mut out = Map::new();
+            // At its exact size: held for the whole run.
+            let mut out = Map::with_capacity(entries.len());
             for (k, v) in entries {
                 let key_pos = Pos::from_location(&k.referenced);
                 let key = match k.value {

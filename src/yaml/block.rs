@@ -256,7 +256,9 @@ impl<'a> Reader<'a> {
             return None;
         }
         self.count()?;
-        let mut map = Map::new();
+        // The entries first, then the map at its exact size: a manifest's many small
+        // mappings are held for the whole run, without the room a growing map leaves.
+        let mut entries: Vec<(String, Value)> = Vec::new();
         let mut col = col;
         loop {
             let line = self.current();
@@ -265,11 +267,11 @@ impl<'a> Reader<'a> {
                 Key::Found(k, after) => (k, after),
                 Key::None | Key::GiveUp => return None,
             };
-            if key == "<<" || map.contains_key(&key) {
+            if key == "<<" {
                 return None;
             }
             let value = self.value(&rest[after..], indent, true, depth)?;
-            map.insert(key, value);
+            entries.push((key, value));
             match self.after_entry(indent)? {
                 None => break,
                 // A sequence at the keys' column that is not a key's value.
@@ -277,7 +279,11 @@ impl<'a> Reader<'a> {
                 Some(false) => col = indent,
             }
         }
-        Some(Value::Object(map))
+        let n = entries.len();
+        let mut map = Map::with_capacity(n);
+        map.extend(entries);
+        // A key given twice (the general reader says where).
+        (map.len() == n).then_some(Value::Object(map))
     }
 
     /// A block sequence whose dashes are at column `indent` (the current line is one).

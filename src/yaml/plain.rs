@@ -158,17 +158,22 @@ impl<'de> Visitor<'de> for PlainVisitor {
         Ok(Value::Array(items))
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-        let mut out = Map::new();
+        // The entries first, then the map at its exact size (held for the whole run).
+        let mut entries: Vec<(String, Value)> = Vec::new();
         while let Some(Key(name)) = map.next_key::<Key>()? {
             if self.yaml && super::scalar::leading_zero_decimal(&name) {
                 return Err(de::Error::custom("a key with leading zeros"));
             }
+            let value = map.next_value_seed(self)?;
+            entries.push((name, value));
+        }
+        let mut out = Map::with_capacity(entries.len());
+        for (name, value) in entries {
             if out.contains_key(&name) {
                 return Err(de::Error::custom(format!(
                     "duplicate key `{name}` (an earlier member of this object has the same key)"
                 )));
             }
-            let value = map.next_value_seed(self)?;
             out.insert(name, value);
         }
         Ok(Value::Object(out))
