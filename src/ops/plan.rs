@@ -68,7 +68,7 @@ impl PlanRequest {
 /// (the rest is let go at once), and each rules the memo out: a remembered plan has none.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Keep {
-    /// The loaded manifests (`apply --rotate-secrets`, `pull`).
+    /// The loaded manifests (`pull`; `apply` with `--rotate-secrets` or a policy).
     pub manifests: bool,
     /// The target's objects as read (`apply`'s conflict rules, `pull`).
     pub current: bool,
