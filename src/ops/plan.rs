@@ -340,14 +340,24 @@ async fn work_out(
     expected: crate::plan::Expected,
 ) -> anyhow::Result<(Loaded, crate::state::Fetched)> {
     let loading = loading.unwrap_or_else(|| source.spawn_early());
+    // The lists worked out now, while the manifests still load: once the load knows what the
+    // target holds, a lean load keeps the specs the plan will send (`Source::listed`).
+    let finishing = {
+        let (expected, listed) = (expected.clone(), std::sync::Arc::clone(&source.listed));
+        tokio::task::spawn_blocking(move || {
+            let fetched = listing?.finish(&expected)?;
+            let _ = listed.set(crate::plan::Listed::of(&fetched.current));
+            Ok::<_, crate::client::ClientError>(fetched)
+        })
+    };
+    // A manifest problem wins over a target problem.
     let loaded = loading.await.context("loading the manifests")??;
     let loaded = source.deferred(loaded).await?;
-    let listing = listing.with_context(|| format!("reading the current state of {}", conn.name))?;
-    let name = conn.name.clone();
+    let mut fetched = finishing
+        .await
+        .context("reading the lists")?
+        .with_context(|| format!("reading the current state of {}", conn.name))?;
     tokio::task::spawn_blocking(move || {
-        let mut fetched = listing
-            .finish(&expected)
-            .with_context(|| format!("reading the current state of {name}"))?;
         // Only the manifests the target has are compared (digested); the objects they
         // describe exactly let go of their text.
         let compared: Vec<&crate::manifest::Manifest> = loaded
