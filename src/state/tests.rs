@@ -59,6 +59,10 @@ async fn pages_worked_out_as_they_arrive_read_as_pages_worked_out_at_the_end() {
     let long_texts = a.current.resources.iter().filter(|(k, o)| {
         k.kind == team && serde_json::to_vec(&o.value()).unwrap().len() > SMALL_PAGE / 2
     });
-    assert_eq!(long_texts.count(), 5, "two teams fill more than a small page");
+    assert_eq!(
+        long_texts.count(),
+        5,
+        "two teams fill more than a small page"
+    );
     assert_eq!(teams.count(), 5);
 }
