@@ -184,10 +184,9 @@ impl Description {
                 let defs = self
                     .check_definitions
                     .get_or_init(|| convert_definitions(self.definitions(), Mode::Check));
-                jsonschema::options()
-                    .with_draft(jsonschema::Draft::Draft7)
-                    .build(&spec_schema(kind, defs.clone()))
-                    .ok()
+                let needed = reachable_definitions(defs, kind.def().definition)
+                    .unwrap_or_else(|| defs.clone());
+                compile_checker(kind, needed)
             })
             .as_ref()
     }

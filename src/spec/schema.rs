@@ -180,6 +180,56 @@ pub(super) fn required_fields(kind: Kind, mode: Mode) -> Vec<&'static str> {
     }
 }
 
+/// The checker of a kind's spec over `definitions` (its own and those it refers to).
+pub(super) fn compile_checker(
+    kind: Kind,
+    definitions: Map<String, Value>,
+) -> Option<jsonschema::Validator> {
+    jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft7)
+        .build(&spec_schema(kind, definitions))
+        .ok()
+}
+
+/// The definitions `root` reaches by `$ref` (itself included): all a kind's checker needs,
+/// a few of a description's hundreds, so each kind compiles only its own (every definition
+/// cloned and indexed for each kind was most of a small repository's `validate`). `None`
+/// when a `$ref` names no definition by its plain name: the caller then takes them all.
+pub(super) fn reachable_definitions(
+    definitions: &Map<String, Value>,
+    root: &str,
+) -> Option<Map<String, Value>> {
+    fn refs<'a>(node: &'a Value, out: &mut Vec<&'a str>) {
+        match node {
+            Value::Object(map) => {
+                for (key, value) in map {
+                    match (key.as_str(), value) {
+                        ("$ref", Value::String(r)) => out.push(r),
+                        _ => refs(value, out),
+                    }
+                }
+            }
+            Value::Array(items) => items.iter().for_each(|v| refs(v, out)),
+            _ => {}
+        }
+    }
+    let mut out = Map::new();
+    let mut todo = vec![root];
+    while let Some(name) = todo.pop() {
+        if out.contains_key(name) {
+            continue;
+        }
+        let def = definitions.get(name)?;
+        let mut found = Vec::new();
+        refs(def, &mut found);
+        for r in found {
+            todo.push(r.strip_prefix("#/definitions/")?);
+        }
+        out.insert(name.to_string(), def.clone());
+    }
+    Some(out)
+}
+
 pub(super) fn spec_schema(kind: Kind, definitions: Map<String, Value>) -> Value {
     json!({
         "$schema": DRAFT7,

@@ -227,3 +227,54 @@ fn the_seed_swagger_describes_only_the_seed_column() {
         );
     }
 }
+
+#[test]
+fn a_checker_over_the_reachable_definitions_checks_as_one_over_all() {
+    let all = convert_definitions(Description::embedded().definitions(), Mode::Check);
+    let errors = |v: &jsonschema::Validator, spec: &Value| -> Vec<String> {
+        let mut e: Vec<String> = v
+            .iter_errors(spec)
+            .map(|e| format!("{} {:?}", e.instance_path().as_str(), e.kind()))
+            .collect();
+        e.sort();
+        e
+    };
+    for def in crate::registry::embedded_kinds() {
+        let kind = def.kind;
+        let reachable = reachable_definitions(&all, def.definition).expect("plain `$ref`s");
+        assert!(reachable.contains_key(def.definition), "{kind}");
+        assert!(
+            reachable.len() * 10 < all.len(),
+            "{kind}: {}",
+            reachable.len()
+        );
+        let (Some(few), Some(every)) = (
+            compile_checker(kind, reachable),
+            compile_checker(kind, all.clone()),
+        ) else {
+            panic!("{kind}: a checker does not compile");
+        };
+        let properties: Vec<String> = all[def.definition]["properties"]
+            .as_object()
+            .map(|p| p.keys().cloned().collect())
+            .unwrap_or_default();
+        let mut specs = vec![json!({}), json!({"name": 5, "nope": true})];
+        for p in &properties {
+            for wrong in [json!({"x": [1]}), json!("s"), json!([{"x": 1}]), json!(7)] {
+                specs.push(json!({"name": "n", p.as_str(): wrong}));
+            }
+        }
+        let mut differ = 0;
+        for spec in &specs {
+            let e = errors(&every, spec);
+            assert_eq!(errors(&few, spec), e, "{kind}: {spec}");
+            differ += usize::from(!e.is_empty());
+        }
+        // The specs do reach into the definitions (most of them are refused).
+        assert!(differ * 2 > specs.len(), "{kind}");
+    }
+    // A `$ref` that names no definition by its plain name: no restriction.
+    let mut odd = all.clone();
+    odd.insert("Odd".into(), json!({"$ref": "other.json#/x"}));
+    assert_eq!(reachable_definitions(&odd, "Odd"), None);
+}
