@@ -494,20 +494,20 @@ fn check_set(loaded: &mut Loaded) {
             }
             match unique.get(&(m.kind, field, value.to_string())) {
                 Some(&first) => {
-                    let f = &loaded.manifests[first];
+                    let pointer = format!("/{field}");
+                    let provenance = &loaded.provenance;
+                    let (file, pos) = locator.written_at(provenance, m, &pointer);
+                    let (first_file, first_pos) =
+                        locator.written_at(provenance, &loaded.manifests[first], &pointer);
                     loaded.diagnostics.push(Diagnostic::error(
-                        &m.file,
-                        locator.field_pos(m, &format!("/{field}")),
+                        &file,
+                        pos,
                         Problem::DuplicateUnique {
                             kind: m.kind,
                             field,
                             value: value.to_string(),
-                            other: f.address().to_string(),
-                            first: format!(
-                                "{}:{}",
-                                f.file.display(),
-                                locator.field_pos(f, &format!("/{field}"))
-                            ),
+                            other: loaded.manifests[first].address().to_string(),
+                            first: format!("{}:{}", first_file.display(), first_pos),
                         },
                     ));
                 }

@@ -108,6 +108,20 @@ impl Locator {
         pos_in(docs, m, pointer)
     }
 
+    /// Where the value at `pointer` of `m` was written: the overlay file when an
+    /// environment's overlay set it (see [`Provenance::overlay_field`]), else `m`'s own file.
+    pub(super) fn written_at(
+        &mut self,
+        provenance: &overlay::Provenance,
+        m: &Manifest,
+        pointer: &str,
+    ) -> (PathBuf, Pos) {
+        match provenance.overlay_field(&m.address(), pointer) {
+            Some((file, pos)) => (file.to_path_buf(), pos),
+            None => (m.file.clone(), self.field_pos(m, pointer)),
+        }
+    }
+
     /// [`Locator::field_pos`] of many fields at once: each file read again once, the files on
     /// all cores (a repository whose every manifest has a problem found after loading, such as
     /// references to resources another repository declares, reads them all again).
@@ -180,10 +194,25 @@ impl Loaded {
             .collect();
         let mut at = Vec::new();
         let mut pointers = Vec::new();
+        let mut in_overlays = Vec::new();
+        let patched: BTreeMap<String, &Manifest> = self
+            .manifests
+            .iter()
+            .filter(|m| self.provenance.patched(&m.address()))
+            .map(|m| (m.address().to_string(), m))
+            .collect();
         for (i, d) in diagnostics.iter().enumerate() {
             let Some((from, path)) = d.problem.reference() else {
                 continue;
             };
+            // A value an environment's overlay wrote is at the overlay's field.
+            if let Some(found) = patched
+                .get(from)
+                .and_then(|m| self.overlay_reference(m, path))
+            {
+                in_overlays.push((i, found));
+                continue;
+            }
             let Some(m) = fast_read.get(&(d.file.as_path(), from.to_string())) else {
                 continue;
             };
@@ -201,6 +230,17 @@ impl Loaded {
         for ((i, _), pos) in at.iter().zip(positions) {
             diagnostics[*i].pos = pos;
         }
+        for (i, (file, pos)) in in_overlays {
+            (diagnostics[i].file, diagnostics[i].pos) = (file, pos);
+        }
+    }
+
+    /// Where an environment's overlay wrote the reference at `path` of `m`; `None` when no
+    /// overlay wrote it.
+    fn overlay_reference(&self, m: &Manifest, path: &str) -> Option<(PathBuf, Pos)> {
+        let r = m.references().into_iter().find(|r| r.path == path)?;
+        let (file, pos) = self.provenance.overlay_field(&m.address(), &r.pointer)?;
+        Some((file.to_path_buf(), pos))
     }
 }
 

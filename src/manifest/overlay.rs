@@ -57,6 +57,25 @@ impl Provenance {
         }
     }
 
+    /// Whether an environment's overlay patched the manifest at `address`.
+    pub(super) fn patched(&self, address: &Address) -> bool {
+        self.0.get(address).is_some_and(|o| o.overlay.is_some())
+    }
+
+    /// Where the overlay that patched `address` wrote the value at `pointer` (or the
+    /// ancestor of it that it replaced): the overlay file and the field's position. `None`
+    /// when no overlay set it: the value is the manifest's own file's.
+    pub(super) fn overlay_field(&self, address: &Address, pointer: &str) -> Option<(&Path, Pos)> {
+        let patch = self.0.get(address)?.overlay.as_ref()?;
+        touches(&patch.spec, pointer).then(|| {
+            let pos = patch
+                .spans
+                .nearest(pointer)
+                .map_or(patch.start, |s| s.field());
+            (patch.file.as_path(), pos)
+        })
+    }
+
     pub(super) fn extend(&mut self, other: Provenance) {
         for (address, origin) in other.0 {
             self.0.entry(address).or_insert(origin);
@@ -72,18 +91,13 @@ impl Loaded {
     pub fn provenance(&self, address: &Address, pointer: &str) -> Option<FieldOrigin> {
         let m = self.manifests.iter().find(|m| m.address() == *address)?;
         let origin = self.provenance.0.get(address);
-        if let Some(patch) = origin.and_then(|o| o.overlay.as_ref()) {
-            if touches(&patch.spec, pointer) {
-                let line = patch
-                    .spans
-                    .nearest(pointer)
-                    .map_or(patch.start.line, |s| s.field().line);
-                return Some(FieldOrigin {
-                    file: patch.file.clone(),
-                    line,
-                    from_var: var_at(&patch.vars, pointer),
-                });
-            }
+        if let Some((file, pos)) = self.provenance.overlay_field(address, pointer) {
+            let vars = origin.and_then(|o| o.overlay.as_ref()).map(|p| &p.vars[..]);
+            return Some(FieldOrigin {
+                file: file.to_path_buf(),
+                line: pos.line,
+                from_var: vars.and_then(|v| var_at(v, pointer)),
+            });
         }
         Some(FieldOrigin {
             file: m.file.clone(),

@@ -6,6 +6,7 @@ use serde_json::json;
 
 use crate::support::files::write;
 use crate::support::run::cfgctl_in;
+use crate::support::Cfgctl;
 
 const SETTINGS: &str = "\
 environments:
@@ -199,4 +200,77 @@ fn a_repository_without_environments_validates_as_before() {
         "t.yaml:3:24: error: `${var:x}` needs an environment: cfgctl.yaml declares none (docs/environments.md)\n\
          invalid: 1 manifest in 1 file, 1 error, 0 warnings\n"
     );
+}
+
+/// A value an overlay wrote is the overlay's line to fix: a problem found after the load (a
+/// reference nothing declares, a unique field taken twice, a reference the target lacks)
+/// points at the overlay file, not at the base manifest the value replaced.
+#[tokio::test]
+async fn a_problem_in_a_value_an_overlay_wrote_points_at_the_overlay() {
+    let tenant = crate::support::Tenant::start(cfgctl::emulator::Config::default()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let settings = format!(
+        "environments:\n  staging:\n    url: {}\n    overlay: envs/staging\n",
+        tenant.emulator.url()
+    );
+    write(dir.path(), "cfgctl.yaml", &settings);
+    let label = |slug: &str, name: &str| {
+        format!(
+            "api_version: v1/config\nkind: DerivedLabel\nspec:\n  slug: {slug}\n  name: {slug}\n  label_name: {name}\n  metric_label:\n    constructed_label:\n      value_definitions:\n        - value: x\n          filters: [{{name: env, value_glob: \"prod*\"}}]\n"
+        )
+    };
+    let base = format!(
+        "api_version: v1/config\nkind: Team\nspec: {{slug: platform, name: Platform}}\n---\napi_version: v1/config\nkind: Bucket\nspec:\n  slug: logs\n  name: Logs\n  team_slug: platform\n---\n{}---\n{}",
+        label("first", "owner"),
+        label("second", "team")
+    );
+    write(dir.path(), "base.yaml", &base);
+    let overlay = "\
+api_version: v1/config
+kind: Bucket
+spec:
+  slug: logs
+  team_slug: nobody
+---
+api_version: v1/config
+kind: DerivedLabel
+spec:
+  slug: second
+  label_name: owner
+";
+    write(dir.path(), "envs/staging/patch.yaml", overlay);
+    let run = cfgctl_in(dir.path(), &["validate", ".", "--env", "staging"], &[]);
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            "[staging] envs/staging/patch.yaml:5:3: warning: Bucket/logs references Team/nobody at `team_slug`, which no manifest declares (it must already exist on the server)",
+            "[staging] envs/staging/patch.yaml:11:3: error: DerivedLabel `label_name` \"owner\" is already used by DerivedLabel/first at base.yaml:17:3; it must be unique",
+            "invalid: 4 manifests in 1 file, 1 error, 1 warning",
+        ],
+        "{}",
+        run.transcript()
+    );
+    // The same manifests with the unique field fixed, planned against a tenant that lacks
+    // the team: the plan's error is at the overlay's line too.
+    write(
+        dir.path(),
+        "envs/staging/patch.yaml",
+        &overlay.replace("label_name: owner", "label_name: tier"),
+    );
+    let run = Cfgctl::bare()
+        .dir(dir.path())
+        .args(&["plan", ".", "--env", "staging"])
+        .run()
+        .await;
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    assert!(
+        run.stderr.contains(
+            "envs/staging/patch.yaml:5:3: error: Bucket/logs references Team/nobody at `team_slug`"
+        ),
+        "{}",
+        run.transcript()
+    );
+    assert!(!run.stderr.contains("base.yaml:"), "{}", run.transcript());
 }
