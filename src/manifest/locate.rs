@@ -71,6 +71,9 @@ pub(super) fn load_plain(
     true
 }
 
+/// A file's documents read again: each one's start and field positions.
+type FileFields = Vec<(Pos, Spans)>;
+
 /// Field positions of manifests that were read without them, found by reading their file
 /// again with the located reader; only a problem found after loading needs one, so this is
 /// rare and each file is read at most once.
@@ -79,7 +82,7 @@ pub struct Locator {
     /// The file read last and its documents (`None`: unreadable, or edited since the load).
     /// Only one is kept: its located documents weigh several times its text, and a load's
     /// problems come file after file.
-    last: Option<(PathBuf, Option<Vec<Document>>)>,
+    last: Option<(PathBuf, Option<FileFields>)>,
     /// The hash of each file as the load read it: a file that reads otherwise now (edited
     /// since) gives no positions, only its manifests' document starts as loaded, never a
     /// field of another version. Without it (a file just read), every file is taken.
@@ -148,9 +151,10 @@ impl Locator {
         positions
     }
 
-    /// A file's documents read again, located; `None` when it cannot be read or reads otherwise
-    /// than the load read it.
-    fn documents(&self, file: &Path) -> Option<Vec<Document>> {
+    /// A file's documents read again, their starts and field positions
+    /// ([`yaml::field_positions`]); `None` when it cannot be read or reads otherwise than the
+    /// load read it.
+    fn documents(&self, file: &Path) -> Option<FileFields> {
         let text = read_text(file).ok()?;
         if let Some(loaded) = &self.loaded {
             let hash = *blake3::hash(text.as_bytes()).as_bytes();
@@ -158,17 +162,17 @@ impl Locator {
                 return None;
             }
         }
-        yaml::parse_documents(&text).ok()
+        yaml::field_positions(&text)
     }
 }
 
 /// The position of a field of `m` among its file's documents read again (`None`: not read),
 /// else of its document.
-fn pos_in(docs: Option<&[Document]>, m: &Manifest, pointer: &str) -> Pos {
+fn pos_in(docs: Option<&[(Pos, Spans)]>, m: &Manifest, pointer: &str) -> Pos {
     docs.into_iter()
         .flatten()
-        .find(|d| d.start == m.pos)
-        .map(|d| spec_spans(d, m.kind))
+        .find(|(start, _)| *start == m.pos)
+        .map(|(_, spans)| spec_spans_of(spans, m.kind))
         .and_then(|spans| spans.nearest(pointer).map(|s| s.field()))
         .unwrap_or(m.pos)
 }
@@ -247,7 +251,11 @@ impl Loaded {
 /// The positions of a document's spec, re-rooted at it, without the nodes inside embedded
 /// documents (checked at load and never pointed at later).
 pub(super) fn spec_spans(doc: &Document, kind: Kind) -> Spans {
-    let mut spans = doc.spans.subtree("/spec");
+    spec_spans_of(&doc.spans, kind)
+}
+
+fn spec_spans_of(spans: &Spans, kind: Kind) -> Spans {
+    let mut spans = spans.subtree("/spec");
     for embedded in kind.def().embedded_json {
         spans.remove_below(&format!("/{}", escape_pointer(embedded.field)));
     }

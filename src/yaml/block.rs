@@ -14,8 +14,9 @@
 
 use serde_json::{Map, Value};
 
-use super::{PlainDocument, Pos};
+use super::{PlainDocument, Pos, Spans};
 
+pub(super) mod located;
 mod scalar;
 use scalar::{double_quoted, find_comment, is_indicator, resolve_plain, single_quoted};
 
@@ -34,17 +35,18 @@ const MAX_KEY: usize = 1_000;
 /// Every non-empty document of `text` (its BOM already stripped), or `None` when the text is
 /// not in the subset this reader takes.
 pub(super) fn parse_documents_block(text: &str) -> Option<Vec<PlainDocument>> {
-    read_block(text, false)
+    read(text, false, None)
 }
 
 /// [`parse_documents_block`] of a text with `${` in it, for substitution without positions:
 /// every string that is a whole `${var:NAME}` was written plain (one quoted or in a block
 /// scalar gives up), since only a plain one takes the variable's type.
 pub(super) fn parse_documents_block_refs(text: &str) -> Option<Vec<PlainDocument>> {
-    read_block(text, true)
+    read(text, true, None)
 }
 
-fn read_block(text: &str, refs: bool) -> Option<Vec<PlainDocument>> {
+/// The documents; with `fields`, each one's field positions pushed there (see [`located`]).
+fn read(text: &str, refs: bool, mut fields: Option<&mut Vec<Spans>>) -> Option<Vec<PlainDocument>> {
     if text.len() > MAX_BYTES || !plain_chars(text.as_bytes()) {
         return None;
     }
@@ -56,6 +58,7 @@ fn read_block(text: &str, refs: bool) -> Option<Vec<PlainDocument>> {
         line: 1,
         nodes: 0,
         refs,
+        fields: fields.as_ref().map(|_| located::Fields::default()),
     };
     r.end = r.find_end();
     let mut docs = Vec::new();
@@ -88,6 +91,9 @@ fn read_block(text: &str, refs: bool) -> Option<Vec<PlainDocument>> {
             }
         }
         docs.push(PlainDocument { value, start });
+        if let (Some(out), Some(f)) = (fields.as_deref_mut(), r.fields.as_mut()) {
+            out.push(std::mem::take(&mut f.spans));
+        }
         if docs.len() > MAX_DOCUMENTS {
             return None;
         }
@@ -203,6 +209,8 @@ struct Reader<'a> {
     nodes: usize,
     /// Give up on a whole `${var:NAME}` that is not plain (see [`parse_documents_block_refs`]).
     refs: bool,
+    /// Where each field is, when asked for (see [`located`]).
+    fields: Option<located::Fields>,
 }
 
 impl<'a> Reader<'a> {
@@ -270,7 +278,9 @@ impl<'a> Reader<'a> {
             if key == "<<" {
                 return None;
             }
+            let mark = self.enter_key(&key, col);
             let value = self.value(&rest[after..], indent, true, depth)?;
+            self.leave(mark);
             entries.push((key, value));
             match self.after_entry(indent)? {
                 None => break,
@@ -298,7 +308,9 @@ impl<'a> Reader<'a> {
             let rest = &line[indent + 1..];
             let item = trim_start(rest);
             let col = line.len() - item.len();
-            let value = if item.is_empty() || (item[0] == b'#' && item.len() < rest.len()) {
+            let on_next_lines = item.is_empty() || (item[0] == b'#' && item.len() < rest.len());
+            let mark = self.enter_item(items.len(), col, on_next_lines, item)?;
+            let value = if on_next_lines {
                 self.value(b"", indent, false, depth)?
             } else if is_dash_item(item, 0) {
                 return None;
@@ -309,6 +321,7 @@ impl<'a> Reader<'a> {
                     Key::GiveUp => return None,
                 }
             };
+            self.leave(mark);
             items.push(value);
             match self.after_entry(indent)? {
                 Some(true) => {}
