@@ -75,13 +75,13 @@ pub(super) fn load_plain(
 type FileFields = Vec<(Pos, Spans)>;
 
 /// Field positions of manifests that were read without them, found by reading their file
-/// again with the located reader; only a problem found after loading needs one, so this is
-/// rare and each file is read at most once.
+/// again ([`yaml::field_positions`]: the block reader's located mode, else the located
+/// reader); only a problem found after loading needs one, and each file is read at most once.
 #[derive(Default)]
 pub struct Locator {
     /// The file read last and its documents (`None`: unreadable, or edited since the load).
-    /// Only one is kept: its located documents weigh several times its text, and a load's
-    /// problems come file after file.
+    /// Only one is kept: its positions weigh more than its text, and a load's problems come
+    /// file after file.
     last: Option<(PathBuf, Option<FileFields>)>,
     /// The hash of each file as the load read it: a file that reads otherwise now (edited
     /// since) gives no positions, only its manifests' document starts as loaded, never a
