@@ -16,7 +16,7 @@ pub enum ClientError {
     InvalidUrl { url: String, reason: String },
     #[error("the target URL has no scheme: did you mean {suggested}?")]
     NoScheme { suggested: String },
-    #[error("refusing to send the API token over plain http to {host}: use https, or pass --insecure-http")]
+    #[error("refusing plain http to {host}, which is not this machine: the API token and the tenant's configuration would cross the network unencrypted; use https, or pass --insecure-http")]
     InsecureHttp { host: String },
     #[error("{method} {path}{}: {status} {reply}{}", context(.resource), credentials.map(|c| format!("; {c}")).unwrap_or_default())]
     Status {

@@ -512,7 +512,7 @@ fn no_target_names_both_options() {
     assert_eq!(r.code, 1);
     assert_eq!(
         r.stderr,
-        "error: refusing to send the API token over plain http to tenant.example.com: use https, or pass --insecure-http\n"
+        "error: refusing plain http to tenant.example.com, which is not this machine: the API token and the tenant's configuration would cross the network unencrypted; use https, or pass --insecure-http\n"
     );
 }
 
