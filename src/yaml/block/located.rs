@@ -33,15 +33,7 @@ impl Reader<'_> {
         // Nothing to do (nothing built) unless positions are recorded: the fast reader's way.
         self.fields.as_ref()?;
         let segment = crate::jsonpath::escape_pointer(key);
-        self.enter(
-            &segment,
-            NodeSpan {
-                key: None,
-                value: Pos::new(0, 0),
-            },
-            col,
-            true,
-        )
+        self.enter(&segment, col, true)
     }
 
     /// Enters item `index` of a sequence, whose value (`item`) starts at byte `col` of the
@@ -61,20 +53,12 @@ impl Reader<'_> {
         if on_next_lines || matches!(item.first(), Some(b'|' | b'>')) {
             return None;
         }
-        let span = NodeSpan {
-            key: None,
-            value: Pos::new(0, 0),
-        };
-        Some(self.enter(&index.to_string(), span, col, false))
+        Some(self.enter(&index.to_string(), col, false))
     }
 
-    fn enter(
-        &mut self,
-        segment: &str,
-        mut span: NodeSpan,
-        col: usize,
-        keyed: bool,
-    ) -> Option<usize> {
+    /// Records the node at `segment` below the current pointer, at byte `col` of the current
+    /// line: as its key (`keyed`) or as an item's value. The pointer's length before it.
+    fn enter(&mut self, segment: &str, col: usize, keyed: bool) -> Option<usize> {
         let line = self.line;
         let f = self.fields.as_mut()?;
         let mark = f.pointer.len();
@@ -82,11 +66,9 @@ impl Reader<'_> {
         f.pointer.push_str(segment);
         // Columns count characters; only spaces and `- ` come before a key or an item.
         let at = Pos::new(line, u32::try_from(col).ok()? + 1);
-        span.value = at;
-        if keyed {
-            span.key = Some(at);
-        }
-        f.spans.insert(f.pointer.clone(), span);
+        let key = keyed.then_some(at);
+        f.spans
+            .insert(f.pointer.clone(), NodeSpan { key, value: at });
         Some(mark)
     }
 
