@@ -27,29 +27,28 @@ pub const REDACTED: &str = "[REDACTED]";
 /// make it unreadable, and such a value is no API token.
 const MIN_SECRET_LEN: usize = 4;
 
-static SECRETS: RwLock<Vec<String>> = RwLock::new(Vec::new());
+static SECRETS: RwLock<Vec<redact::Form>> = RwLock::new(Vec::new());
 
-/// Registers a secret (and its percent-encoded, base64 and JSON-escaped forms) to be redacted
-/// from everything printed from now on, by this process.
+/// Registers a secret to be redacted from everything printed from now on, by this process:
+/// in any form [`redact`] decodes (JSON, URL and HTML escapes), form-encoded (a space as `+`),
+/// base64-encoded, or cut short.
 pub fn register_secret(secret: &str) {
     let secret = secret.trim();
     if secret.chars().count() < MIN_SECRET_LEN {
         return;
     }
     let mut forms = vec![secret.to_string()];
-    let query: String = form_urlencoded::byte_serialize(secret.as_bytes()).collect();
-    forms.push(query);
-    forms.push(crate::wire::encode_segment(secret));
-    // A value a server or a log shows encoded (a basic-auth header, a data URL) or escaped
-    // inside a JSON string is the same secret.
-    forms.extend(base64_forms(secret.as_bytes()));
-    if let Ok(json) = serde_json::to_string(secret) {
-        forms.push(json.trim_matches('"').to_string());
+    if secret.contains(' ') {
+        forms.push(secret.replace(' ', "+"));
     }
+    // A value a server or a log shows encoded (a basic-auth header, a data URL) is the same
+    // secret.
+    forms.extend(base64_forms(secret.as_bytes()));
     let mut secrets = SECRETS.write().unwrap_or_else(|e| e.into_inner());
     for f in forms {
-        if !secrets.contains(&f) {
-            secrets.push(f);
+        let form = redact::Form::new(&f);
+        if !secrets.contains(&form) {
+            secrets.push(form);
         }
     }
     // Longest first, so a secret that contains another is replaced whole.
@@ -120,19 +119,11 @@ fn percent_decode(s: &str) -> Result<String, std::string::FromUtf8Error> {
     String::from_utf8(bytes)
 }
 
-/// The text with every registered secret replaced by [`REDACTED`].
+/// The text with every registered secret replaced by [`REDACTED`], searched in the text's
+/// normalised form (see [`redact`](mod@redact)).
 pub fn redact(text: &str) -> Cow<'_, str> {
     let secrets = SECRETS.read().unwrap_or_else(|e| e.into_inner());
-    if !secrets.iter().any(|s| text.contains(s.as_str())) {
-        return Cow::Borrowed(text);
-    }
-    let mut out = text.to_string();
-    for s in secrets.iter() {
-        if out.contains(s.as_str()) {
-            out = out.replace(s.as_str(), REDACTED);
-        }
-    }
-    Cow::Owned(out)
+    redact::redact(text, &secrets, REDACTED)
 }
 
 /// A URL as it may be shown: without user info, query or fragment.
@@ -511,6 +502,8 @@ pub fn stderr() -> Guarded<anstream::AutoStream<io::StderrLock<'static>>> {
 pub fn log_writer() -> Guarded<io::Stderr> {
     Guarded::new(raw::log())
 }
+
+mod redact;
 
 #[cfg(test)]
 mod tests;

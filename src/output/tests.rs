@@ -209,3 +209,83 @@ fn buffered_stdout_guards_like_stdout() {
         guarded("::warning::x\nok\n")
     );
 }
+
+/// R4-1: a server may echo the request body in any JSON dialect, escape it again, encode it
+/// for a URL or HTML, or cut it short. What is printed is normalised before it is searched.
+#[test]
+fn a_secret_is_redacted_in_every_dialect_a_server_may_echo() {
+    let url = "https://hooks.slack.com/services/T0R4ONE/B0R4ONE/r4oneXYZsecret";
+    register_secret(url);
+    let escaped_slashes = url.replace('/', "\\/");
+    for echo in [
+        format!(r#"{{"api_url":"{escaped_slashes}"}}"#),
+        // JSON inside a JSON string: the slashes and quotes escaped twice.
+        format!(
+            r#"{{"body":"{{\"api_url\":\"{}\"}}"}}"#,
+            url.replace('/', "\\\\\\/")
+        ),
+        // Every character as a \u escape (any server may choose to).
+        url.chars()
+            .map(|c| format!("\\u{:04x}", u32::from(c)))
+            .collect::<String>(),
+        url.replace('/', "%2F").replace(':', "%3a"),
+        url.replace('/', "&#x2F;"),
+        url.replace('/', "&#47;"),
+    ] {
+        let shown = redact(&echo);
+        assert!(!shown.contains("r4oneXYZsecret"), "{echo} -> {shown}");
+        assert!(shown.contains(REDACTED), "{echo} -> {shown}");
+        let line = guarded(&format!("error: 400: {echo}\n"));
+        assert!(!line.contains("r4oneXYZsecret"), "{line}");
+    }
+    // Go's encoding/json escapes <, > and & as \u003c, \u003e, \u0026.
+    let go = "k<ey>&r4-go-secret-value";
+    register_secret(go);
+    let shown = redact(r#"{"token":"k\u003cey\u003e\u0026r4-go-secret-value"}"#);
+    assert_eq!(shown, r#"{"token":"[REDACTED]"}"#);
+    // Python's json.dumps escapes every non-ASCII character.
+    register_secret("pässwört-r4-py");
+    let shown = redact(r#"{"password": "p\u00e4ssw\u00f6rt-r4-py"}"#);
+    assert_eq!(shown, r#"{"password": "[REDACTED]"}"#);
+    // A character outside the BMP as a surrogate pair.
+    register_secret("emoji-\u{1F511}-r4-key");
+    assert_eq!(redact("x emoji-\\ud83d\\udd11-r4-key y"), "x [REDACTED] y");
+}
+
+#[test]
+fn a_secret_cut_short_by_a_truncated_echo_is_redacted() {
+    let secret = "xoxb-r4trunc-0123456789-abcdefghij";
+    register_secret(secret);
+    for cut in [10, 14, 20, secret.len() - 1] {
+        let prefix = &secret[..cut];
+        for echo in [
+            format!(r#"400: {{"api_token":"{prefix}"#),
+            format!("400: {{\"api_token\":\"{prefix}...\"}}"),
+            format!("400: {{\"api_token\":\"{prefix}…"),
+            format!("400: value {prefix} (truncated)"),
+            format!("400: {{\"api_token\":\"{prefix}\"}}"),
+        ] {
+            let shown = redact(&echo);
+            assert!(!shown.contains(prefix), "{echo} -> {shown}");
+            assert!(shown.contains(REDACTED), "{echo} -> {shown}");
+        }
+    }
+    // A short shared start is no leak: what is printed stays readable.
+    assert_eq!(redact("xoxb-r4 is a prefix"), "xoxb-r4 is a prefix");
+    // Text that shares a start with the secret and goes on differently is not the secret.
+    assert_eq!(
+        redact("xoxb-r4trunc-0123456789-zzz"),
+        "xoxb-r4trunc-0123456789-zzz"
+    );
+}
+
+#[test]
+fn text_without_secrets_or_escapes_is_borrowed_and_escapes_stay_as_written() {
+    register_secret("r4-borrowed-secret");
+    assert!(matches!(redact("plain text"), Cow::Borrowed(_)));
+    // Escapes around a redacted secret are kept as they were written.
+    assert_eq!(
+        redact(r#"{"a":"x\/y","b":"r4-borrowed-secret","c":"\u00e4%41"}"#),
+        r#"{"a":"x\/y","b":"[REDACTED]","c":"\u00e4%41"}"#
+    );
+}

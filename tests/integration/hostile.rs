@@ -856,3 +856,77 @@ fn bare_stream_call(code: &str) -> bool {
         })
     })
 }
+
+/// R4-1: a server that echoes the request body in another JSON dialect (`\/`, Go's `\u0026`,
+/// every character escaped, a JSON document escaped again) or cuts the echo short: the
+/// resolved secret is printed in none of them.
+#[test]
+fn a_secret_echoed_in_any_json_dialect_or_cut_short_is_redacted() {
+    const URL: &str = "https://hooks.slack.com/services/T0R4/B0R4/dialect&secret<9>";
+    let dialects: [fn(&str) -> String; 6] = [
+        |body| body.replace('/', "\\/"),
+        |body| {
+            body.replace('&', "\\u0026")
+                .replace('<', "\\u003c")
+                .replace('>', "\\u003e")
+        },
+        |body| {
+            body.chars()
+                .map(|c| format!("\\u{:04x}", u32::from(c)))
+                .collect()
+        },
+        |body| serde_json::to_string(&serde_json::to_string(body).unwrap()).unwrap(),
+        |body| {
+            body.chars()
+                .take(body.find("dialect").unwrap() + 4)
+                .collect()
+        },
+        |body| format!("{}...", &body[..body.find("secret").unwrap()]),
+    ];
+    for (i, dialect) in dialects.into_iter().enumerate() {
+        let server = Hostile::start(move |r| {
+            (r.method == "POST").then(|| {
+                let echoed = serde_json::to_string(&r.body).unwrap_or_default();
+                Answer::message(400, &format!("bad body: {}", dialect(&echoed)))
+            })
+        });
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("n.yaml"),
+            "api_version: v1/config\nkind: Notifier\nspec:\n  slug: n\n  name: N\n  slack:\n    channel: '#x'\n    api_url: ${env:R4_SLACK_URL}\n",
+        )
+        .unwrap();
+        let url = server.url();
+        let run = cfgctl_in(
+            dir.path(),
+            &[
+                "--url",
+                &url,
+                "--token",
+                TOKEN,
+                "--color",
+                "never",
+                "-vv",
+                "apply",
+                ".",
+                "--auto-approve",
+            ],
+            &[("R4_SLACK_URL", URL)],
+        );
+        assert_eq!(run.code, 1, "dialect {i}: {}", run.transcript());
+        assert_inert(&run);
+        let posted = server.requests().into_iter().find(|r| r.method == "POST");
+        assert!(posted.is_some(), "dialect {i}: nothing was sent");
+        let text = run.transcript();
+        assert!(text.contains("bad body"), "dialect {i}: {text}");
+        for leak in [
+            "T0R4/B0R4",
+            "T0R4\\/B0R4",
+            "dialect",
+            "\\u0054\\u0030\\u0052\\u0034",
+        ] {
+            assert!(!text.contains(leak), "dialect {i} leaks {leak}: {text}");
+        }
+        assert!(text.contains("[REDACTED]"), "dialect {i}: {text}");
+    }
+}

@@ -1,0 +1,300 @@
+//! Redaction on a normalised form of what is printed.
+//!
+//! A server may echo a request body in any dialect of JSON (`\/` for `/`, Go's `\u0026`, Python's
+//! `\u00e4`, every character as `\uXXXX`, a JSON document escaped again inside a string), in a
+//! URL's percent-encoding, or in HTML entities, and it may cut the echo short. Listing the forms
+//! of a secret cannot keep up with that, so the text is decoded instead: [`Normal`] undoes those
+//! escapes (layer by layer, up to [`MAX_LAYERS`]) and remembers, for each decoded byte, the span of
+//! the original text it came from. The secrets, normalised the same way, are searched in the
+//! decoded bytes, and the original spans of what matched are replaced. Text with nothing to
+//! decode is searched as it is (the bulk of any output).
+//!
+//! An echo cut short leaves a prefix of the secret: a prefix of at least [`prefix_floor`] bytes
+//! that ends where the text, a word or a quoted string ends (or at an ellipsis) is a secret too.
+
+use std::borrow::Cow;
+
+/// How many layers of escaping are undone: a JSON document in a JSON string in a JSON string.
+const MAX_LAYERS: usize = 4;
+
+/// A registered secret (or one of its encoded forms), normalised.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Form {
+    bytes: Vec<u8>,
+}
+
+impl Form {
+    pub(super) fn new(text: &str) -> Form {
+        Form {
+            bytes: Normal::of(text.as_bytes()).bytes,
+        }
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.bytes.len()
+    }
+}
+
+/// The shortest prefix of a secret that counts as the secret cut short: half of a short
+/// secret (at least 6 bytes), 10 bytes of a longer one. Shorter shared starts (`https://`,
+/// `xoxb-`) say nothing of the secret and stay readable.
+fn prefix_floor(len: usize) -> usize {
+    (len / 2).clamp(6, 10).min(len)
+}
+
+/// Whether the byte after a prefix of a secret is where an echo cut short would end.
+fn ends_a_cut(next: Option<&u8>) -> bool {
+    match next {
+        None => true,
+        Some(b) => {
+            b.is_ascii_whitespace()
+                || matches!(b, b'"' | b'\'' | b'.' | b'<' | b'>' | b')' | b']' | b'}' | b',')
+                // The first byte of `…` (U+2026) and of other punctuation.
+                || *b == 0xE2
+        }
+    }
+}
+
+/// Decoded text and, for each of its bytes, the span of the original text it stands for.
+struct Normal {
+    bytes: Vec<u8>,
+    /// Empty when nothing was decoded (each byte stands for itself).
+    spans: Vec<(usize, usize)>,
+}
+
+impl Normal {
+    fn of(text: &[u8]) -> Normal {
+        let mut normal = Normal {
+            bytes: text.to_vec(),
+            spans: Vec::new(),
+        };
+        for _ in 0..MAX_LAYERS {
+            let Some((bytes, spans)) = decode_layer(&normal.bytes) else {
+                break;
+            };
+            normal.spans = if normal.spans.is_empty() {
+                spans
+            } else {
+                spans
+                    .iter()
+                    .map(|&(s, e)| (normal.spans[s].0, normal.spans[e - 1].1))
+                    .collect()
+            };
+            normal.bytes = bytes;
+        }
+        normal
+    }
+
+    /// The original span of decoded bytes `start..end`.
+    fn original(&self, start: usize, end: usize) -> (usize, usize) {
+        if self.spans.is_empty() {
+            (start, end)
+        } else {
+            (self.spans[start].0, self.spans[end - 1].1)
+        }
+    }
+}
+
+/// Whether a text may hold something [`decode_layer`] decodes.
+fn has_escapes(text: &[u8]) -> bool {
+    memchr::memchr3(b'\\', b'%', b'&', text).is_some()
+}
+
+/// One layer of escapes undone, or `None` when there was nothing to undo.
+fn decode_layer(text: &[u8]) -> Option<(Vec<u8>, Vec<(usize, usize)>)> {
+    if !has_escapes(text) {
+        return None;
+    }
+    let mut bytes = Vec::with_capacity(text.len());
+    let mut spans = Vec::with_capacity(text.len());
+    let mut decoded_any = false;
+    let mut i = 0;
+    while i < text.len() {
+        let (decoded, used) = match text[i] {
+            b'\\' => json_escape(&text[i..]),
+            b'%' => percent_escape(&text[i..]),
+            b'&' => html_entity(&text[i..]),
+            _ => (None, 1),
+        };
+        match decoded {
+            Some(c) => {
+                decoded_any = true;
+                let mut buf = [0u8; 4];
+                let out: &[u8] = match c {
+                    Decoded::Char(c) => c.encode_utf8(&mut buf).as_bytes(),
+                    Decoded::Byte(b) => {
+                        buf[0] = b;
+                        &buf[..1]
+                    }
+                };
+                for &b in out {
+                    bytes.push(b);
+                    spans.push((i, i + used));
+                }
+                i += used;
+            }
+            None => {
+                bytes.push(text[i]);
+                spans.push((i, i + 1));
+                i += 1;
+            }
+        }
+    }
+    decoded_any.then_some((bytes, spans))
+}
+
+fn hex4(text: &[u8]) -> Option<u32> {
+    let digits = text.get(..4)?;
+    if !digits.iter().all(u8::is_ascii_hexdigit) {
+        return None;
+    }
+    u32::from_str_radix(std::str::from_utf8(digits).ok()?, 16).ok()
+}
+
+/// What an escape stands for: a character, or one byte of a percent-encoded character.
+#[derive(Clone, Copy)]
+enum Decoded {
+    Char(char),
+    Byte(u8),
+}
+
+/// A JSON escape at the start of `text` (`\/`, `\uXXXX`, a surrogate pair, ...).
+fn json_escape(text: &[u8]) -> (Option<Decoded>, usize) {
+    let (c, used) = json_char(text);
+    (c.map(Decoded::Char), used)
+}
+
+fn json_char(text: &[u8]) -> (Option<char>, usize) {
+    let simple = match text.get(1) {
+        Some(b'"') => Some('"'),
+        Some(b'\\') => Some('\\'),
+        Some(b'/') => Some('/'),
+        Some(b'\'') => Some('\''),
+        Some(b'b') => Some('\u{8}'),
+        Some(b'f') => Some('\u{c}'),
+        Some(b'n') => Some('\n'),
+        Some(b'r') => Some('\r'),
+        Some(b't') => Some('\t'),
+        _ => None,
+    };
+    if simple.is_some() {
+        return (simple, 2);
+    }
+    if text.get(1) != Some(&b'u') {
+        return (None, 1);
+    }
+    let Some(unit) = hex4(&text[2..]) else {
+        return (None, 1);
+    };
+    if (0xD800..0xDC00).contains(&unit) && text.get(6..8) == Some(b"\\u") {
+        if let Some(low) = hex4(&text[8..]).filter(|l| (0xDC00..0xE000).contains(l)) {
+            let c = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00);
+            return (char::from_u32(c), 12);
+        }
+    }
+    (char::from_u32(unit), 6)
+}
+
+/// A percent-encoded byte at the start of `text` (a multi-byte character's bytes are decoded
+/// one at a time, which the search meets as the same bytes).
+fn percent_escape(text: &[u8]) -> (Option<Decoded>, usize) {
+    let Some(digits) = text
+        .get(1..3)
+        .filter(|d| d.iter().all(u8::is_ascii_hexdigit))
+        .and_then(|d| std::str::from_utf8(d).ok())
+    else {
+        return (None, 1);
+    };
+    match u8::from_str_radix(digits, 16) {
+        Ok(b) => (Some(Decoded::Byte(b)), 3),
+        Err(_) => (None, 1),
+    }
+}
+
+/// An HTML entity at the start of `text` (named for `&<>"'`, or numeric).
+fn html_entity(text: &[u8]) -> (Option<Decoded>, usize) {
+    let Some(end) = text.iter().take(12).position(|&b| b == b';') else {
+        return (None, 1);
+    };
+    let name = &text[1..end];
+    let c = match name {
+        b"amp" => Some('&'),
+        b"lt" => Some('<'),
+        b"gt" => Some('>'),
+        b"quot" => Some('"'),
+        b"apos" => Some('\''),
+        _ => {
+            let number = std::str::from_utf8(name.strip_prefix(b"#").unwrap_or(b"")).ok();
+            number
+                .and_then(|n| match n.strip_prefix(['x', 'X']) {
+                    Some(hex) => u32::from_str_radix(hex, 16).ok(),
+                    None => n.parse().ok(),
+                })
+                .and_then(char::from_u32)
+        }
+    };
+    match c {
+        Some(c) => (Some(Decoded::Char(c)), end + 1),
+        None => (None, 1),
+    }
+}
+
+/// The spans of `text` (decoded) that hold a form or a prefix of one cut short.
+fn matches(text: &[u8], forms: &[Form]) -> Vec<(usize, usize)> {
+    let mut found = Vec::new();
+    for form in forms {
+        let floor = prefix_floor(form.len());
+        let key = &form.bytes[..floor];
+        for at in memchr::memmem::find_iter(text, key) {
+            let common = text[at..]
+                .iter()
+                .zip(&form.bytes)
+                .take_while(|(a, b)| a == b)
+                .count();
+            if common == form.len() || ends_a_cut(text.get(at + common)) {
+                found.push((at, at + common));
+            }
+        }
+    }
+    found.sort_unstable();
+    found
+}
+
+/// The text with every form (and prefix of one cut short) replaced by `mark`.
+pub(super) fn redact<'a>(text: &'a str, forms: &[Form], mark: &str) -> Cow<'a, str> {
+    if forms.is_empty() {
+        return Cow::Borrowed(text);
+    }
+    let raw = text.as_bytes();
+    let normal;
+    let (searched, decoded) = if has_escapes(raw) {
+        normal = Normal::of(raw);
+        (&normal.bytes[..], Some(&normal))
+    } else {
+        (raw, None)
+    };
+    let found = matches(searched, forms);
+    if found.is_empty() {
+        return Cow::Borrowed(text);
+    }
+    let mut out = Vec::with_capacity(raw.len());
+    let mut written = 0;
+    for (start, end) in found {
+        let (start, end) = match decoded {
+            Some(n) => n.original(start, end),
+            None => (start, end),
+        };
+        if end <= written {
+            continue;
+        }
+        out.extend_from_slice(&raw[written..start.max(written)]);
+        if start >= written {
+            out.extend_from_slice(mark.as_bytes());
+        }
+        written = end;
+    }
+    out.extend_from_slice(&raw[written..]);
+    // A span's ends are escape or character boundaries of valid UTF-8, except where a
+    // percent-encoded byte of a character was matched alone: lossy keeps it printable.
+    Cow::Owned(String::from_utf8_lossy(&out).into_owned())
+}
