@@ -65,6 +65,18 @@ pub struct Environment {
     pub overlay_pos: Pos,
 }
 
+/// Registers the token of every environment whose `token_env` is set as a secret, whichever
+/// environments the command runs: a manifest may name another environment's token variable
+/// (`${env:PROD_TOKEN}`) in a printed field, and `--env staging` must not show it. Called
+/// where `cfgctl.yaml` is read, so that no command can read the file and miss it.
+pub fn register_tokens(environments: &BTreeMap<String, Environment>) {
+    for var in environments.values().filter_map(|e| e.token_env.as_deref()) {
+        if let Ok(token) = std::env::var(var) {
+            crate::output::register_secret(&token);
+        }
+    }
+}
+
 /// Whether `name` can name an environment: `[a-z0-9][a-z0-9_-]*`, usable in file names,
 /// flags and report keys.
 pub fn is_valid_name(name: &str) -> bool {

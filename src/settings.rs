@@ -261,7 +261,8 @@ pub fn parse(file: &Path, text: &str) -> Result<Settings, Vec<Diagnostic>> {
             "manage" => settings.manage = manage_rules(&mut r, value),
             "environments" => {
                 settings.environments =
-                    crate::environments::parse(file, r.spans, value, &mut r.diagnostics)
+                    crate::environments::parse(file, r.spans, value, &mut r.diagnostics);
+                crate::environments::register_tokens(&settings.environments);
             }
             "policy" => match value.as_str().filter(|p| inside(p)) {
                 Some(p) => {

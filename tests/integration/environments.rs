@@ -274,3 +274,43 @@ spec:
     );
     assert!(!run.stderr.contains("base.yaml:"), "{}", run.transcript());
 }
+
+/// R4-2: every `token_env` of cfgctl.yaml that is set is a secret, whichever environments
+/// run: a manifest that writes another environment's token into a printed field shows it
+/// redacted.
+#[tokio::test]
+async fn another_environments_token_is_never_printed() {
+    const PROD_TOKEN: &str = "prod-tenant-token-r4-2-5f1e";
+    let tenant = crate::support::Tenant::start(cfgctl::emulator::Config::default()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let settings = format!(
+        "environments:\n  staging:\n    url: {}\n  prod:\n    url: https://prod.example.com\n    token_env: R4_PROD_TOKEN\n",
+        tenant.emulator.url()
+    );
+    write(dir.path(), "cfgctl.yaml", &settings);
+    write(
+        dir.path(),
+        "t.yaml",
+        "api_version: v1/config\nkind: Bucket\nspec:\n  slug: b\n  name: B\n  description: ${env:R4_PROD_TOKEN}\n",
+    );
+    for args in [
+        &["plan", ".", "--env", "staging"][..],
+        &["plan", ".", "--env", "staging", "--format", "json"],
+        &["plan", ".", "--env", "staging", "--format", "markdown"],
+        &["validate", ".", "--env", "staging"],
+    ] {
+        let run = Cfgctl::bare()
+            .dir(dir.path())
+            .args(args)
+            .env("R4_PROD_TOKEN", PROD_TOKEN)
+            .run()
+            .await;
+        let text = run.transcript();
+        assert!(!text.contains(PROD_TOKEN), "{args:?}: {text}");
+        assert!(!text.contains("r4-2-5f1e"), "{args:?}: {text}");
+        if args[0] == "plan" {
+            assert_eq!(run.code, 0, "{args:?}: {text}");
+            assert!(text.contains("[REDACTED]"), "{args:?}: {text}");
+        }
+    }
+}
