@@ -261,6 +261,7 @@ pub fn keep_created(kind: Kind, address: &Address, answer: &Value) {
         crate::output::register_secret(&f.value);
         let mut created = CREATED.lock().unwrap_or_else(|e| e.into_inner());
         created.insert(address.to_string(), f.value);
+        save_tokens(&created);
     }
 }
 
@@ -275,10 +276,33 @@ pub fn created() -> BTreeMap<String, String> {
     CREATED.lock().unwrap_or_else(|e| e.into_inner()).clone()
 }
 
-/// Writes the created tokens as `{"Kind/slug": "token"}` to a new file with mode 0600; refuses
-/// a file that exists (it is never overwritten or followed).
-pub fn write_tokens(path: &Path, tokens: &BTreeMap<String, String>) -> std::io::Result<()> {
-    use std::io::Write;
+/// The file `apply --service-account-tokens` keeps the created tokens in: created (new, mode
+/// 0600) before anything is sent, and written again after each create that answers a token, so
+/// a token is on disk the moment it exists and a file that cannot be made stops the run before
+/// a ServiceAccount is created.
+struct TokenFile {
+    path: std::path::PathBuf,
+    file: std::fs::File,
+    /// Why the last write failed, if it did (the final write tries again, then elsewhere).
+    failed: Option<String>,
+}
+
+static TOKEN_FILE: Mutex<Option<TokenFile>> = Mutex::new(None);
+
+/// Creates the tokens file: a new file (never an existing one, never through a symlink), mode
+/// 0600, holding `{}` until a token arrives.
+pub fn open_token_file(path: &Path) -> std::io::Result<()> {
+    let mut file = new_private_file(path)?;
+    write_map(&mut file, &BTreeMap::new())?;
+    *TOKEN_FILE.lock().unwrap_or_else(|e| e.into_inner()) = Some(TokenFile {
+        path: path.to_path_buf(),
+        file,
+        failed: None,
+    });
+    Ok(())
+}
+
+fn new_private_file(path: &Path) -> std::io::Result<std::fs::File> {
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create_new(true);
     #[cfg(unix)]
@@ -286,11 +310,82 @@ pub fn write_tokens(path: &Path, tokens: &BTreeMap<String, String>) -> std::io::
         use std::os::unix::fs::OpenOptionsExt;
         options.mode(0o600);
     }
-    let mut file = options.open(path)?;
+    options.open(path)
+}
+
+fn write_map(file: &mut std::fs::File, tokens: &BTreeMap<String, String>) -> std::io::Result<()> {
+    use std::io::{Seek, Write};
     let text = serde_json::to_string_pretty(tokens).map_err(std::io::Error::other)?;
+    file.set_len(0)?;
+    file.rewind()?;
     file.write_all(text.as_bytes())?;
     file.write_all(b"\n")?;
     file.sync_all()
+}
+
+/// Writes the tokens kept so far into the tokens file, if one is open.
+fn save_tokens(tokens: &BTreeMap<String, String>) {
+    let mut open = TOKEN_FILE.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(t) = open.as_mut() {
+        t.failed = write_map(&mut t.file, tokens).err().map(|e| e.to_string());
+    }
+}
+
+/// Why the created tokens are not all in the file that was asked for.
+#[derive(Debug, thiserror::Error)]
+pub enum TokenFileError {
+    #[error("the service account tokens could not be written to {} ({reason}); they were written to {} instead (mode 0600): move them somewhere safe", .path.display(), .fallback.display())]
+    Elsewhere {
+        path: std::path::PathBuf,
+        reason: String,
+        fallback: std::path::PathBuf,
+    },
+    #[error("the service account tokens of {} could not be written to {} ({reason}) nor to {} ({fallback_reason}): they are lost; delete and create those service accounts again to get new tokens", .addresses.join(", "), .path.display(), .fallback.display())]
+    Lost {
+        addresses: Vec<String>,
+        path: std::path::PathBuf,
+        reason: String,
+        fallback: std::path::PathBuf,
+        fallback_reason: String,
+    },
+}
+
+/// Closes the tokens file after the run: written a last time; when that fails, the tokens go
+/// to a new file in the temporary directory, and the error says where (or, when that fails
+/// too, which tokens are lost). A run that failed before any token was created leaves no file
+/// behind (`succeeded` false), so the same command can run again.
+pub fn close_token_file(succeeded: bool) -> Result<(), TokenFileError> {
+    let Some(mut t) = TOKEN_FILE.lock().unwrap_or_else(|e| e.into_inner()).take() else {
+        return Ok(());
+    };
+    let tokens = created();
+    if tokens.is_empty() && !succeeded {
+        drop(t.file);
+        let _ = std::fs::remove_file(&t.path);
+        return Ok(());
+    }
+    let reason = match write_map(&mut t.file, &tokens) {
+        Ok(()) => return Ok(()),
+        Err(e) => t.failed.take().unwrap_or_else(|| e.to_string()),
+    };
+    let fallback = std::env::temp_dir().join(format!(
+        "cfgctl-service-account-tokens-{}.json",
+        std::process::id()
+    ));
+    match new_private_file(&fallback).and_then(|mut f| write_map(&mut f, &tokens)) {
+        Ok(()) => Err(TokenFileError::Elsewhere {
+            path: t.path,
+            reason,
+            fallback,
+        }),
+        Err(e) => Err(TokenFileError::Lost {
+            addresses: tokens.into_keys().collect(),
+            path: t.path,
+            reason,
+            fallback,
+            fallback_reason: e.to_string(),
+        }),
+    }
 }
 
 /// The variable `export` and `pull` write for a secret: `${env:KIND_SLUG_FIELD}`, upper snake

@@ -222,9 +222,30 @@ pub fn apply_saved(opts: ApplySettings) -> anyhow::Result<ExitCode> {
 
 /// Applies to one target: the plan made now, or the saved plan given.
 fn apply_one(opts: ApplySettings, saved: Option<crate::plan::Plan>) -> anyhow::Result<ExitCode> {
+    // The tokens file exists before anything is sent: a token is never created with nowhere
+    // to keep it.
+    if let Some(path) = &opts.service_account_tokens {
+        crate::secrets::open_token_file(path).with_context(|| {
+            format!(
+                "--service-account-tokens: cannot create {}: nothing was changed",
+                path.display()
+            )
+        })?;
+    }
+    let applied = apply_planned(&opts, saved);
+    let succeeded = matches!(applied, Ok(ExitCode::SUCCESS));
+    crate::secrets::close_token_file(succeeded)?;
+    applied
+}
+
+/// Plans (or reads the saved plan), confirms, executes and reports.
+fn apply_planned(
+    opts: &ApplySettings,
+    saved: Option<crate::plan::Plan>,
+) -> anyhow::Result<ExitCode> {
     let from_file = saved.is_some();
     runtime()?.block_on(async {
-        let (conn, plan, current) = planned_or_saved(&opts, saved).await?;
+        let (conn, plan, current) = planned_or_saved(opts, saved).await?;
         // What is sent: the plan's secret references resolved (the plan keeps them, for what
         // is shown); a reference that cannot be resolved stops the run before any request.
         let sent = crate::secrets::fill_plan(&plan)?;
@@ -233,14 +254,14 @@ fn apply_one(opts: ApplySettings, saved: Option<crate::plan::Plan>) -> anyhow::R
         let mut refused =
             crate::plan::refusals(&plan, opts.allow_empty_prune, opts.force_delete_buckets);
         if from_file {
-            refused.extend(unsealed_refusals(&opts, &plan)?);
+            refused.extend(unsealed_refusals(opts, &plan)?);
         }
         let plan = std::sync::Arc::new(plan);
-        let Some(rendering) = show_and_confirm(&opts, &plan, &refused)? else {
+        let Some(rendering) = show_and_confirm(opts, &plan, &refused)? else {
             return Ok(ExitCode::SUCCESS);
         };
         let client = std::sync::Arc::new(conn.client);
-        let outcomes = execute(&opts, &client, &plan, sent.as_ref(), &current, rendering).await?;
+        let outcomes = execute(opts, &client, &plan, sent.as_ref(), &current, rendering).await?;
         let summary =
             crate::apply::report::summary(&plan, &outcomes, client.throttle().slow_down());
         crate::output::stdout()
@@ -403,9 +424,5 @@ async fn execute(
         rendered.await.context("writing the plan")??;
     }
     progress.finish();
-    if let Some(path) = &opts.service_account_tokens {
-        crate::secrets::write_tokens(path, &crate::secrets::created())
-            .with_context(|| format!("writing the service account tokens to {}", path.display()))?;
-    }
     Ok(outcomes)
 }

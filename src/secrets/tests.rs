@@ -61,3 +61,64 @@ fn shown_masked_whole_or_inside_an_object() {
     };
     assert!(crate::plan::normalize::secret::mask(kind, &f).is_none());
 }
+
+/// R4-10: a token whose file cannot be written at the end is never lost silently: it goes to
+/// a new private file in the temporary directory, and the error says where. (The only test of
+/// this process that keeps created tokens.)
+#[test]
+fn a_token_the_file_cannot_take_is_written_elsewhere_and_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tokens.json");
+    open_token_file(&path).unwrap();
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "{}\n");
+    // A read-only handle in place of the file: every write to it fails.
+    {
+        let mut open = TOKEN_FILE.lock().unwrap();
+        open.as_mut().unwrap().file = std::fs::File::open(&path).unwrap();
+    }
+    let kind = crate::registry::kinds()
+        .into_iter()
+        .map(|d| d.kind)
+        .find(|k| answers_secrets(*k))
+        .expect("a kind that answers a token");
+    let def = kind.def();
+    let field = def
+        .secrets
+        .iter()
+        .find(|s| def.server_owned.contains(*s))
+        .unwrap();
+    let mut answer = serde_json::json!({"slug": "ci"});
+    let mut at = &mut answer;
+    let parts: Vec<&str> = field.split('.').collect();
+    for (i, part) in parts.iter().enumerate() {
+        at[*part] = if i + 1 == parts.len() {
+            serde_json::json!("tok-r4-10-kept-elsewhere")
+        } else {
+            serde_json::json!({})
+        };
+        at = &mut at[*part];
+    }
+    let address = crate::registry::Address::new(kind, Some("ci".into()));
+    keep_created(kind, &address, &answer);
+    assert_eq!(created().len(), 1, "{answer}");
+    let err = close_token_file(true).unwrap_err();
+    let TokenFileError::Elsewhere { fallback, .. } = &err else {
+        panic!("{err}");
+    };
+    let shown = err.to_string();
+    assert!(
+        shown.contains("could not be written to")
+            && shown.contains(&fallback.display().to_string()),
+        "{shown}"
+    );
+    assert!(!shown.contains("tok-r4-10"), "{shown}");
+    let kept = std::fs::read_to_string(fallback).unwrap();
+    assert!(kept.contains("tok-r4-10-kept-elsewhere"), "{kept}");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(fallback).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+    }
+    std::fs::remove_file(fallback).unwrap();
+}

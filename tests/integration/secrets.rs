@@ -330,6 +330,54 @@ async fn service_account_tokens_go_only_to_a_new_0600_file() {
     assert_eq!(std::fs::read_to_string(&tokens).unwrap(), text);
 }
 
+/// R4-10: a tokens file that cannot be created stops the run before anything is sent (the
+/// token of a ServiceAccount exists only in its create's answer).
+#[tokio::test]
+async fn a_tokens_file_that_cannot_be_made_stops_apply_before_anything_is_sent() {
+    let t = Tenant::full().await;
+    let work = tempfile::tempdir().unwrap();
+    let dir = work.path().join("repo");
+    write(&dir, "sa.yaml", "api_version: v1/config\nkind: ServiceAccount\nspec:\n  slug: ci\n  name: CI\n  unrestricted: true\n");
+    let missing = work.path().join("no-such-dir").join("tokens.json");
+    let run = Cfgctl::new(&t)
+        .dir(&dir)
+        .args(&["apply", ".", "--auto-approve", "--service-account-tokens"])
+        .arg(&missing)
+        .run()
+        .await;
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    assert!(
+        run.stderr
+            .contains("--service-account-tokens: cannot create")
+            && run.stderr.contains("no-such-dir/tokens.json")
+            && run.stderr.contains("nothing was changed"),
+        "{}",
+        run.stderr
+    );
+    let read = t.read(Kind::named("ServiceAccount"), Some("ci")).await;
+    assert_eq!(
+        read.status, 404,
+        "the service account was created: {:?}",
+        read.body
+    );
+    // A run that fails before a token is created leaves no file behind: the same command
+    // can run again.
+    let tokens = work.path().join("tokens.json");
+    write(
+        &dir,
+        "bad.yaml",
+        "api_version: v1/config\nkind: Team\nspec:\n  slug: t\n",
+    );
+    let run = Cfgctl::new(&t)
+        .dir(&dir)
+        .args(&["apply", ".", "--auto-approve", "--service-account-tokens"])
+        .arg(&tokens)
+        .run()
+        .await;
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    assert!(!tokens.exists(), "{}", run.transcript());
+}
+
 #[tokio::test]
 async fn pull_writes_new_secrets_as_references_and_names_the_variables() {
     let t = Tenant::full().await;
