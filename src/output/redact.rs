@@ -100,8 +100,11 @@ fn has_escapes(text: &[u8]) -> bool {
     memchr::memchr3(b'\\', b'%', b'&', text).is_some()
 }
 
+/// Decoded bytes and the span of the layer below that each stands for.
+type Layer = (Vec<u8>, Vec<(usize, usize)>);
+
 /// One layer of escapes undone, or `None` when there was nothing to undo.
-fn decode_layer(text: &[u8]) -> Option<(Vec<u8>, Vec<(usize, usize)>)> {
+fn decode_layer(text: &[u8]) -> Option<Layer> {
     if !has_escapes(text) {
         return None;
     }
