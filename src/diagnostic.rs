@@ -106,6 +106,12 @@ pub enum Problem {
         /// Why the plan deletes it (the delete's reason).
         why: String,
     },
+    #[error("{kind}: the target refused to list this kind ({answer}), and this plan needs it: {need}; the tenant may not have this product area (check the token's permissions and the target), or remove what needs it")]
+    RefusedKind {
+        kind: Kind,
+        answer: String,
+        need: String,
+    },
     #[error("reference cycle that cannot be broken: {cycle} (no reference in it is optional on a resource the target can update)")]
     ReferenceCycle { cycle: String },
     #[error("{address}: the server rejected it (dry run): {message}")]

@@ -90,6 +90,16 @@ impl Pattern {
     pub fn as_str(&self) -> &str {
         &self.text
     }
+
+    /// Whether the kind part matches `kind` (a glob or its name).
+    pub fn matches_kind(&self, kind: crate::registry::Kind) -> bool {
+        self.kind.matches(kind.name())
+    }
+
+    /// Whether the kind part is `kind`'s name, not a glob (`LogScaleAction/*`, not `*/*`).
+    pub fn names_kind(&self, kind: crate::registry::Kind) -> bool {
+        !self.kind_is_glob && self.matches_kind(kind)
+    }
 }
 
 impl fmt::Display for Pattern {

@@ -2,6 +2,7 @@
 //! all pages, all kinds concurrently; the singleton by its read). Never one request per
 //! resource.
 
+use std::collections::BTreeMap;
 use std::sync::{mpsc, Arc, OnceLock};
 
 use futures_util::future::try_join_all;
@@ -35,6 +36,8 @@ pub struct Answers(pub [u8; 32]);
 pub struct Listing {
     caps: Capabilities,
     warnings: Vec<String>,
+    /// The kinds whose list the target refused, with its answer (see [`refusal`]).
+    refused: BTreeMap<Kind, String>,
     /// Per kind: its pages (kept, or being worked out), or the singleton's answer.
     kinds: Vec<(Kind, Vec<Page>, Option<serde_json::Value>)>,
     pub answers: Answers,
@@ -145,7 +148,13 @@ impl Listing {
             }
             results.push((kind, items));
         }
-        Ok(assemble(self.caps, self.warnings, results, self.answers))
+        Ok(assemble(
+            self.caps,
+            self.warnings,
+            results,
+            self.refused,
+            self.answers,
+        ))
     }
 }
 
@@ -239,6 +248,32 @@ type Listed = (Result<Option<String>, String>, Object);
 enum KindRead {
     Done(Vec<Listed>),
     Deferred(Vec<Page>, Option<serde_json::Value>),
+    /// The target refused to list the kind: its answer.
+    Refused(String),
+}
+
+/// The answer of a target that refuses a kind's list (403, 404 or 501: a tenant without that
+/// product area, or an older target whose description could not be read): the kind is not read,
+/// and the planner decides whether the plan needs it (`plan::refused`). Any other failure
+/// ends the reading.
+fn refusal(e: &ClientError) -> Option<String> {
+    match e.status() {
+        Some(403 | 404 | 501) => Some(crate::output::Inert(e).to_string()),
+        _ => None,
+    }
+}
+
+/// A refused kind's reading, hashed by its status alone (a message may carry a request id).
+fn refused(
+    kind: Kind,
+    e: &ClientError,
+    mut hash: blake3::Hasher,
+) -> Option<(Kind, KindRead, blake3::Hash)> {
+    let answer = refusal(e)?;
+    hash.update(b"refused");
+    hash.update(&e.status().unwrap_or_default().to_le_bytes());
+    tracing::info!(kind = kind.name(), answer = %answer, "the target refused this kind's list");
+    Some((kind, KindRead::Refused(answer), hash.finalize()))
 }
 
 /// How a reading works out its objects.
@@ -263,7 +298,10 @@ async fn read_kind(
     let mut hash = blake3::Hasher::new();
     hash.update(kind.name().as_bytes());
     if kind.def().singleton {
-        let one = client.read(kind, None).await?;
+        let one = match client.read(kind, None).await {
+            Ok(one) => one,
+            Err(e) => return refused(kind, &e, hash).ok_or(e),
+        };
         // A `Value` always serialises.
         let text = one
             .as_ref()
@@ -279,7 +317,7 @@ async fn read_kind(
     // on its way; only the object's text and digest are kept.
     let mut reading = Vec::new();
     let mut kept = Vec::new();
-    let pages = client
+    let listed = client
         .list_pages(
             kind,
             &list_filters(kind),
@@ -302,8 +340,12 @@ async fn read_kind(
                 Ok(())
             },
         )
-        .await
-        .map_err(|e| bad_page(kind, e))?;
+        .await;
+    let pages = match listed {
+        Ok(pages) => pages,
+        Err(ListError::Client(e)) => return refused(kind, &e, hash).ok_or(e),
+        Err(e) => return Err(bad_page(kind, e)),
+    };
     if expected.is_none() {
         return Ok((kind, KindRead::Deferred(kept, None), hash.finalize()));
     }
@@ -432,15 +474,19 @@ pub async fn fetch(client: &Client) -> Result<Fetched, ClientError> {
 /// the manifests' digests are known (see [`Expected`]).
 pub async fn fetch_expecting(client: &Client, expected: &Expected) -> Result<Fetched, ClientError> {
     let (caps, warnings, read, answers) = read_all(client, Mode::Eager(expected)).await?;
-    let results = read
-        .into_iter()
-        .map(|(kind, read)| match read {
-            KindRead::Done(items) => (kind, items),
+    let mut refused = BTreeMap::new();
+    let mut results = Vec::with_capacity(read.len());
+    for (kind, read) in read {
+        match read {
+            KindRead::Done(items) => results.push((kind, items)),
             // Not deferred when expecting.
-            KindRead::Deferred(..) => (kind, Vec::new()),
-        })
-        .collect();
-    Ok(assemble(caps, warnings, results, answers))
+            KindRead::Deferred(..) => results.push((kind, Vec::new())),
+            KindRead::Refused(answer) => {
+                refused.insert(kind, answer);
+            }
+        }
+    }
+    Ok(assemble(caps, warnings, results, refused, answers))
 }
 
 /// Reads capabilities and every readable kind's list, keeping the objects' texts and hashing
@@ -452,16 +498,21 @@ pub async fn list_deferred(client: &Client) -> Result<Listing, ClientError> {
 /// [`list_deferred`], working the pages out as they arrive once `work` is started.
 pub async fn list_deferred_until(client: &Client, work: &WorkOut) -> Result<Listing, ClientError> {
     let (caps, warnings, read, answers) = read_all(client, Mode::Deferred(work)).await?;
-    let kinds = read
-        .into_iter()
-        .map(|(kind, read)| match read {
-            KindRead::Deferred(pages, one) => (kind, pages, one),
-            KindRead::Done(_) => (kind, Vec::new(), None),
-        })
-        .collect();
+    let mut refused = BTreeMap::new();
+    let mut kinds = Vec::with_capacity(read.len());
+    for (kind, read) in read {
+        match read {
+            KindRead::Deferred(pages, one) => kinds.push((kind, pages, one)),
+            KindRead::Done(_) => kinds.push((kind, Vec::new(), None)),
+            KindRead::Refused(answer) => {
+                refused.insert(kind, answer);
+            }
+        }
+    }
     Ok(Listing {
         caps,
         warnings,
+        refused,
         kinds,
         answers,
     })
@@ -524,9 +575,13 @@ fn assemble(
     caps: Capabilities,
     mut warnings: Vec<String>,
     results: Vec<(Kind, Vec<Listed>)>,
+    refused: BTreeMap<Kind, String>,
     answers: Answers,
 ) -> Fetched {
-    let mut current = Current::default();
+    let mut current = Current {
+        refused,
+        ..Current::default()
+    };
     for (kind, items) in results {
         current.known.insert(kind);
         for (slug, object) in items {

@@ -139,6 +139,13 @@ async fn export_one(
             def.name
         );
     }
+    for (kind, answer) in &fetched.current.refused {
+        let _ = writeln!(
+            err,
+            "note: {kind} not exported: the target refused its list ({})",
+            crate::output::Inert(answer)
+        );
+    }
     let vars = crate::export::secret_variables(&fetched.current, &opts.only);
     if !vars.is_empty() {
         let _ = writeln!(

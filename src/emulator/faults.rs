@@ -5,6 +5,10 @@
 //! operation runs; or (`lost`) the operation runs and its response is lost, the case that
 //! tests that a retried create never makes a second resource.
 //!
+//! `403:SEGMENT` (or 404, 501) answers that status to every request under
+//! `/api/v1/config/SEGMENT`, as a tenant without that product area does
+//! (`403:log-scale-actions`).
+//!
 //! `seed:N` makes the draws reproducible: the emulator draws from one generator seeded with N,
 //! so the same requests in the same order meet the same faults (tests use it; without a seed
 //! every run draws differently).
@@ -24,6 +28,8 @@ pub struct Faults {
     pub latency: Duration,
     /// Seed of the draws (`seed:N`); fresh entropy when absent.
     pub seed: Option<u64>,
+    /// Collection path segments refused with a status (`403:log-scale-actions`).
+    pub refused: Vec<(u16, String)>,
 }
 
 /// What to do with one request.
@@ -41,7 +47,7 @@ pub enum FaultSpecError {
     Malformed(String),
     #[error("fault `{0}`: the probability must be a number from 0 to 1")]
     Probability(String),
-    #[error("fault `{0}`: the status must be 429 or a 5xx status")]
+    #[error("fault `{0}`: the status must be 429 or a 5xx status (or 403, 404, 501 with a path segment: 403:log-scale-actions)")]
     Status(String),
     #[error("fault `{0}`: latency is a duration such as 20ms or 1s")]
     Latency(String),
@@ -85,6 +91,16 @@ impl Faults {
                     let code: u16 = status
                         .parse()
                         .map_err(|_| FaultSpecError::Malformed(part.to_string()))?;
+                    let segment = value.trim();
+                    if matches!(code, 403 | 404 | 501)
+                        && !segment.is_empty()
+                        && segment
+                            .bytes()
+                            .all(|b| b.is_ascii_lowercase() || b == b'-' || b == b'_')
+                    {
+                        faults.refused.push((code, segment.to_string()));
+                        continue;
+                    }
                     if code != 429 && !(500..600).contains(&code) {
                         return Err(FaultSpecError::Status(part.to_string()));
                     }
@@ -98,6 +114,16 @@ impl Faults {
             return Err(FaultSpecError::Total(format!("{total}")));
         }
         Ok(faults)
+    }
+
+    /// The status a request to `path` is refused with (`403:SEGMENT`), if any.
+    pub fn refusal(&self, path: &str) -> Option<u16> {
+        let rest = path.strip_prefix("/api/v1/config/")?;
+        let segment = rest.split('/').next().unwrap_or_default();
+        self.refused
+            .iter()
+            .find(|(_, s)| s == segment)
+            .map(|(status, _)| *status)
     }
 
     /// The fault for a draw `x` in [0, 1).

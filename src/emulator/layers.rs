@@ -124,6 +124,13 @@ pub(super) async fn inject_faults(
     next: Next,
 ) -> Response {
     let faults = &state.faults;
+    if let Some(status) = faults.refusal(req.uri().path()) {
+        return error_response(
+            StatusCode::from_u16(status).unwrap_or(StatusCode::FORBIDDEN),
+            "this tenant does not have this product area (refused by --faults)",
+            Some(7),
+        );
+    }
     if !faults.latency.is_zero() {
         tokio::time::sleep(faults.latency).await;
     }

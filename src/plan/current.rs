@@ -20,6 +20,9 @@ pub struct Current {
     pub resources: BTreeMap<Address, Object>,
     /// Kinds whose state was read (a kind not here is unknown, not empty).
     pub known: BTreeSet<Kind>,
+    /// Kinds whose list the target refused (403, 404, 501), with its answer: not known, and an
+    /// error when the plan needs them (`plan::refused`).
+    pub refused: BTreeMap<Kind, String>,
 }
 
 impl Current {

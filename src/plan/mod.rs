@@ -12,6 +12,7 @@ pub mod newer;
 pub mod normalize;
 mod order;
 mod refs;
+mod refused;
 pub mod risk;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -304,7 +305,10 @@ pub fn plan(
         caps,
         settings,
     };
-    let mut gathered = Gathered::default();
+    let mut gathered = Gathered {
+        warnings: refused::check(&current.refused, desired, &by_address, settings, opts)?,
+        ..Gathered::default()
+    };
     let on_target = gather_declared(&mut gathered, &ctx, &by_address, opts)?;
     if opts.prune && settings.prune.is_empty() {
         gathered.warnings.push(
@@ -334,6 +338,7 @@ pub fn plan(
 
     let guard = GuardContext::new(settings, desired);
     guard::add_cascades(&mut actions, current, &by_address, &guard);
+    refused::check_cascades(&current.refused, &actions)?;
     let guard_violations = guards(&actions, &guard);
     let actions = order::order(actions, desired, current, caps).map_err(PlanError)?;
     Ok(Plan {

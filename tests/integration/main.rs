@@ -22,6 +22,7 @@ mod kinds;
 mod limits;
 mod memo;
 mod modes;
+mod open_world;
 mod panels;
 mod plan;
 mod policy;

@@ -1,0 +1,153 @@
+//! The open world (docs/product.md §8): a tenant that refuses a product area (a kind's list
+//! answered 403, 404 or 501) plans around it when the plan does not need it, and names the kind
+//! and the answer when it does.
+
+use cfgctl::emulator::{faults::Faults, Config};
+use cfgctl::registry::Kind;
+
+use crate::support::files::write;
+use crate::support::run::Cfgctl;
+use crate::support::tenant::Tenant;
+
+const TEAM: &str =
+    "api_version: v1/config\nkind: Team\nspec:\n  slug: platform\n  name: Platform\n";
+
+async fn refusing(spec: &str) -> Tenant {
+    Tenant::start(Config {
+        faults: Faults::parse(spec).unwrap(),
+        ..Config::default()
+    })
+    .await
+}
+
+#[tokio::test]
+async fn a_refused_kind_the_plan_does_not_need_is_a_note_and_the_plan_goes_on() {
+    for status in ["403", "404", "501"] {
+        let t = refusing(&format!("{status}:log-scale-actions")).await;
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), "team.yaml", TEAM);
+        let run = Cfgctl::new(&t)
+            .dir(dir.path())
+            .args(&["plan", "."])
+            .run()
+            .await;
+        assert_eq!(run.code, 0, "{status}: {}", run.transcript());
+        let text = run.transcript();
+        assert!(
+            text.contains("LogScaleAction was not read: the target refused its list")
+                && text.contains(&format!(": {status}"))
+                && text.contains("nothing in this plan needs it"),
+            "{status}: {text}"
+        );
+        assert!(text.contains("+ Team/platform"), "{text}");
+        let run = Cfgctl::new(&t)
+            .dir(dir.path())
+            .args(&["apply", ".", "--auto-approve"])
+            .run()
+            .await;
+        assert_eq!(run.code, 0, "{status}: {}", run.transcript());
+        assert_eq!(
+            t.read(Kind::named("Team"), Some("platform")).await.status,
+            200
+        );
+        let run = Cfgctl::new(&t)
+            .dir(dir.path())
+            .args(&["drift", "."])
+            .run()
+            .await;
+        assert_eq!(run.code, 0, "{status}: {}", run.transcript());
+        assert!(
+            run.transcript().contains("LogScaleAction"),
+            "{}",
+            run.transcript()
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_glob_prune_pattern_does_not_prune_a_refused_kind_and_says_so() {
+    let t = refusing("403:log-scale-actions").await;
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "team.yaml", TEAM);
+    write(
+        dir.path(),
+        "cfgctl.yaml",
+        "prune: [\"*/*\"]\nmax_deletes: 5\n",
+    );
+    let run = Cfgctl::new(&t)
+        .dir(dir.path())
+        .args(&["plan", ".", "--prune"])
+        .run()
+        .await;
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert!(
+        run.transcript().contains(
+            "the prune pattern `*/*` does not prune LogScaleAction: the target refused its list"
+        ),
+        "{}",
+        run.transcript()
+    );
+}
+
+#[tokio::test]
+async fn a_refused_kind_the_plan_needs_is_an_error_naming_the_kind_and_the_answer() {
+    let t = refusing("403:teams").await;
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "team.yaml", TEAM);
+    for args in [
+        &["plan", "."][..],
+        &["apply", ".", "--auto-approve"],
+        &["drift", "."],
+    ] {
+        let run = Cfgctl::new(&t).dir(dir.path()).args(args).run().await;
+        assert_eq!(run.code, 1, "{args:?}: {}", run.transcript());
+        assert!(
+            run.stderr
+                .contains("team.yaml:1:1: error: Team: the target refused to list this kind")
+                && run.stderr.contains("403")
+                && run.stderr.contains("1 manifest declares it"),
+            "{args:?}: {}",
+            run.stderr
+        );
+    }
+    // A prune pattern that names the kind needs it too.
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "b.yaml",
+        "api_version: v1/config\nkind: Bucket\nspec:\n  slug: b\n  name: B\n",
+    );
+    write(dir.path(), "cfgctl.yaml", "prune: [\"Team/*\"]\n");
+    let run = Cfgctl::new(&t)
+        .dir(dir.path())
+        .args(&["plan", "."])
+        .run()
+        .await;
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    assert!(
+        run.stderr
+            .contains("Team: the target refused to list this kind")
+            && run.stderr.contains("the prune pattern `Team/*` names it"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[tokio::test]
+async fn export_names_what_it_did_not_export() {
+    let t = refusing("403:log-scale-actions").await;
+    let out = tempfile::tempdir().unwrap();
+    let target = out.path().join("export");
+    let run = Cfgctl::new(&t)
+        .args(&["export", "--out"])
+        .arg(&target)
+        .run()
+        .await;
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert!(
+        run.stderr
+            .contains("note: LogScaleAction not exported: the target refused its list"),
+        "{}",
+        run.stderr
+    );
+}
