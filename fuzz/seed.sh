@@ -5,7 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 rm -rf corpus
-mkdir -p corpus/manifest corpus/settings corpus/saved_plan corpus/emulator_request corpus/yaml_block
+mkdir -p corpus/manifest corpus/settings corpus/saved_plan corpus/emulator_request corpus/yaml_block corpus/description
+cp ../spec/config-api-v1.swagger.json corpus/description/embedded.json
 
 # The manifest target reads one file: the first byte picks YAML (even) or JSON (odd).
 n=0

@@ -11,6 +11,7 @@
 mod derive;
 mod overrides;
 mod secrets;
+mod walk;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -317,6 +318,19 @@ pub fn embedded_doc() -> &'static Value {
     // The file is part of the binary and checked by unit tests; a parse failure here is a
     // build defect, not an input error.
     DOC.get_or_init(|| serde_json::from_str(EMBEDDED_DESCRIPTION).unwrap_or(Value::Null))
+}
+
+/// The kinds an API description derives to, each with its number of references, secret and
+/// PromQL fields, without registering any: the fuzz target of the description walk.
+#[doc(hidden)]
+pub fn derive_summary(doc: &Value) -> Vec<(String, usize)> {
+    derive::kinds(doc, &BTreeMap::new())
+        .into_iter()
+        .map(|d| {
+            let fields = d.references.len() + d.secrets.len() + d.promql.len();
+            (d.name, fields)
+        })
+        .collect()
 }
 
 /// Registers the kinds an API description describes that are not known yet (a newer

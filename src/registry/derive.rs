@@ -86,10 +86,15 @@ pub(super) fn kinds(doc: &Value, known_keys: &BTreeMap<String, String>) -> Vec<D
         if let Some(def) = defs.get(&d.definition) {
             d.server_owned = read_only(def);
             d.secrets = super::secrets::paths(defs, def);
-            promql_fields(defs, def, "", &mut Vec::new(), &mut d.promql);
-            let mut refs = Vec::new();
-            walk(defs, def, "", &keys, &mut Vec::new(), &mut refs);
-            d.references = refs;
+            let mut problems = Vec::new();
+            d.promql = promql_fields(defs, def, &mut problems);
+            d.references = references(defs, def, &keys, &mut problems);
+            for p in problems {
+                tracing::warn!(
+                    "the API description's {} is {p}: the fields beyond are not checked",
+                    d.name
+                );
+            }
             d.list_filters.retain(|(_, field, _)| !field.is_empty());
             let fields = def.get("properties").and_then(Value::as_object);
             for f in &mut d.list_filters {
@@ -319,62 +324,88 @@ fn read_only(def: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// Finds the reference fields of a schema, depth first in property order.
-fn walk(
+/// The reference fields of a kind's definition, depth first in property order: a field named
+/// `<k>_slug(s)` (or in the override table), and a field whose schema is a reference object
+/// (see [`reference_object`]), whatever its name, alone or as an array's items. A walk that
+/// stopped short (a hostile description) adds its problem.
+fn references(
     defs: &Map<String, Value>,
-    schema: &Value,
-    path: &str,
+    def: &Value,
     keys: &BTreeMap<String, String>,
-    seen: &mut Vec<String>,
-    out: &mut Vec<FoundRef>,
-) {
-    let schema = match ref_name(schema) {
-        Some(name) if seen.iter().any(|s| s == name) => return,
-        Some(name) => match defs.get(name) {
-            Some(d) => {
-                seen.push(name.to_string());
-                walk(defs, d, path, keys, seen, out);
-                seen.pop();
-                return;
+    problems: &mut Vec<String>,
+) -> Vec<FoundRef> {
+    let mut walk = super::walk::Walk::new(
+        defs,
+        |_| 0,
+        |_, field: &str, sub: &Value| {
+            use super::walk::Step;
+            if let Some(target) = reference_target(field, keys) {
+                let suffix = if field.ends_with("_slugs") { "[]" } else { "" };
+                return Step::Found(suffix, (target, None));
             }
-            None => return,
+            if let Some(found) = reference_object(defs, field, sub, keys) {
+                return Step::Found(".slug", found);
+            }
+            let items = sub
+                .get("items")
+                .filter(|_| sub.get("type") == Some(&"array".into()));
+            if let Some(found) = items.and_then(|i| reference_object(defs, field, i, keys)) {
+                return Step::Found("[].slug", found);
+            }
+            Step::Descend
         },
-        None => schema,
-    };
-    if let Some(items) = schema.get("items") {
-        walk(defs, items, &format!("{path}[]"), keys, seen, out);
-        return;
+    );
+    let found = walk.fields(def);
+    problems.extend(walk.problem);
+    found
+        .into_iter()
+        .map(|(path, (target, unless))| (path, target, unless))
+        .collect()
+}
+
+/// The kind a reference object names, and when it does not: a `$ref` to a definition named
+/// `...<Kind>Reference` with a `slug` member (`configv1CollectionReference`), or to one whose
+/// members are exactly `type` and `slug`, or an inline `collection: {type, slug}`. A `type`
+/// whose values include `SERVICE` names a service instead (`unless`).
+fn reference_object(
+    defs: &Map<String, Value>,
+    field: &str,
+    schema: &Value,
+    keys: &BTreeMap<String, String>,
+) -> Option<(String, Option<(&'static str, &'static str)>)> {
+    let named = ref_name(schema);
+    let def = named.and_then(|n| defs.get(n)).unwrap_or(schema);
+    let props = def.get("properties").and_then(Value::as_object)?;
+    if !props.contains_key("slug") {
+        return None;
     }
-    let Some(props) = schema.get("properties").and_then(Value::as_object) else {
-        return;
-    };
-    for (field, sub) in props {
-        let dotted = if path.is_empty() {
-            field.clone()
-        } else {
-            format!("{path}.{field}")
-        };
-        if let Some(target) = reference_target(field, keys) {
-            let leaf = if field.ends_with("_slugs") {
-                format!("{dotted}[]")
-            } else {
-                dotted.clone()
-            };
-            out.push((leaf, target, None));
-            continue;
-        }
-        if field == "collection" && is_collection_ref(defs, sub) {
-            if let Some(target) = keys.get("collection") {
-                out.push((
-                    format!("{dotted}.slug"),
-                    target.clone(),
-                    Some(("type", "SERVICE")),
-                ));
-            }
-            continue;
-        }
-        walk(defs, sub, &dotted, keys, seen, out);
+    let unless = props
+        .get("type")
+        .filter(|t| enum_has(defs, t, "SERVICE"))
+        .map(|_| ("type", "SERVICE"));
+    let by_name = named
+        .and_then(|n| n.strip_suffix("Reference"))
+        .and_then(|stem| {
+            keys.values()
+                .filter(|kind| stem.ends_with(kind.as_str()))
+                .max_by_key(|kind| kind.len())
+        });
+    if let Some(kind) = by_name {
+        return Some((kind.clone(), unless));
     }
+    let shape = props.len() == 2 && props.contains_key("type");
+    let collection = keys.get("collection")?;
+    ((named.is_some() && shape) || (field == "collection" && props.contains_key("type")))
+        .then(|| (collection.clone(), Some(("type", "SERVICE"))))
+}
+
+/// Whether a schema (or the definition it names) is an enum holding `value`.
+fn enum_has(defs: &Map<String, Value>, schema: &Value, value: &str) -> bool {
+    let schema = ref_name(schema).and_then(|n| defs.get(n)).unwrap_or(schema);
+    schema
+        .get("enum")
+        .and_then(Value::as_array)
+        .is_some_and(|values| values.iter().any(|v| v == value))
 }
 
 /// The kind a field named `<k>_slug` / `<k>_slugs` (or an override name) refers to.
@@ -391,70 +422,42 @@ fn reference_target(field: &str, keys: &BTreeMap<String, String>) -> Option<Stri
     keys.get(stem).cloned()
 }
 
-/// `collection: {type, slug}`: an object with both members.
-fn is_collection_ref(defs: &Map<String, Value>, schema: &Value) -> bool {
-    let schema = ref_name(schema).and_then(|n| defs.get(n)).unwrap_or(schema);
-    schema
-        .get("properties")
-        .and_then(Value::as_object)
-        .is_some_and(|p| p.contains_key("type") && p.contains_key("slug"))
-}
-
 /// The string fields whose description calls them a PromQL query, expression or label
 /// selector, depth first in property order. How each is read comes from the same words: a
 /// label selector is parsed inside braces, a template (named `*_template`, or its description
 /// says so) has `{{ }}` placeholders, and one whose description speaks of variables has `$name`
 /// variables in its selectors.
-fn promql_fields<'a>(
-    defs: &'a Map<String, Value>,
-    schema: &'a Value,
-    path: &str,
-    seen: &mut Vec<&'a str>,
-    out: &mut Vec<(String, crate::promql::Form)>,
-) {
-    if let Some(name) = ref_name(schema) {
-        if seen.contains(&name) {
-            return;
-        }
-        if let Some(d) = defs.get(name) {
-            seen.push(name);
-            promql_fields(defs, d, path, seen, out);
-            seen.pop();
-        }
-        return;
-    }
-    if let Some(items) = schema.get("items") {
-        promql_fields(defs, items, &format!("{path}[]"), seen, out);
-        return;
-    }
-    let Some(props) = schema.get("properties").and_then(Value::as_object) else {
-        return;
-    };
-    for (field, sub) in props {
-        let dotted = if path.is_empty() {
-            field.clone()
-        } else {
-            format!("{path}.{field}")
-        };
-        let said = sub
-            .get("description")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_ascii_lowercase();
-        let is_string = sub.get("type").and_then(Value::as_str) == Some("string");
-        let promql = said.contains("promql")
-            && ["query", "expression", "selector"]
-                .iter()
-                .any(|w| said.contains(w));
-        if is_string && promql {
+fn promql_fields(
+    defs: &Map<String, Value>,
+    def: &Value,
+    problems: &mut Vec<String>,
+) -> Vec<(String, crate::promql::Form)> {
+    let mut walk = super::walk::Walk::new(
+        defs,
+        |_| 0,
+        |_, field: &str, sub: &Value| {
+            let said = sub
+                .get("description")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_ascii_lowercase();
+            let is_string = sub.get("type").and_then(Value::as_str) == Some("string");
+            let promql = said.contains("promql")
+                && ["query", "expression", "selector"]
+                    .iter()
+                    .any(|w| said.contains(w));
+            if !(is_string && promql) {
+                return super::walk::Step::Descend;
+            }
             let form = crate::promql::Form {
                 selector: said.contains("label selector"),
                 template: field.ends_with("_template") || said.contains("template"),
                 variables: said.contains("variables"),
             };
-            out.push((dotted, form));
-            continue;
-        }
-        promql_fields(defs, sub, &dotted, seen, out);
-    }
+            super::walk::Step::Found("", form)
+        },
+    );
+    let found = walk.fields(def);
+    problems.extend(walk.problem);
+    found
 }

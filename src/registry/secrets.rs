@@ -38,62 +38,26 @@ pub fn parse_reference(text: &str) -> Option<SecretRef<'_>> {
     (!path.is_empty() && !path.contains('}')).then_some(SecretRef::File(path))
 }
 
-/// Every secret path of a definition, depth first in property order.
+/// Every secret path of a definition, depth first in property order (the walk is bounded:
+/// `registry::walk`; a description too deep for it is warned about by the reference walk,
+/// which meets the same limits).
 pub(super) fn paths(defs: &Map<String, Value>, def: &Value) -> Vec<String> {
-    let mut out = Vec::new();
-    walk(defs, def, "", None, &mut Vec::new(), &mut out);
-    out
-}
-
-fn ref_name(schema: &Value) -> Option<&str> {
-    schema
-        .get("$ref")
-        .and_then(Value::as_str)
-        .and_then(|r| r.strip_prefix("#/definitions/"))
-}
-
-/// `definition`: the name of the definition `schema` was reached through (a Slack config's).
-fn walk<'a>(
-    defs: &'a Map<String, Value>,
-    schema: &'a Value,
-    path: &str,
-    definition: Option<&'a str>,
-    seen: &mut Vec<&'a str>,
-    out: &mut Vec<String>,
-) {
-    let (schema, definition) = match ref_name(schema) {
-        Some(name) if seen.contains(&name) => return,
-        Some(name) => match defs.get(name) {
-            Some(d) => {
-                seen.push(name);
-                walk(defs, d, path, Some(name), seen, out);
-                seen.pop();
-                return;
+    // A Slack config's `api_url` depends on the field it is under: reused per that.
+    let mut walk = super::walk::Walk::new(
+        defs,
+        |parent| u8::from(parent == "slack"),
+        |at: super::walk::At<'_>, field: &str, sub: &Value| {
+            if is_secret(field, sub, at.parent, at.definition) {
+                super::walk::Step::Found("", ())
+            } else {
+                super::walk::Step::Descend
             }
-            None => return,
         },
-        None => (schema, definition),
-    };
-    if let Some(items) = schema.get("items") {
-        walk(defs, items, &format!("{path}[]"), None, seen, out);
-        return;
-    }
-    let Some(props) = schema.get("properties").and_then(Value::as_object) else {
-        return;
-    };
-    let parent = path.rsplit('.').next().unwrap_or("");
-    for (field, sub) in props {
-        let dotted = if path.is_empty() {
-            field.clone()
-        } else {
-            format!("{path}.{field}")
-        };
-        if is_secret(field, sub, parent, definition) {
-            out.push(dotted);
-            continue;
-        }
-        walk(defs, sub, &dotted, None, seen, out);
-    }
+    );
+    walk.fields(def)
+        .into_iter()
+        .map(|(path, ())| path)
+        .collect()
 }
 
 fn is_secret(field: &str, schema: &Value, parent: &str, definition: Option<&str>) -> bool {

@@ -1,5 +1,6 @@
 use super::*;
 use serde_json::json;
+use std::collections::{BTreeMap, BTreeSet};
 
 fn kind(name: &str) -> Kind {
     Kind::from_name(name).unwrap_or_else(|| panic!("no kind {name}"))
@@ -418,4 +419,119 @@ fn a_hostile_description_registers_no_unprintable_or_unaddressable_kind() {
     let names: Vec<&str> = register(&doc).into_iter().map(|k| k.name()).collect();
     assert_eq!(names, vec!["FineThing"]);
     assert!(Kind::from_name("Dots").is_none());
+}
+
+/// Issue 38 item 2: references are found by the definition a field points to. An independent
+/// walk of the whole 38-kind description finds every field whose schema is a `...Reference`
+/// definition (under any name: SLO's `collection_ref`, Monitor's `collection`) or is named
+/// `<k>_slug(s)`; the registry derives exactly those (and the override table's names).
+#[test]
+fn every_reference_of_the_description_is_derived_by_its_shape() {
+    let doc: Value = serde_json::from_str(EMBEDDED_DESCRIPTION).unwrap();
+    let defs = doc["definitions"].as_object().unwrap();
+    let singular: BTreeMap<&str, &str> = embedded_kinds()
+        .iter()
+        .map(|d| (d.singular, d.name))
+        .collect();
+    fn expect(
+        defs: &serde_json::Map<String, Value>,
+        singular: &BTreeMap<&str, &str>,
+        schema: &Value,
+        path: &str,
+        seen: &mut Vec<String>,
+        out: &mut BTreeSet<(String, String)>,
+    ) {
+        let named = schema["$ref"]
+            .as_str()
+            .and_then(|r| r.strip_prefix("#/definitions/"));
+        if let Some(name) = named {
+            if seen.iter().any(|s| s == name) {
+                return;
+            }
+            seen.push(name.to_string());
+            expect(defs, singular, &defs[name], path, seen, out);
+            seen.pop();
+            return;
+        }
+        if let Some(items) = schema.get("items") {
+            expect(defs, singular, items, &format!("{path}[]"), seen, out);
+            return;
+        }
+        let Some(props) = schema["properties"].as_object() else {
+            return;
+        };
+        for (field, sub) in props {
+            let dotted = if path.is_empty() {
+                field.clone()
+            } else {
+                format!("{path}.{field}")
+            };
+            let stem = field
+                .strip_suffix("_slugs")
+                .or_else(|| field.strip_suffix("_slug"));
+            if let Some(target) = stem.and_then(|s| singular.get(s)) {
+                let leaf = if field.ends_with("_slugs") {
+                    format!("{dotted}[]")
+                } else {
+                    dotted
+                };
+                out.insert((leaf, target.to_string()));
+                continue;
+            }
+            let reference = sub["$ref"]
+                .as_str()
+                .and_then(|r| r.strip_suffix("Reference"))
+                .and_then(|stem| {
+                    singular
+                        .values()
+                        .filter(|k| stem.ends_with(*k))
+                        .max_by_key(|k| k.len())
+                });
+            if let Some(target) = reference {
+                out.insert((format!("{dotted}.slug"), target.to_string()));
+                continue;
+            }
+            expect(defs, singular, sub, &dotted, seen, out);
+        }
+    }
+    let mut checked = 0;
+    for d in embedded_kinds() {
+        let mut expected = BTreeSet::new();
+        expect(
+            defs,
+            &singular,
+            &defs[d.definition],
+            "",
+            &mut Vec::new(),
+            &mut expected,
+        );
+        let derived: BTreeSet<(String, String)> = d
+            .references
+            .iter()
+            .map(|r| (r.path.to_string(), r.target.name().to_string()))
+            .filter(|(path, _)| {
+                !overrides::REFERENCE_NAMES.iter().any(|(name, _)| {
+                    path.rsplit('.')
+                        .next()
+                        .unwrap_or(path)
+                        .trim_end_matches("[]")
+                        == *name
+                })
+            })
+            .collect();
+        assert_eq!(derived, expected, "{}", d.name);
+        checked += expected.len();
+    }
+    assert!(checked > 40, "{checked} references");
+    assert!(refs("SLO").contains(&("collection_ref.slug".into(), "Collection".into(), false)));
+    assert!(refs("Monitor").contains(&("collection.slug".into(), "Collection".into(), false)));
+    // A collection reference of type SERVICE names a service, not a Collection.
+    let slo = kind("SLO").def();
+    assert!(slo
+        .references_in(&json!({"collection_ref": {"type": "SERVICE", "slug": "svc"}}))
+        .is_empty());
+    assert_eq!(
+        slo.references_in(&json!({"collection_ref": {"type": "SIMPLE", "slug": "c"}}))[0].target,
+        kind("Collection")
+    );
 }

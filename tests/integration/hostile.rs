@@ -930,3 +930,51 @@ fn a_secret_echoed_in_any_json_dialect_or_cut_short_is_redacted() {
         assert!(text.contains("[REDACTED]"), "dialect {i}: {text}");
     }
 }
+
+/// A target's description with Team's definition reaching `extra` definitions through `deep`.
+fn description_with(extra: serde_json::Map<String, Value>) -> Value {
+    let mut doc = cfgctl::spec::swagger_for(Profile::Full);
+    let defs = doc["definitions"].as_object_mut().unwrap();
+    defs.extend(extra);
+    defs["configv1Team"]["properties"]["deep"] = json!({"$ref": "#/definitions/L0"});
+    doc
+}
+
+/// R4-6 and R4-7: a target whose description is a 30-level `$ref` DAG (each level's two fields
+/// naming the next: about 4 KB, 2^30 paths) or a 10,000-long `$ref` chain. The plan is made
+/// (the walk is bounded and works each definition out once), with no stack overflow.
+#[test]
+fn a_hostile_description_walk_is_bounded() {
+    let mut dag = serde_json::Map::new();
+    for i in 0..30 {
+        let next = format!("#/definitions/L{}", i + 1);
+        dag.insert(
+            format!("L{i}"),
+            json!({"type": "object", "properties": {"a": {"$ref": next}, "b": {"$ref": next}}}),
+        );
+    }
+    dag.insert(
+        "L30".into(),
+        json!({"type": "object", "properties": {"team_slug": {"type": "string"}}}),
+    );
+    let mut chain = serde_json::Map::new();
+    for i in 0..10_000 {
+        let next = format!("#/definitions/L{}", i + 1);
+        chain.insert(format!("L{i}"), json!({"type": "object", "properties": {"next": {"$ref": next}, "team_slug": {"type": "string"}}}));
+    }
+    for (name, extra) in [("dag", dag), ("chain", chain)] {
+        let doc = description_with(extra);
+        let server = Hostile::start(move |r| {
+            (r.path == cfgctl::wire::SWAGGER_PATH).then(|| Answer::json(200, doc.clone()))
+        });
+        let dir = project();
+        let run = run(&server, dir.path(), &["plan", "."]);
+        assert_eq!(run.code, 0, "{name}: {}", run.transcript());
+        assert_inert(&run);
+        assert!(
+            run.stdout.contains("+ Team/platform"),
+            "{name}: {}",
+            run.transcript()
+        );
+    }
+}

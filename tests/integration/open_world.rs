@@ -151,3 +151,111 @@ async fn export_names_what_it_did_not_export() {
         run.stderr
     );
 }
+
+/// Issue 38 item 2: SLO's `collection_ref` (a `CollectionReference`) is a reference: the
+/// Collection is created before the SLO and deleted after it, and the emulator holds it to
+/// the same rule.
+#[tokio::test]
+async fn an_slo_is_ordered_after_its_collection_both_ways() {
+    let t = Tenant::full().await;
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "c.yaml",
+        "api_version: v1/config\nkind: Collection\nspec:\n  slug: payments\n  name: Payments\n",
+    );
+    write(
+        dir.path(),
+        "slo.yaml",
+        "api_version: v1/config\nkind: SLO\nspec:\n  slug: checkout\n  name: Checkout\n  collection_ref: {type: SIMPLE, slug: payments}\n",
+    );
+    write(
+        dir.path(),
+        "cfgctl.yaml",
+        "prune: [\"Collection/*\", \"SLO/*\"]\n",
+    );
+    let run = Cfgctl::new(&t)
+        .dir(dir.path())
+        .args(&["plan", ".", "--format", "json"])
+        .run()
+        .await;
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    let plan: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let order: Vec<&str> = plan["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["address"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        order,
+        ["Collection/payments", "SLO/checkout"],
+        "{}",
+        run.stdout
+    );
+    let slo = &plan["changes"][1];
+    assert_eq!(
+        slo["depends_on"],
+        serde_json::json!(["Collection/payments"]),
+        "{slo}"
+    );
+    // The emulator refuses an SLO whose collection does not exist.
+    let reply = t
+        .create(
+            Kind::named("SLO"),
+            serde_json::json!({"slug": "orphan", "name": "O", "collection_ref": {"type": "SIMPLE", "slug": "nowhere"}}),
+        )
+        .await;
+    assert_eq!(reply.status, 400, "{:?}", reply.body);
+    let run = Cfgctl::new(&t)
+        .dir(dir.path())
+        .args(&["apply", ".", "--auto-approve"])
+        .run()
+        .await;
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    // Both gone from the repository: the SLO is deleted first, then its Collection.
+    std::fs::remove_file(dir.path().join("c.yaml")).unwrap();
+    std::fs::remove_file(dir.path().join("slo.yaml")).unwrap();
+    write(
+        dir.path(),
+        "t.yaml",
+        "api_version: v1/config\nkind: Team\nspec:\n  slug: keep\n  name: Keep\n",
+    );
+    let run = Cfgctl::new(&t)
+        .dir(dir.path())
+        .args(&["plan", ".", "--prune", "--format", "json"])
+        .run()
+        .await;
+    let plan: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let deletes: Vec<&str> = plan["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["action"] == "delete")
+        .map(|a| a["address"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        deletes,
+        ["SLO/checkout", "Collection/payments"],
+        "{}",
+        run.stdout
+    );
+    let run = Cfgctl::new(&t)
+        .dir(dir.path())
+        .args(&[
+            "apply",
+            ".",
+            "--prune",
+            "--allow-empty-prune",
+            "--auto-approve",
+        ])
+        .run()
+        .await;
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert_eq!(
+        t.read(Kind::named("Collection"), Some("payments"))
+            .await
+            .status,
+        404
+    );
+}
