@@ -96,15 +96,12 @@ pub(super) fn walk(dir: &Path) -> Result<Walk, LoadError> {
             found.problems.push(Diagnostic::warning(
                 &entry.1,
                 Pos::new(1, 1),
-                Problem::NotAManifest(format!(
-                    "a settings file below the root of `{}`; cfgctl reads `{}` only at the root \
-                     of the folder it is given (run cfgctl on this file's folder, or move it there)",
-                    match display_path(dir).display().to_string() {
+                Problem::NestedSettings {
+                    root: match display_path(dir).display().to_string() {
                         shown if shown.is_empty() => ".".to_string(),
                         shown => shown,
                     },
-                    settings::FILE_NAME
-                )),
+                },
             ));
             found.other_files += 1;
         } else {

@@ -175,8 +175,31 @@ pub(super) fn early_of(
     valid(loaded, dir).map(Some)
 }
 
-/// The loaded manifests, or their errors as a [`Diagnosed`] error.
+/// The loaded manifests, or their errors as a [`Diagnosed`] error. A `cfgctl.yaml` below the
+/// root, which `validate` warns of, stops a command that plans: its rules would silently not
+/// apply. A folder with no manifests is refused unless its `cfgctl.yaml` has prune patterns
+/// (a decommission: the plan deletes the scope, and apply needs `--allow-empty-prune`).
 fn valid(loaded: manifest::Loaded, dir: &Path) -> anyhow::Result<manifest::Loaded> {
+    let nested: Vec<_> = loaded
+        .diagnostics
+        .iter()
+        .filter(|d| matches!(d.problem, crate::diagnostic::Problem::NestedSettings { .. }))
+        .map(|d| crate::diagnostic::Diagnostic {
+            severity: Severity::Error,
+            ..d.clone()
+        })
+        .collect();
+    if !nested.is_empty() {
+        return Err(Diagnosed {
+            message: format!(
+                "{} below `{}` would not be read: nothing was planned",
+                plural(nested.len(), "settings file", "settings files"),
+                dir.display()
+            ),
+            diagnostics: nested,
+        }
+        .into());
+    }
     let errors = loaded.error_count();
     if errors > 0 {
         let diagnostics = loaded
@@ -194,9 +217,9 @@ fn valid(loaded: manifest::Loaded, dir: &Path) -> anyhow::Result<manifest::Loade
         }
         .into());
     }
-    if loaded.manifest_files == 0 {
+    if loaded.manifest_files == 0 && loaded.settings.prune.is_empty() {
         anyhow::bail!(
-            "no manifests in `{}` (no *.yaml, *.yml or *.json files)",
+            "no manifests in `{}` (no *.yaml, *.yml or *.json files, and no prune patterns in cfgctl.yaml to decommission)",
             dir.display()
         );
     }

@@ -259,3 +259,124 @@ async fn an_slo_is_ordered_after_its_collection_both_ways() {
         404
     );
 }
+
+/// Issue 38 item 3: decommissioning. A folder that holds only `cfgctl.yaml` prunes its scope
+/// with `apply --prune --allow-empty-prune`, within `max_deletes`; without the flag apply
+/// refuses, and a folder with neither manifests nor prune patterns is still refused.
+#[tokio::test]
+async fn a_folder_of_only_cfgctl_yaml_decommissions_its_scope() {
+    let t = Tenant::full().await;
+    let dir = tempfile::tempdir().unwrap();
+    for slug in ["a", "b", "c"] {
+        write(
+            dir.path(),
+            &format!("{slug}.yaml"),
+            &format!("api_version: v1/config\nkind: Team\nspec:\n  slug: {slug}\n  name: {slug}\n"),
+        );
+    }
+    let apply = |args: &'static [&'static str]| Cfgctl::new(&t).dir(dir.path()).args(args).run();
+    assert_eq!(apply(&["apply", ".", "--auto-approve"]).await.code, 0);
+    for slug in ["a", "b", "c"] {
+        std::fs::remove_file(dir.path().join(format!("{slug}.yaml"))).unwrap();
+    }
+    write(
+        dir.path(),
+        "cfgctl.yaml",
+        "prune: [\"Team/*\"]\nmax_deletes: 2\n",
+    );
+    let run = apply(&[
+        "apply",
+        ".",
+        "--prune",
+        "--allow-empty-prune",
+        "--auto-approve",
+    ])
+    .await;
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    assert!(
+        run.transcript().contains("max_deletes"),
+        "{}",
+        run.transcript()
+    );
+    write(
+        dir.path(),
+        "cfgctl.yaml",
+        "prune: [\"Team/*\"]\nmax_deletes: 3\n",
+    );
+    let run = apply(&["apply", ".", "--prune", "--auto-approve"]).await;
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    assert!(
+        run.transcript().contains("--allow-empty-prune"),
+        "{}",
+        run.transcript()
+    );
+    assert_eq!(t.read(Kind::named("Team"), Some("a")).await.status, 200);
+    let run = apply(&[
+        "apply",
+        ".",
+        "--prune",
+        "--allow-empty-prune",
+        "--auto-approve",
+    ])
+    .await;
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    for slug in ["a", "b", "c"] {
+        assert_eq!(
+            t.read(Kind::named("Team"), Some(slug)).await.status,
+            404,
+            "{slug}"
+        );
+    }
+    write(dir.path(), "cfgctl.yaml", "max_deletes: 3\n");
+    let run = apply(&["plan", "."]).await;
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    assert!(run.stderr.contains("no manifests in"), "{}", run.stderr);
+}
+
+/// Issue 38 item 4: a `cfgctl.yaml` below the folder is an error for plan, apply and drift
+/// (its rules would silently not apply); validate warns.
+#[tokio::test]
+async fn a_settings_file_below_the_folder_stops_plan_apply_and_drift() {
+    let t = Tenant::full().await;
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "teams/team.yaml", TEAM);
+    write(dir.path(), "teams/cfgctl.yaml", "prune: [\"Team/*\"]\n");
+    for args in [
+        &["plan", ".", "--prune"][..],
+        &["apply", ".", "--auto-approve"],
+        &["drift", "."],
+    ] {
+        let run = Cfgctl::new(&t).dir(dir.path()).args(args).run().await;
+        assert_eq!(run.code, 1, "{args:?}: {}", run.transcript());
+        assert!(
+            run.stderr
+                .contains("teams/cfgctl.yaml:1:1: error: a settings file below the root")
+                && run.stderr.contains(
+                    "prune patterns, policy, max_deletes and ignore rules would not apply"
+                ),
+            "{args:?}: {}",
+            run.stderr
+        );
+        assert!(
+            !run.transcript().contains("has no prune patterns"),
+            "{}",
+            run.transcript()
+        );
+    }
+    assert_eq!(
+        t.read(Kind::named("Team"), Some("platform")).await.status,
+        404
+    );
+    let run = Cfgctl::bare()
+        .dir(dir.path())
+        .args(&["validate", "."])
+        .run()
+        .await;
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert!(
+        run.stdout
+            .contains("teams/cfgctl.yaml:1:1: warning: a settings file below the root"),
+        "{}",
+        run.transcript()
+    );
+}
