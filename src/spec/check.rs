@@ -97,6 +97,13 @@ pub(super) fn describe(
                 allowed.join(", ")
             ))
         }
+        K::Format { format } => one(format!(
+            "`{field}`: {instance} is not a valid {}",
+            match format.as_str() {
+                "date-time" => "date-time (RFC 3339, such as 2024-01-01T12:00:00Z)",
+                other => other,
+            }
+        )),
         K::Pattern { .. } => one(format!(
             "`{field}`: expected an integer (int64, written as a number or a string of digits), found {instance}"
         )),

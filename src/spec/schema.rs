@@ -88,6 +88,13 @@ pub(super) fn convert(schema: &Value) -> Value {
             if let Some(e) = obj.get("enum") {
                 out.insert("enum".into(), e.clone());
             }
+            // A format the description declares for a string, checked (RFC 3339 for
+            // `date-time`: `12:99:00` is no time).
+            if let Some(f @ ("date-time" | "date" | "email" | "uri" | "uuid")) =
+                format.filter(|_| t == "string")
+            {
+                out.insert("format".into(), json!(f));
+            }
         }
         None => {}
     }
@@ -187,6 +194,7 @@ pub(super) fn compile_checker(
 ) -> Option<jsonschema::Validator> {
     jsonschema::options()
         .with_draft(jsonschema::Draft::Draft7)
+        .should_validate_formats(true)
         .build(&spec_schema(kind, definitions))
         .ok()
 }

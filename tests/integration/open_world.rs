@@ -380,3 +380,41 @@ async fn a_settings_file_below_the_folder_stops_plan_apply_and_drift() {
         run.transcript()
     );
 }
+
+/// Issue 38 item 5: the formats the description declares (`date-time`) are checked by
+/// `validate` (located) and by the emulator.
+#[tokio::test]
+async fn a_date_time_the_description_declares_is_checked_by_validate_and_the_emulator() {
+    let dir = tempfile::tempdir().unwrap();
+    let rule = |starts_at: &str| {
+        format!("api_version: v1/config\nkind: MutingRule\nspec:\n  slug: m\n  name: M\n  starts_at: \"{starts_at}\"\n  ends_at: \"2024-01-02T00:00:00Z\"\n  label_matchers:\n    - {{name: a, value: b, type: EXACT}}\n")
+    };
+    write(dir.path(), "m.yaml", &rule("2024-01-01T12:99:00Z"));
+    let run = Cfgctl::bare()
+        .dir(dir.path())
+        .args(&["validate", "."])
+        .run()
+        .await;
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    assert!(
+        run.stdout.contains("m.yaml:6:14: error: MutingRule/m: `starts_at`: \"2024-01-01T12:99:00Z\" is not a valid date-time"),
+        "{}",
+        run.transcript()
+    );
+    write(dir.path(), "m.yaml", &rule("2024-01-01T12:30:00Z"));
+    let run = Cfgctl::bare()
+        .dir(dir.path())
+        .args(&["validate", "."])
+        .run()
+        .await;
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    let t = Tenant::full().await;
+    let bad = serde_json::json!({"slug": "m", "name": "M", "starts_at": "2024-01-01T12:99:00Z",
+        "ends_at": "2024-01-02T00:00:00Z", "label_matchers": [{"name": "a", "value": "b", "type": "EXACT"}]});
+    let reply = t.create(Kind::named("MutingRule"), bad.clone()).await;
+    assert_eq!(reply.status, 400, "{:?}", reply.body);
+    assert!(reply.message().contains("date-time"), "{}", reply.message());
+    let mut good = bad;
+    good["starts_at"] = "2024-01-01T12:30:00Z".into();
+    assert_eq!(t.create(Kind::named("MutingRule"), good).await.status, 200);
+}
