@@ -10,7 +10,7 @@
 //! decode is searched as it is (the bulk of any output).
 //!
 //! An echo cut short leaves a prefix of the secret: a prefix of at least [`prefix_floor`] bytes
-//! that ends where the text, a word or a quoted string ends (or at an ellipsis) is a secret too.
+//! that ends where the text, a line or a quoted string ends (or at an ellipsis) is a secret too.
 
 use std::borrow::Cow;
 
@@ -42,18 +42,23 @@ fn prefix_floor(len: usize) -> usize {
     (len / 2).clamp(6, 10).min(len)
 }
 
-/// Whether the byte after a prefix of a secret is where an echo cut short would end.
-fn ends_a_cut(next: Option<&u8>) -> bool {
-    match next {
-        None => true,
-        Some(b) => {
-            b.is_ascii_whitespace()
-                || matches!(b, b'"' | b'\'' | b'.' | b'<' | b'>' | b')' | b']' | b'}' | b',')
-                // The first byte of `…` (U+2026) and of other punctuation.
-                || *b == 0xE2
-        }
+/// Whether a prefix of a secret, `len` bytes of `whole`, followed by `rest`, is an echo cut
+/// short: it ends the text or a line, a quoted string, or meets an ellipsis (`…`, `...`); or it
+/// is long (at least [`LONG_CUT`] bytes and half the secret) and what follows is no letter or
+/// digit of the secret's (a message goes on after it: `…/services/T0/B0/dial (n.yaml:1)`). A
+/// short word that merely starts like a secret and goes on in prose (`redirect refused` for a
+/// token `redirect-…`) is no cut.
+fn ends_a_cut(len: usize, whole: usize, rest: &[u8]) -> bool {
+    match rest.first() {
+        None | Some(b'\n' | b'\r' | b'"' | b'\'') => true,
+        _ if rest.starts_with("…".as_bytes()) || rest.starts_with(b"...") => true,
+        Some(b) => len >= LONG_CUT && 2 * len >= whole && !b.is_ascii_alphanumeric(),
     }
 }
+
+/// The length from which a prefix of a secret followed by a space or punctuation is taken for
+/// the secret cut short.
+const LONG_CUT: usize = 16;
 
 /// Decoded text and, for each of its bytes, the span of the original text it stands for.
 struct Normal {
@@ -254,7 +259,7 @@ fn matches(text: &[u8], forms: &[Form]) -> Vec<(usize, usize)> {
                 .zip(&form.bytes)
                 .take_while(|(a, b)| a == b)
                 .count();
-            if common == form.len() || ends_a_cut(text.get(at + common)) {
+            if common == form.len() || ends_a_cut(common, form.len(), &text[at + common..]) {
                 found.push((at, at + common));
             }
         }

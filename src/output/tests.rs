@@ -262,7 +262,11 @@ fn a_secret_cut_short_by_a_truncated_echo_is_redacted() {
             format!(r#"400: {{"api_token":"{prefix}"#),
             format!("400: {{\"api_token\":\"{prefix}...\"}}"),
             format!("400: {{\"api_token\":\"{prefix}…"),
-            format!("400: value {prefix} (truncated)"),
+            format!("400: value {prefix}\nnext line"),
+            format!(
+                "400: {{\"api_token\":\"{}\"}} (n.yaml:1)",
+                &secret[..secret.len() - 3]
+            ),
             format!("400: {{\"api_token\":\"{prefix}\"}}"),
         ] {
             let shown = redact(&echo);
@@ -270,6 +274,12 @@ fn a_secret_cut_short_by_a_truncated_echo_is_redacted() {
             assert!(shown.contains(REDACTED), "{echo} -> {shown}");
         }
     }
+    // A word that starts like the secret and goes on in prose is no cut.
+    register_secret("redirect-secret");
+    assert_eq!(
+        redact("GET /x: redirect refused: a redirect to another host"),
+        "GET /x: redirect refused: a redirect to another host"
+    );
     // A short shared start is no leak: what is printed stays readable.
     assert_eq!(redact("xoxb-r4 is a prefix"), "xoxb-r4 is a prefix");
     // Text that shares a start with the secret and goes on differently is not the secret.
