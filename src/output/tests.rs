@@ -299,3 +299,62 @@ fn text_without_secrets_or_escapes_is_borrowed_and_escapes_stay_as_written() {
         r#"{"a":"x\/y","b":"[REDACTED]","c":"\u00e4%41"}"#
     );
 }
+
+mod dialects {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// One way a server may write a character inside a JSON string.
+    fn written(c: char, way: u8) -> String {
+        match (way % 5, c) {
+            (0, c) => serde_json::to_string(&c.to_string())
+                .unwrap()
+                .trim_matches('"')
+                .to_string(),
+            (1, '/') => "\\/".into(),
+            (1, c) if !c.is_ascii_alphanumeric() => {
+                let mut units = [0u16; 2];
+                c.encode_utf16(&mut units)
+                    .iter()
+                    .map(|u| format!("\\u{u:04x}"))
+                    .collect()
+            }
+            (2, c) => {
+                let mut units = [0u16; 2];
+                c.encode_utf16(&mut units)
+                    .iter()
+                    .map(|u| format!("\\u{u:04X}"))
+                    .collect()
+            }
+            (3, c) if !c.is_ascii_alphanumeric() => {
+                let mut buf = [0u8; 4];
+                c.encode_utf8(&mut buf)
+                    .bytes()
+                    .map(|b| format!("%{b:02X}"))
+                    .collect()
+            }
+            (_, c) => c.to_string(),
+        }
+    }
+
+    proptest! {
+        /// Whatever mix of escapes a server chooses, character by character, and whether it
+        /// escapes the result again inside another JSON string: the secret is not printed.
+        #[test]
+        fn no_dialect_prints_a_secret(
+            secret in "[a-zA-Z0-9/:&<>?=+ä€😀._-]{12,40}",
+            ways in proptest::collection::vec(any::<u8>(), 40),
+            again in any::<bool>(),
+        ) {
+            prop_assume!(secret.trim() == secret);
+            register_secret(&secret);
+            let echoed: String = secret.chars().zip(ways.iter().cycle()).map(|(c, w)| written(c, *w)).collect();
+            let echoed = if again { serde_json::to_string(&echoed).unwrap() } else { echoed };
+            let text = format!("400 bad request: {{\"api_url\":\"{echoed}\"}} (n.yaml:1)");
+            let shown = redact(&text);
+            prop_assert!(shown.contains(REDACTED), "{text} -> {shown}");
+            prop_assert!(!shown.contains(&secret), "{text} -> {shown}");
+            prop_assert!(!shown.contains(&echoed), "{text} -> {shown}");
+        }
+    }
+}
