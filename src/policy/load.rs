@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::diagnostic::{Diagnostic, Problem};
+use crate::manifest::NotInside;
 use crate::settings::PolicyDir;
 use crate::yaml::Pos;
 
@@ -44,23 +45,19 @@ pub(crate) fn load(
         )]
     };
     // Every component is checked, so that no symlink leads the policy out of the repository.
-    let mut walked = repo.to_path_buf();
-    for part in policy.path.components() {
-        walked.push(part);
-        match walked.symlink_metadata() {
-            Err(_) => {
-                return Err(at_setting(format!(
-                    "the policy directory `{}` does not exist",
-                    shown(&dir).display()
-                )))
-            }
-            Ok(m) if m.file_type().is_symlink() => {
-                return Err(at_setting(format!(
+    match crate::manifest::no_symlink_on_the_way(repo, &policy.path) {
+        Ok(()) => {}
+        Err(NotInside::Missing) => {
+            return Err(at_setting(format!(
+                "the policy directory `{}` does not exist",
+                shown(&dir).display()
+            )))
+        }
+        Err(NotInside::Symlink(walked)) => {
+            return Err(at_setting(format!(
                 "`{}` is a symlink, and cfgctl follows none: put the policy directory itself there",
                 shown(&walked).display()
             )))
-            }
-            Ok(_) => {}
         }
     }
     if !dir.is_dir() {
