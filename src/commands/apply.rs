@@ -363,10 +363,7 @@ fn show_and_confirm(
         None
     };
     if !refused.is_empty() {
-        anyhow::bail!(
-            "refusing to apply: {}; nothing was changed",
-            refused.join("; ")
-        );
+        return Err(refusal(refused));
     }
     if plan.actions.is_empty() {
         writeln!(crate::output::stdout(), "\nNothing to apply.").context("writing to stdout")?;
@@ -383,6 +380,23 @@ fn show_and_confirm(
         }
     }
     Ok(Some(rendering))
+}
+
+/// Why apply refuses the plan: one reason in the error; several one a line on stderr above
+/// it (a guard's reason is a sentence; joined, they made one line of thousands of
+/// characters, and the error line is one line).
+pub(super) fn refusal(refused: &[String]) -> anyhow::Error {
+    if let [one] = refused {
+        return anyhow::anyhow!("refusing to apply: {one}; nothing was changed");
+    }
+    let mut err = crate::output::stderr();
+    for reason in refused {
+        let _ = writeln!(err, "  - {}", crate::output::Inert(reason));
+    }
+    anyhow::anyhow!(
+        "refusing to apply ({} reasons above); nothing was changed",
+        refused.len()
+    )
 }
 
 type Rendering = std::thread::JoinHandle<std::io::Result<()>>;
