@@ -256,13 +256,18 @@ fn follows_grouping(before: &str) -> bool {
     )
 }
 
+/// How many bytes the search for a lexer error's place lexes prefix by prefix before it bisects.
+const SCAN_BYTES: usize = 1 << 22;
+
 /// Where in `text` the parser's `message` is about.
 fn locate(text: &str, message: &str) -> usize {
     let lexed = promql_parser::parser::lexer(text);
     let Ok(lexer) = lexed else {
         // The lexer stops at its first error: the shortest prefix failing the same way ends
-        // with the character at fault. Every longer prefix fails there too, so it is found
-        // by bisection (a scan of every prefix would lex the text once per character).
+        // with the character at fault. Prefixes are tried in order while that lexes little
+        // (a long text would be lexed once per character: quadratic); past that, the text is
+        // bisected (every longer prefix fails the same way, but for an error about the end of
+        // the input, which a shorter prefix may also meet: the place found is then a later one).
         let ends = text
             .char_indices()
             .map(|(i, c)| i + c.len_utf8())
@@ -270,12 +275,21 @@ fn locate(text: &str, message: &str) -> usize {
         let fails = |end: usize| {
             promql_parser::parser::lexer(&text[..end]).err().as_deref() == Some(message)
         };
-        let first = ends.partition_point(|&end| !fails(end));
-        return match ends.get(first) {
-            Some(&end) if fails(end) => {
-                text[..end].char_indices().next_back().map_or(0, |(i, _)| i)
-            }
-            _ => text.len(),
+        let mut lexed = 0;
+        let scanned = ends.iter().take_while(|&&end| {
+            lexed += end;
+            lexed <= SCAN_BYTES
+        });
+        let first = match scanned.copied().find(|&end| fails(end)) {
+            Some(end) => Some(end),
+            None => ends
+                .get(ends.partition_point(|&end| !fails(end)))
+                .copied()
+                .filter(|&end| fails(end)),
+        };
+        return match first {
+            Some(end) => text[..end].char_indices().next_back().map_or(0, |(i, _)| i),
+            None => text.len(),
         };
     };
     if let Some(at) = grammar_error(&lexer) {

@@ -70,32 +70,6 @@ pub(crate) fn is_exhausted(error: &anyhow::Error) -> bool {
     }) || error.to_string().contains("exceeded time limit")
 }
 
-/// Where the evaluation of the rule `rule` of `package` over `input` passed the budget: its
-/// first definition in the first of `files` whose rules pass it on their own (each read into
-/// an engine of its own; a file that needs another's rules fails otherwise there), else its
-/// first definition in any file. Worked out only once the budget is passed.
-pub(crate) fn place(
-    engine: &mut regorus::Engine,
-    files: &[(std::path::PathBuf, String)],
-    input: &Value,
-    package: &str,
-    rule: &str,
-) -> Option<(std::path::PathBuf, crate::yaml::Pos)> {
-    let alone = files
-        .iter()
-        .filter(|(_, p)| p == package)
-        .find_map(|(file, _)| {
-            let mut one = super::load::engine().ok()?;
-            super::load::add_file(&mut one, file).ok()?;
-            one.set_input(input.clone());
-            let e = one.eval_query(format!("{package}.{rule}"), false).err()?;
-            is_exhausted(&e)
-                .then(|| rule_place(&mut one, package, rule))
-                .flatten()
-        });
-    alone.or_else(|| rule_place(engine, package, rule))
-}
-
 /// Where the rule `rule` of `package` (`data.main`) is first defined (files in walk order), as the interpreter has
 /// read its files: the place an evaluation that passed the budget is reported at.
 pub(crate) fn rule_place(

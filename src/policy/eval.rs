@@ -208,7 +208,7 @@ fn query(
             if super::budget::is_exhausted(&e) {
                 Failure::Budget {
                     rule: rule.to_string(),
-                    at: super::budget::place(engine, files, input, package, rule),
+                    at: place(engine, files, input, package, rule),
                 }
             } else {
                 Failure::Error(e.to_string())
@@ -253,4 +253,30 @@ fn message(value: Value) -> Message {
             address: None,
         },
     }
+}
+
+/// Where the evaluation of the rule `rule` of `package` over `input` passed the budget: its
+/// first definition in the first of `files` whose rules pass it on their own (each read into
+/// an engine of its own; a file that needs another's rules fails otherwise there), else its
+/// first definition in any file. Worked out only once the budget is passed.
+fn place(
+    engine: &mut regorus::Engine,
+    files: &[(std::path::PathBuf, String)],
+    input: &regorus::Value,
+    package: &str,
+    rule: &str,
+) -> Option<(std::path::PathBuf, crate::yaml::Pos)> {
+    let alone = files
+        .iter()
+        .filter(|(_, p)| p == package)
+        .find_map(|(file, _)| {
+            let mut one = super::load::engine().ok()?;
+            super::load::add_file(&mut one, file).ok()?;
+            one.set_input(input.clone());
+            let e = one.eval_query(format!("{package}.{rule}"), false).err()?;
+            super::budget::is_exhausted(&e)
+                .then(|| super::budget::rule_place(&mut one, package, rule))
+                .flatten()
+        });
+    alone.or_else(|| super::budget::rule_place(engine, package, rule))
 }
