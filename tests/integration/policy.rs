@@ -531,5 +531,22 @@ fn a_policy_without_end_stops_at_its_budget_where_it_is_written() {
             "{expected}\n{}",
             r.transcript()
         );
+        // plan and apply run the same rules: they stop the same way, nothing applied.
+        let local = format!("--local={}", dir.path().join("local.db").display());
+        for args in [&["plan", "."][..], &["apply", ".", "--auto-approve"][..]] {
+            let r = Cfgctl::bare()
+                .dir(dir.path())
+                .args(args)
+                .arg(&local)
+                .run_blocking();
+            r.assert_clean_exit();
+            assert_eq!(r.code, 1, "{}", r.transcript());
+            assert!(
+                r.stderr.contains(expected),
+                "{expected}\n{}",
+                r.transcript()
+            );
+            assert!(!r.stdout.contains("Apply:"), "{}", r.transcript());
+        }
     }
 }
