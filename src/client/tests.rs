@@ -342,3 +342,23 @@ async fn a_refused_first_connection_fails_at_once_naming_the_url() {
         "{err}"
     );
 }
+
+#[test]
+fn a_base_url_holding_the_api_path_names_the_base_to_give() {
+    for (raw, base) in [
+        ("http://127.0.0.1:8080/api/v1", "http://127.0.0.1:8080"),
+        ("http://127.0.0.1:8080/api/v1/", "http://127.0.0.1:8080"),
+        (
+            "https://x.example.com/proxy/api/v1/config",
+            "https://x.example.com/proxy",
+        ),
+    ] {
+        match parse_base_url(raw, false) {
+            Err(ClientError::ApiPath { base: b }) => assert_eq!(b, base, "{raw}"),
+            other => panic!("{raw}: {other:?}"),
+        }
+    }
+    // A prefix that only looks like it is a prefix.
+    assert!(parse_base_url("https://x.example.com/api/v10", false).is_ok());
+    assert!(parse_base_url("https://x.example.com/apis/v1", false).is_ok());
+}
