@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 rm -rf corpus
-mkdir -p corpus/manifest corpus/settings corpus/saved_plan corpus/emulator_request corpus/yaml_block corpus/description
+mkdir -p corpus/manifest corpus/settings corpus/saved_plan corpus/emulator_request corpus/yaml_block corpus/description corpus/promql
 cp ../spec/config-api-v1.swagger.json corpus/description/embedded.json
 
 # The manifest target reads one file: the first byte picks YAML (even) or JSON (odd).
@@ -28,6 +28,16 @@ while IFS= read -r -d '' f; do
 done < <(find ../fixtures ../examples -type f \( -name '*.yaml' -o -name '*.yml' \) -print0 | sort -z)
 printf -- '---\napi_version: v1/config\nkind: Dashboard\nspec:\n  slug: a-0\n  labels:\n    tier: gold\n  dashboard_json:\n    kind: Dashboard\n    spec:\n      duration: "6h"\n      panels:\n        - kind: Panel\n          spec:\n            queries: []\n            x: 0.5\n            y: -3\n' > corpus/yaml_block/mix-mapping
 printf -- '---\nspec:\n  dashboard_json: |-\n    {\n      "title": "t",\n\n      "tags": ["a"]\n    }\n  name: x # c\n---\nspec:\n  dashboard_json: "{\\"a\\": \\"\\\\u00e9\\"}"\n' > corpus/yaml_block/mix-literal
+
+# PromQL: a form byte, a repeat byte, the text repeated (bit 7 of the repeat byte: 256 times as
+# many), so that short seeds reach the long and deep queries (`1+1+...`, `((((`).
+printf '\000\377%s' '1+' > corpus/promql/sum-chain
+printf '\000\020%s' '(' > corpus/promql/nested
+printf '\000\000%s' 'sum by (job) (rate(http_requests_total{code=~"5.."}[5m])) > 0' > corpus/promql/query
+printf '\001\003%s' 'service="checkout",' > corpus/promql/selector
+printf '\002\000%s' 'sum(rate(x{a="b"}[{{ .Window }}]))' > corpus/promql/template
+printf '\004\000%s' 'sum(rate(x{$job}[5m]))' > corpus/promql/variables
+printf '\000\200%s' 'x ~' > corpus/promql/lexer-error
 
 n=0
 for f in $(find ../fixtures -name cfgctl.yaml | sort); do

@@ -109,6 +109,9 @@ pub struct Client {
     max_retry_after: Duration,
     max_pages: usize,
     max_response: u64,
+    /// Whether the target has answered once: until it has, a connection it refuses is most
+    /// likely a wrong URL, said at once rather than retried.
+    answered: std::sync::atomic::AtomicBool,
 }
 
 impl Client {
@@ -153,6 +156,7 @@ impl Client {
             max_retry_after: config.max_retry_after,
             max_pages: config.max_pages.max(1),
             max_response: config.max_response_bytes.max(1),
+            answered: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -195,7 +199,12 @@ impl Client {
         };
         self.throttle.ready().await;
         let started = std::time::Instant::now();
-        let resp = req.send().await.map_err(transport)?;
+        let resp = req.send().await.map_err(|e| {
+            self.unreachable(method, path, &e)
+                .unwrap_or_else(|| transport(e))
+        })?;
+        self.answered
+            .store(true, std::sync::atomic::Ordering::Relaxed);
         let status = resp.status();
         tracing::debug!(
             %method,
@@ -400,6 +409,39 @@ fn usable(method: &Method, kind: Kind, slug: Option<&str>) -> Result<(), ClientE
 }
 
 /// A transport failure in words, without the URL's query (reqwest's own text is kept short).
+impl Client {
+    /// A connection that fails before the target has ever answered: the URL tried, and where
+    /// to look. `None` once the target has answered (a refusal then is passing, and retried).
+    fn unreachable(&self, method: &Method, path: &str, e: &reqwest::Error) -> Option<ClientError> {
+        if !e.is_connect() || self.answered.load(std::sync::atomic::Ordering::Relaxed) {
+            return None;
+        }
+        let detail = deepest_source(e);
+        let detail = if detail.contains("refused") {
+            "nothing answers there".to_string()
+        } else {
+            detail
+        };
+        Some(ClientError::Unreachable {
+            method: method.clone(),
+            path: path.to_string(),
+            url: self.target(),
+            detail,
+        })
+    }
+}
+
+/// The innermost cause of a request's error (the operating system's words).
+fn deepest_source(e: &reqwest::Error) -> String {
+    let mut source = std::error::Error::source(e);
+    let mut detail = String::new();
+    while let Some(s) = source {
+        detail = s.to_string();
+        source = s.source();
+    }
+    detail
+}
+
 fn transport_reason(e: &reqwest::Error) -> String {
     let what = if e.is_timeout() {
         "timed out"
@@ -412,12 +454,7 @@ fn transport_reason(e: &reqwest::Error) -> String {
     } else {
         "request failed"
     };
-    let mut source = std::error::Error::source(e);
-    let mut detail = String::new();
-    while let Some(s) = source {
-        detail = s.to_string();
-        source = s.source();
-    }
+    let detail = deepest_source(e);
     if detail.is_empty() {
         what.to_string()
     } else {

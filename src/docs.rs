@@ -9,6 +9,18 @@ use serde_json::Value;
 use crate::registry::Op;
 use crate::spec;
 
+mod example;
+
+/// The example manifest of every kind that can be created (`docs/manifests.md` shows each in
+/// its kind's section): kind name and the file's text, in the registry's order.
+pub fn examples() -> Vec<(&'static str, String)> {
+    crate::registry::embedded_kinds()
+        .into_iter()
+        .filter(|d| d.full_ops.create)
+        .map(|d| (d.name, example::manifest(d)))
+        .collect()
+}
+
 fn ops(o: crate::registry::Ops) -> String {
     let names: Vec<&str> = Op::ALL
         .iter()
@@ -268,6 +280,13 @@ fn kind_section(out: &mut String, def: &crate::registry::KindDef) {
         let _ = writeln!(
             out,
             "- Delete takes `force_delete` (only sent with `apply --force-delete-buckets`)"
+        );
+    }
+    if def.full_ops.create {
+        let _ = write!(
+            out,
+            "\nExample (it applies as written, with the examples of the kinds it references):\n\n```yaml\n{}```\n",
+            example::manifest(def)
         );
     }
     kind_fields(out, def);

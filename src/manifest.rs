@@ -37,7 +37,7 @@ pub use locate::Locator;
 use locate::{load_plain, spec_spans};
 pub use overlay::{FieldOrigin, Provenance};
 use read::{is_json_schema, read_text, split_json_array, walk};
-pub use read::{sources, Sources};
+pub use read::{no_symlink_on_the_way, sources, NotInside, Sources};
 use shape::Shape;
 
 /// One declared resource.

@@ -11,6 +11,7 @@
 //! (bad Rego, a rule that fails) is a located error, never a panic. `test` runs the files'
 //! own `test_` rules (`cfgctl test-policy`).
 
+mod budget;
 mod eval;
 mod load;
 pub mod test;

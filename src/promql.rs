@@ -34,6 +34,16 @@ pub struct SyntaxError {
     pub message: String,
 }
 
+/// The longest text the offline check reads, and the most tokens it parses. promql-parser's
+/// parse takes time quadratic in the number of tokens (`1+1+...`: a second at 20,000 terms,
+/// a minute at 150,000) and recurses as deep as the expression nests; a pull request may hold
+/// any text, so a longer one is an error at its field rather than a hang (R4-9). Real queries
+/// are far shorter; at these sizes the lexer (linear) and the parse take a few milliseconds,
+/// and the nesting fits any thread's stack.
+pub const MAX_BYTES: usize = 64 * 1024;
+/// See [`MAX_BYTES`].
+pub const MAX_TOKENS: usize = 4000;
+
 /// Parses `text` as `form` says. A text that parsed once in this process is not parsed again
 /// (the same query is often in many manifests; only successes are remembered, by a keyed
 /// 64-bit hash, so an error is always worked out and located).
@@ -43,6 +53,15 @@ pub fn check(text: &str, form: Form) -> Result<(), SyntaxError> {
     use std::sync::Mutex;
     static PARSED: OnceLock<(std::collections::hash_map::RandomState, Mutex<HashSet<u64>>)> =
         OnceLock::new();
+    if text.len() > MAX_BYTES {
+        return Err(SyntaxError {
+            offset: 0,
+            message: format!(
+                "{} bytes, too long to check offline (at most {MAX_BYTES}): split the query",
+                text.len()
+            ),
+        });
+    }
     let (keys, parsed) = PARSED.get_or_init(Default::default);
     let id = keys.hash_one((text, form));
     if parsed.lock().is_ok_and(|p| p.contains(&id)) {
@@ -58,6 +77,18 @@ pub fn check(text: &str, form: Form) -> Result<(), SyntaxError> {
 /// Parses `text` as `form` says, every time (`check`'s oracle).
 fn parse(text: &str, form: Form) -> Result<(), SyntaxError> {
     let standin = StandIn::new(text, form);
+    if let Ok(lexer) = promql_parser::parser::lexer(&standin.text) {
+        // The lexer ends with an end-of-input token: not one of the text's.
+        let tokens = lrpar::Lexer::iter(&lexer).count().saturating_sub(1);
+        if tokens > MAX_TOKENS {
+            return Err(SyntaxError {
+                offset: 0,
+                message: format!(
+                    "{tokens} tokens, too many to check offline (at most {MAX_TOKENS}): split the query"
+                ),
+            });
+        }
+    }
     match promql_parser::parser::parse(&standin.text) {
         Ok(_) => Ok(()),
         Err(mut message) => {
@@ -225,22 +256,41 @@ fn follows_grouping(before: &str) -> bool {
     )
 }
 
+/// How many bytes the search for a lexer error's place lexes prefix by prefix before it bisects.
+const SCAN_BYTES: usize = 1 << 22;
+
 /// Where in `text` the parser's `message` is about.
 fn locate(text: &str, message: &str) -> usize {
     let lexed = promql_parser::parser::lexer(text);
     let Ok(lexer) = lexed else {
         // The lexer stops at its first error: the shortest prefix failing the same way ends
-        // with the character at fault.
+        // with the character at fault. Prefixes are tried in order while that lexes little
+        // (a long text would be lexed once per character: quadratic); past that, the text is
+        // bisected (every longer prefix fails the same way, but for an error about the end of
+        // the input, which a shorter prefix may also meet: the place found is then a later one).
         let ends = text
             .char_indices()
             .map(|(i, c)| i + c.len_utf8())
             .collect::<Vec<_>>();
-        for end in ends {
-            if promql_parser::parser::lexer(&text[..end]).err().as_deref() == Some(message) {
-                return text[..end].char_indices().next_back().map_or(0, |(i, _)| i);
-            }
-        }
-        return text.len();
+        let fails = |end: usize| {
+            promql_parser::parser::lexer(&text[..end]).err().as_deref() == Some(message)
+        };
+        let mut lexed = 0;
+        let scanned = ends.iter().take_while(|&&end| {
+            lexed += end;
+            lexed <= SCAN_BYTES
+        });
+        let first = match scanned.copied().find(|&end| fails(end)) {
+            Some(end) => Some(end),
+            None => ends
+                .get(ends.partition_point(|&end| !fails(end)))
+                .copied()
+                .filter(|&end| fails(end)),
+        };
+        return match first {
+            Some(end) => text[..end].char_indices().next_back().map_or(0, |(i, _)| i),
+            None => text.len(),
+        };
     };
     if let Some(at) = grammar_error(&lexer) {
         // The end of the input: just after its last character.

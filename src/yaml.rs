@@ -17,6 +17,7 @@ use crate::jsonpath::escape_pointer;
 mod block;
 mod plain;
 mod scalar;
+mod tabs;
 // Test-only: named `*tests.rs`, so the output-layer scan knows it (it spawns python3).
 #[cfg(test)]
 #[path = "yaml/yaml12_tests.rs"]
@@ -227,7 +228,7 @@ pub fn parse_documents(text: &str) -> Result<Vec<Document>, SyntaxError> {
     // Repeated keys reach `convert`, which refuses them naming both places.
     let nodes: Vec<Spanned<Node>> =
         serde_saphyr::from_multiple_with_options(text, saphyr_options!())
-            .map_err(|e| syntax_error(&e))?;
+            .map_err(|e| tabs::tab_indented(text, syntax_error(&e)))?;
     let mut docs = Vec::with_capacity(nodes.len());
     for node in nodes {
         if matches!(node.value, Node::Null) {

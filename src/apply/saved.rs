@@ -23,6 +23,35 @@ pub fn parse(reader: impl std::io::BufRead) -> Result<Plan, SavedPlanError> {
     crate::plan::file::read_saved_from(reader)
 }
 
+/// Whether a saved plan is refused for naming a kind this cfgctl does not know (yet): a kind
+/// its target's description may add, registered once that description is read (R4-5).
+pub fn names_an_unknown_kind(e: &SavedPlanError) -> bool {
+    match e {
+        SavedPlanError::Change { address, .. } => {
+            let kind = address.split_once('/').map_or(address.as_str(), |(k, _)| k);
+            Kind::from_name(kind).is_none()
+        }
+        SavedPlanError::Invalid(m) => m.starts_with("guards.declared_kinds: unknown kind"),
+        _ => false,
+    }
+}
+
+/// The environment a saved plan was made for (its `guards.environment`), read as a stream
+/// without the rest: which target's description to read before the plan can be.
+pub fn environment_of(reader: impl std::io::BufRead) -> Result<Option<String>, SavedPlanError> {
+    #[derive(serde::Deserialize)]
+    struct File {
+        guards: Option<Guards>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Guards {
+        environment: Option<String>,
+    }
+    let file: File = serde_json::from_reader(reader)
+        .map_err(|e| SavedPlanError::Invalid(format!("not JSON ({e})")))?;
+    Ok(file.guards.and_then(|g| g.environment))
+}
+
 /// At most this many bytes of slugs go into one list request's `slugs` filter, so that no
 /// URL grows past what servers and proxies accept.
 const SLUGS_PER_REQUEST_BYTES: usize = 2000;

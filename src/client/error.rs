@@ -16,6 +16,8 @@ pub enum ClientError {
     InvalidUrl { url: String, reason: String },
     #[error("the target URL has no scheme: did you mean {suggested}?")]
     NoScheme { suggested: String },
+    #[error("the target URL holds the API's path (`/api/...`): give the tenant's address alone, --url {base}")]
+    ApiPath { base: String },
     #[error("refusing plain http to {host}, which is not this machine: the API token and the tenant's configuration would cross the network unencrypted; use https, or pass --insecure-http")]
     InsecureHttp { host: String },
     #[error("{method} {path}{}: {status} {reply}{}", context(.resource), credentials.map(|c| format!("; {c}")).unwrap_or_default())]
@@ -36,6 +38,16 @@ pub enum ClientError {
         path: String,
         resource: Option<Address>,
         reason: String,
+    },
+    #[error(
+        "{method} {path}: cannot connect to {url}: {detail}; is the tenant's URL right (--url)?"
+    )]
+    Unreachable {
+        method: Method,
+        path: String,
+        /// The base URL, as it may be shown.
+        url: String,
+        detail: String,
     },
     #[error("{method} {path}: unexpected response: {reason}")]
     BadResponse {

@@ -319,3 +319,46 @@ fn a_page_end_is_read_from_its_chunks_as_from_the_joined_page() {
     assert!(Chunks::empty().join().is_empty());
     assert!(Chunks::empty().tail(10).is_empty());
 }
+
+/// A target that has never answered and refuses the connection is not retried: the URL is
+/// most likely wrong, and the user hears so at once (were the refusal retried, the hour-long
+/// backoff below would hold the test).
+#[tokio::test]
+async fn a_refused_first_connection_fails_at_once_naming_the_url() {
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", closed.local_addr().unwrap());
+    drop(closed);
+    let client = Client::new(&ClientConfig {
+        min_backoff: Duration::from_secs(3600),
+        max_retries: 3,
+        ..ClientConfig::new(url.clone())
+    })
+    .unwrap();
+    let err = client.swagger().await.unwrap_err();
+    assert!(
+        err.to_string().contains(&format!(
+            "cannot connect to {url}: nothing answers there; is the tenant's URL right (--url)?"
+        )),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_base_url_holding_the_api_path_names_the_base_to_give() {
+    for (raw, base) in [
+        ("http://127.0.0.1:8080/api/v1", "http://127.0.0.1:8080"),
+        ("http://127.0.0.1:8080/api/v1/", "http://127.0.0.1:8080"),
+        (
+            "https://x.example.com/proxy/api/v1/config",
+            "https://x.example.com/proxy",
+        ),
+    ] {
+        match parse_base_url(raw, false) {
+            Err(ClientError::ApiPath { base: b }) => assert_eq!(b, base, "{raw}"),
+            other => panic!("{raw}: {other:?}"),
+        }
+    }
+    // A prefix that only looks like it is a prefix.
+    assert!(parse_base_url("https://x.example.com/api/v10", false).is_ok());
+    assert!(parse_base_url("https://x.example.com/apis/v1", false).is_ok());
+}

@@ -38,6 +38,24 @@ pub fn parse_base_url(raw: &str, insecure_http: bool) -> Result<Url, ClientError
         .host_str()
         .ok_or_else(|| invalid("no host"))?
         .to_string();
+    // The API's own documentation writes its URLs with `/api/v1`; cfgctl adds that path
+    // itself, so a base holding it would be asked for `/api/v1/api/v1/...` (a 404).
+    let path = url.path().trim_end_matches('/');
+    let api = crate::wire::API_PREFIX
+        .rsplit_once('/')
+        .map_or(crate::wire::API_PREFIX, |(root, _)| root);
+    let holds_api = path
+        .match_indices(api)
+        .map(|(at, _)| at)
+        .find(|&at| matches!(path.as_bytes().get(at + api.len()), None | Some(b'/')));
+    if let Some(at) = holds_api {
+        let mut base = url.clone();
+        base.set_path(&path[..at]);
+        let base = crate::output::display_url(base.as_str());
+        return Err(ClientError::ApiPath {
+            base: base.trim_end_matches('/').to_string(),
+        });
+    }
     match url.scheme() {
         "https" => {}
         "http" if is_loopback_host(&host) || insecure_http => {}

@@ -129,11 +129,40 @@ fn parse_saved_plan(path: &Path) -> anyhow::Result<crate::plan::Plan> {
         .with_context(|| format!("reading the plan file {}", path.display()))
 }
 
+/// [`parse_saved_plan`] of `apply PLANFILE`'s file. A plan that names a kind this cfgctl does
+/// not know may hold a kind its target adds (R4-5): the target's description is read first (the
+/// environment the plan records names it, as for the apply), which registers the kinds it adds,
+/// then the plan again.
+fn read_saved_plan(opts: &ApplySettings) -> anyhow::Result<crate::plan::Plan> {
+    let path = opts.request.dir.clone();
+    match parse_saved_plan(&path) {
+        Err(e)
+            if e.downcast_ref::<crate::apply::saved::SavedPlanError>()
+                .is_some_and(crate::apply::saved::names_an_unknown_kind) =>
+        {
+            // A kind the target adds: its description registers it, then the plan is read.
+            let environment = std::fs::File::open(&path)
+                .map_err(|e| crate::apply::saved::SavedPlanError::Invalid(e.to_string()))
+                .and_then(|f| crate::apply::saved::environment_of(std::io::BufReader::new(f)))
+                .with_context(|| format!("reading the plan file {}", path.display()))?;
+            let target = saved_settings(opts.clone(), environment.as_deref())?;
+            runtime()?.block_on(async {
+                let conn = ops::connect(&target.request.target).await?;
+                crate::state::capabilities(&conn.client)
+                    .await
+                    .context("reading the target's API description")
+            })?;
+            parse_saved_plan(&path)
+        }
+        read => read,
+    }
+}
+
 /// A saved plan for the environments asked for (`--env`, `--all-envs`: refused unless exactly
 /// its own, before anything is sent) and its target: the environment it records is applied
 /// to that environment's target of the current directory's `cfgctl.yaml`, unless `--url` or
 /// `--local` names one (the plan's target check still holds).
-fn saved_settings(opts: ApplySettings, plan: &crate::plan::Plan) -> anyhow::Result<ApplySettings> {
+fn saved_settings(opts: ApplySettings, saved: Option<&str>) -> anyhow::Result<ApplySettings> {
     let here = Path::new(".");
     let requested: Vec<String> = if opts.all_envs {
         ops::select(here, &[], true)?
@@ -144,7 +173,6 @@ fn saved_settings(opts: ApplySettings, plan: &crate::plan::Plan) -> anyhow::Resu
     } else {
         opts.envs.clone()
     };
-    let saved = plan.guard.environment.as_deref();
     if let Some(refusal) = crate::plan::refuse_other_environment(saved, &requested) {
         return Err(refusal.into());
     }
@@ -215,8 +243,8 @@ pub fn apply(opts: ApplySettings) -> anyhow::Result<ExitCode> {
 /// `cfgctl apply PLANFILE`: the saved plan read, against its target, confirmed, executed,
 /// reported.
 pub fn apply_saved(opts: ApplySettings) -> anyhow::Result<ExitCode> {
-    let plan = parse_saved_plan(&opts.request.dir)?;
-    let opts = saved_settings(opts, &plan)?;
+    let plan = read_saved_plan(&opts)?;
+    let opts = saved_settings(opts, plan.guard.environment.as_deref())?;
     apply_one(opts, Some(plan))
 }
 
@@ -356,10 +384,7 @@ fn show_and_confirm(
         None
     };
     if !refused.is_empty() {
-        anyhow::bail!(
-            "refusing to apply: {}; nothing was changed",
-            refused.join("; ")
-        );
+        return Err(refusal(refused));
     }
     if plan.actions.is_empty() {
         writeln!(crate::output::stdout(), "\nNothing to apply.").context("writing to stdout")?;
@@ -376,6 +401,23 @@ fn show_and_confirm(
         }
     }
     Ok(Some(rendering))
+}
+
+/// Why apply refuses the plan: one reason in the error; several one a line on stderr above
+/// it (a guard's reason is a sentence; joined, they made one line of thousands of
+/// characters, and the error line is one line).
+pub(super) fn refusal(refused: &[String]) -> anyhow::Error {
+    if let [one] = refused {
+        return anyhow::anyhow!("refusing to apply: {one}; nothing was changed");
+    }
+    let mut err = crate::output::stderr();
+    for reason in refused {
+        let _ = writeln!(err, "  - {}", crate::output::Inert(reason));
+    }
+    anyhow::anyhow!(
+        "refusing to apply ({} reasons above); nothing was changed",
+        refused.len()
+    )
 }
 
 type Rendering = std::thread::JoinHandle<std::io::Result<()>>;

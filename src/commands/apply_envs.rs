@@ -90,10 +90,7 @@ fn prepare(opts: &ApplySettings, name: &str, planned: ops::Planned) -> anyhow::R
     let sent = crate::secrets::fill_plan(&plan)?;
     let refused = crate::plan::refusals(&plan, opts.allow_empty_prune, opts.force_delete_buckets);
     if !refused.is_empty() {
-        anyhow::bail!(
-            "refusing to apply: {}; nothing was changed",
-            refused.join("; ")
-        );
+        return Err(super::apply::refusal(&refused));
     }
     Ok(Ready {
         plan: Arc::new(plan),

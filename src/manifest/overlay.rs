@@ -167,20 +167,29 @@ pub(super) fn apply(dir: &Path, env: &Environment, declared: bool, loaded: &mut 
     let Some(rel) = &env.overlay else { return };
     let root = dir.join(rel);
     let settings_file = read::display_path(&dir.join(settings::FILE_NAME));
-    let files = match walk(&root) {
-        Ok(w) => w,
-        Err(_) => {
-            loaded.diagnostics.push(Diagnostic::error(
-                settings_file,
-                env.overlay_pos,
-                Problem::Overlay(format!(
-                    "environment `{}`: overlay directory `{}` does not exist",
-                    env.name,
-                    rel.display()
-                )),
-            ));
-            return;
-        }
+    let refused = |loaded: &mut Loaded, why: String| {
+        loaded.diagnostics.push(Diagnostic::error(
+            &settings_file,
+            env.overlay_pos,
+            Problem::Overlay(format!("environment `{}`: {why}", env.name)),
+        ));
+    };
+    // As for `policy:`: no symlink may lead the overlay out of the repository.
+    if let Err(NotInside::Symlink(link)) = read::no_symlink_on_the_way(dir, rel) {
+        let link = read::display_path(&link);
+        refused(
+            loaded,
+            format!(
+                "`{}` is a symlink, and cfgctl follows none: put the overlay directory itself there",
+                link.display()
+            ),
+        );
+        return;
+    }
+    let Ok(files) = walk(&root) else {
+        let why = format!("overlay directory `{}` does not exist", rel.display());
+        refused(loaded, why);
+        return;
     };
     loaded.diagnostics.extend(files.problems);
     let ctx = vars::Context {

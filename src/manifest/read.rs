@@ -217,3 +217,28 @@ mod tests {
         assert!(!is_json_schema("{not json", true));
     }
 }
+
+/// Why a directory a setting names (`policy:`, an environment's `overlay:`) is not one cfgctl
+/// reads: it does not exist, or a component of its path is a symlink (which could lead out of
+/// the repository; cfgctl follows none).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NotInside {
+    Missing,
+    /// The first component that is a symlink, as `repo.join(...)` up to it.
+    Symlink(PathBuf),
+}
+
+/// Checks every component of `rel` below `repo`, so that no symlink leads the directory out
+/// of the repository (walkdir follows a symlinked root, so the walk cannot tell).
+pub fn no_symlink_on_the_way(repo: &Path, rel: &Path) -> Result<(), NotInside> {
+    let mut walked = repo.to_path_buf();
+    for part in rel.components() {
+        walked.push(part);
+        match walked.symlink_metadata() {
+            Err(_) => return Err(NotInside::Missing),
+            Ok(m) if m.file_type().is_symlink() => return Err(NotInside::Symlink(walked)),
+            Ok(_) => {}
+        }
+    }
+    Ok(())
+}

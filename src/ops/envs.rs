@@ -229,7 +229,9 @@ pub fn stage_of(err: &anyhow::Error, load_failed: bool) -> Option<EnvStage> {
                 ClientError::InvalidUrl { .. }
                 | ClientError::NoScheme { .. }
                 | ClientError::InsecureHttp { .. }
+                | ClientError::ApiPath { .. }
                 | ClientError::Transport { .. }
+                | ClientError::Unreachable { .. }
                 | ClientError::Status {
                     status: 401 | 403, ..
                 } => EnvStage::Connecting,

@@ -52,24 +52,25 @@ pub(super) fn manifests(
     let first_file = rules.first_file().to_path_buf();
     // The first manifest on this engine compiles the policy once, before it is cloned.
     let (first, rest) = manifests.split_at(1);
-    let mut out = match on_manifests(&mut rules.engine, first, environment) {
+    let files = &rules.files;
+    let mut out = match on_manifests(&mut rules.engine, files, first, environment) {
         Ok(found) => found,
-        Err(e) => return vec![located(&first_file, &e)],
+        Err(e) => return vec![e.located(&first_file)],
     };
     let size = rest.len().div_ceil(rayon::current_num_threads()).max(64);
     let work: Vec<(&[Manifest], regorus::Engine)> = rest
         .chunks(size)
         .map(|chunk| (chunk, rules.engine.clone()))
         .collect();
-    let done: Vec<Result<Vec<Diagnostic>, String>> = work
+    let done: Vec<Result<Vec<Diagnostic>, Failure>> = work
         .into_par_iter()
-        .map(|(chunk, mut engine)| on_manifests(&mut engine, chunk, environment))
+        .map(|(chunk, mut engine)| on_manifests(&mut engine, files, chunk, environment))
         .collect();
     for found in done {
         match found {
             Ok(found) => out.extend(found),
             Err(e) => {
-                out.push(located(&first_file, &e));
+                out.push(e.located(&first_file));
                 break;
             }
         }
@@ -80,14 +81,16 @@ pub(super) fn manifests(
 /// The manifest rules over some manifests, on one engine.
 fn on_manifests(
     engine: &mut regorus::Engine,
+    files: &[(std::path::PathBuf, String)],
     manifests: &[Manifest],
     environment: Option<&str>,
-) -> Result<Vec<Diagnostic>, String> {
+) -> Result<Vec<Diagnostic>, Failure> {
     let mut out = Vec::new();
     for m in manifests {
-        engine.set_input(regorus::Value::from(manifest_input(m, environment)));
+        let input = regorus::Value::from(manifest_input(m, environment));
+        engine.set_input(input.clone());
         for (rule, severity) in RULES {
-            let messages = query(engine, &format!("{MAIN}.{rule}"))?;
+            let messages = query(engine, (files, &input), MAIN, rule)?;
             out.extend(messages.into_iter().map(|msg| Diagnostic {
                 severity,
                 file: m.file.clone(),
@@ -120,8 +123,8 @@ pub(super) fn plan(
         .map_err(|e| e.to_string())
         .and_then(|()| std::str::from_utf8(&json).map_err(|e| e.to_string()))
         .and_then(|text| regorus::Value::from_json_str(text).map_err(|e| e.to_string()));
-    match input {
-        Ok(input) => rules.engine.set_input(input),
+    let input = match input {
+        Ok(input) => input,
         Err(e) => {
             out.push(Diagnostic::error(
                 fallback.0,
@@ -130,12 +133,13 @@ pub(super) fn plan(
             ));
             return out;
         }
-    }
+    };
+    rules.engine.set_input(input.clone());
     for (rule, severity) in RULES {
-        let messages = match query(&mut rules.engine, &format!("{PLAN}.{rule}")) {
+        let messages = match query(&mut rules.engine, (&rules.files, &input), PLAN, rule) {
             Ok(messages) => messages,
             Err(e) => {
-                out.push(located(rules.first_file(), &e));
+                out.push(e.located(rules.first_file()));
                 return out;
             }
         };
@@ -162,11 +166,54 @@ pub(super) fn plan(
     out
 }
 
-/// The messages of one rule (none when it is undefined), in the set's order.
-fn query(engine: &mut regorus::Engine, rule: &str) -> Result<Vec<Message>, String> {
+/// Why a rule gave no answer.
+pub(super) enum Failure {
+    /// regorus's error (its place in its text, when it has one).
+    Error(String),
+    /// The evaluation passed its budget ([`super::budget`]): at the rule's first definition.
+    Budget {
+        rule: String,
+        at: Option<(std::path::PathBuf, Pos)>,
+    },
+}
+
+impl Failure {
+    /// The failure as a diagnostic; one with no place of its own is put at `file`'s start.
+    pub(super) fn located(&self, file: &Path) -> Diagnostic {
+        match self {
+            Failure::Error(e) => located(file, e),
+            Failure::Budget { rule, at } => {
+                let (file, pos) = at.clone().unwrap_or_else(|| (file.into(), Pos::new(1, 1)));
+                let message = format!(
+                    "`{rule}` {} of {} steps: a loop over too many values?",
+                    super::budget::PASSED,
+                    super::budget::STEPS
+                );
+                Diagnostic::error(file, pos, Problem::PolicyInvalid(message))
+            }
+        }
+    }
+}
+
+/// The messages of the rule `package.rule` (none when it is undefined), in the set's order.
+fn query(
+    engine: &mut regorus::Engine,
+    (files, input): (&[(std::path::PathBuf, String)], &regorus::Value),
+    package: &str,
+    rule: &str,
+) -> Result<Vec<Message>, Failure> {
     let results = engine
-        .eval_query(rule.to_string(), false)
-        .map_err(|e| e.to_string())?;
+        .eval_query(format!("{package}.{rule}"), false)
+        .map_err(|e| {
+            if super::budget::is_exhausted(&e) {
+                Failure::Budget {
+                    rule: rule.to_string(),
+                    at: place(engine, files, input, package, rule),
+                }
+            } else {
+                Failure::Error(e.to_string())
+            }
+        })?;
     let Some(value) = results
         .result
         .first()
@@ -175,7 +222,7 @@ fn query(engine: &mut regorus::Engine, rule: &str) -> Result<Vec<Message>, Strin
     else {
         return Ok(Vec::new());
     };
-    let items = match serde_json::to_value(value).map_err(|e| e.to_string())? {
+    let items = match serde_json::to_value(value).map_err(|e| Failure::Error(e.to_string()))? {
         Value::Array(items) => items,
         Value::Null | Value::Bool(false) => Vec::new(),
         one => vec![one],
@@ -206,4 +253,30 @@ fn message(value: Value) -> Message {
             address: None,
         },
     }
+}
+
+/// Where the evaluation of the rule `rule` of `package` over `input` passed the budget: its
+/// first definition in the first of `files` whose rules pass it on their own (each read into
+/// an engine of its own; a file that needs another's rules fails otherwise there), else its
+/// first definition in any file. Worked out only once the budget is passed.
+fn place(
+    engine: &mut regorus::Engine,
+    files: &[(std::path::PathBuf, String)],
+    input: &regorus::Value,
+    package: &str,
+    rule: &str,
+) -> Option<(std::path::PathBuf, crate::yaml::Pos)> {
+    let alone = files
+        .iter()
+        .filter(|(_, p)| p == package)
+        .find_map(|(file, _)| {
+            let mut one = super::load::engine().ok()?;
+            super::load::add_file(&mut one, file).ok()?;
+            one.set_input(input.clone());
+            let e = one.eval_query(format!("{package}.{rule}"), false).err()?;
+            super::budget::is_exhausted(&e)
+                .then(|| super::budget::rule_place(&mut one, package, rule))
+                .flatten()
+        });
+    alone.or_else(|| super::budget::rule_place(engine, package, rule))
 }

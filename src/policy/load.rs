@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::diagnostic::{Diagnostic, Problem};
+use crate::manifest::NotInside;
 use crate::settings::PolicyDir;
 use crate::yaml::Pos;
 
@@ -44,23 +45,19 @@ pub(crate) fn load(
         )]
     };
     // Every component is checked, so that no symlink leads the policy out of the repository.
-    let mut walked = repo.to_path_buf();
-    for part in policy.path.components() {
-        walked.push(part);
-        match walked.symlink_metadata() {
-            Err(_) => {
-                return Err(at_setting(format!(
-                    "the policy directory `{}` does not exist",
-                    shown(&dir).display()
-                )))
-            }
-            Ok(m) if m.file_type().is_symlink() => {
-                return Err(at_setting(format!(
+    match crate::manifest::no_symlink_on_the_way(repo, &policy.path) {
+        Ok(()) => {}
+        Err(NotInside::Missing) => {
+            return Err(at_setting(format!(
+                "the policy directory `{}` does not exist",
+                shown(&dir).display()
+            )))
+        }
+        Err(NotInside::Symlink(walked)) => {
+            return Err(at_setting(format!(
                 "`{}` is a symlink, and cfgctl follows none: put the policy directory itself there",
                 shown(&walked).display()
             )))
-            }
-            Ok(_) => {}
         }
     }
     if !dir.is_dir() {
@@ -89,10 +86,8 @@ pub(crate) fn load(
             shown(&dir).display()
         )));
     }
-    let mut engine = regorus::Engine::new();
-    // As OPA and conftest evaluate by default: a built-in function's error (`to_number("x")`)
-    // makes its expression undefined, it does not stop the evaluation.
-    engine.set_strict_builtin_errors(false);
+    let mut engine =
+        engine().map_err(|e| at_setting(format!("cannot set up the policy engine: {e}")))?;
     let mut packages = std::collections::BTreeSet::new();
     let mut read = Vec::new();
     let mut problems = Vec::new();
@@ -116,13 +111,27 @@ pub(crate) fn load(
     }
 }
 
+/// An engine with no file yet, as every policy is evaluated.
+pub(crate) fn engine() -> anyhow::Result<regorus::Engine> {
+    let mut engine = regorus::Engine::new();
+    // As OPA and conftest evaluate by default: a built-in function's error (`to_number("x")`)
+    // makes its expression undefined, it does not stop the evaluation.
+    engine.set_strict_builtin_errors(false);
+    // A pull request may change the policy: its evaluation is bounded (R4-3).
+    super::budget::bound(&mut engine)?;
+    Ok(engine)
+}
+
 fn shown(path: &Path) -> PathBuf {
     path.strip_prefix(".").unwrap_or(path).to_path_buf()
 }
 
 /// One file: Rego v1 (OPA 1.0's and conftest's default), else v0 (`deny[msg] { ... }`);
 /// a file that reads as neither is reported with the v1 reading's error.
-fn add_file(engine: &mut regorus::Engine, file: &Path) -> Result<String, Box<Diagnostic>> {
+pub(crate) fn add_file(
+    engine: &mut regorus::Engine,
+    file: &Path,
+) -> Result<String, Box<Diagnostic>> {
     let text = std::fs::read_to_string(file).map_err(|e| {
         Box::new(Diagnostic::error(
             file,

@@ -85,6 +85,18 @@ pub fn run(dir: &Path) -> Result<Vec<TestResult>, TestPolicyError> {
                     Outcome::Fail
                 }
             }
+            Err(e) if super::budget::is_exhausted(&e) => Outcome::Error(
+                Diagnostic::error(
+                    &file,
+                    crate::yaml::Pos::new(line, 1),
+                    crate::diagnostic::Problem::PolicyInvalid(format!(
+                        "`{name}` {} of {} steps",
+                        super::budget::PASSED,
+                        super::budget::STEPS
+                    )),
+                )
+                .to_string(),
+            ),
             Err(e) => Outcome::Error(super::load::located(&file, &e.to_string()).to_string()),
         };
         results.push(TestResult {

@@ -167,3 +167,33 @@ fn remembered_checks_answer_as_parsing_does() {
     }
     assert!(check(queries[1].0, queries[1].1).is_err());
 }
+
+#[test]
+fn a_query_past_the_limits_is_refused_before_it_is_parsed() {
+    let at_limit = vec!["1"; MAX_TOKENS.div_ceil(2)].join("+");
+    assert!(check(&at_limit, Form::default()).is_ok());
+    let past = format!("{at_limit}+1");
+    let e = check(&past, Form::default()).unwrap_err();
+    assert_eq!(e.offset, 0);
+    assert_eq!(
+        e.message,
+        format!(
+            "{} tokens, too many to check offline (at most {MAX_TOKENS}): split the query",
+            MAX_TOKENS + 1
+        )
+    );
+    let long = format!("x{{a=\"{}\"}}", "b".repeat(MAX_BYTES));
+    let e = check(&long, Form::default()).unwrap_err();
+    assert!(
+        e.message
+            .starts_with(&format!("{} bytes, too long", long.len())),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn a_lexer_error_at_the_end_of_a_long_query_is_found_by_bisection() {
+    let text = format!("{} ~", vec!["x"; 2000].join(" + "));
+    let e = check(&text, Form::default()).unwrap_err();
+    assert_eq!(e.offset, text.len() - 1, "{e:?}");
+}

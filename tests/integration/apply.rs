@@ -794,8 +794,14 @@ async fn a_saved_plan_cannot_skip_the_delete_guards() {
         .run()
         .await;
     assert_eq!(r.code, 1, "{}", r.transcript());
+    // One reason a line, not one long line.
     assert!(
-        r.stderr.contains("refusing to apply: the plan deletes 30 resources, more than max_deletes (5) of cfgctl.yaml; the prune scope deletes all 1 Bucket resource(s) while no manifest declares any Bucket"),
+        r.stderr.contains(
+            "  - the plan deletes 30 resources, more than max_deletes (5) of cfgctl.yaml\n  \
+             - the prune scope deletes all 1 Bucket resource(s) while no manifest declares any \
+             Bucket: an empty directory or a wrong path? (apply needs --allow-empty-prune)\n\
+             error: refusing to apply (2 reasons above); nothing was changed\n"
+        ),
         "{}",
         r.stderr
     );

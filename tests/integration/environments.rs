@@ -313,4 +313,42 @@ async fn another_environments_token_is_never_printed() {
             assert!(text.contains("[REDACTED]"), "{args:?}: {text}");
         }
     }
+
+/// R4-4: an overlay folder that is a symlink (`envs/st -> ../../../outside`) would read files
+/// from outside the repository into an environment's manifests: refused at its setting, as a
+/// symlinked `policy:` directory is, and nothing of what it points to is read.
+#[cfg(unix)]
+#[test]
+fn a_symlinked_overlay_folder_is_refused_where_it_is_named() {
+    let top = tempfile::tempdir().unwrap();
+    let repo = top.path().join("a/repo");
+    write(&top.path().join("outside"), "stolen.yaml", STAGING);
+    write(
+        &repo,
+        "cfgctl.yaml",
+        "environments:\n  st:\n    vars: {region: eu}\n    overlay: envs/st\n",
+    );
+    write(
+        &repo,
+        "platform.yaml",
+        "api_version: v1/config\nkind: Bucket\nspec: {slug: platform-eu, name: Platform}\n",
+    );
+    std::fs::create_dir_all(repo.join("envs")).unwrap();
+    std::os::unix::fs::symlink("../../../outside", repo.join("envs/st")).unwrap();
+    assert!(
+        repo.join("envs/st/stolen.yaml").is_file(),
+        "the link leads out"
+    );
+    let run = cfgctl_in(&repo, &["validate", ".", "--env", "st"], &[]);
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    assert_eq!(
+        run.stdout.lines().next(),
+        Some(
+            "[st] cfgctl.yaml:4:14: error: overlay: environment `st`: `envs/st` is a symlink, and \
+             cfgctl follows none: put the overlay directory itself there"
+        ),
+        "{}",
+        run.transcript()
+    );
+    assert!(!run.stdout.contains("stolen"), "{}", run.stdout);
 }

@@ -159,3 +159,83 @@ fn an_error_says_its_cause_once() {
         run.stderr
     );
 }
+
+/// A tab in a manifest's indentation says so, at the tab, not the parser's own words
+/// ("while scanning a plain scalar, found a tab") at the end of the line before.
+#[test]
+fn a_tab_in_yaml_indentation_says_to_indent_with_spaces_at_the_tab() {
+    let dir = tempfile::tempdir().unwrap();
+    for (text, expected) in [
+        (
+            "api_version: v1/config\nkind: Team\nspec:\n  slug: a\n\tname: A\n",
+            "team.yaml:5:1: error: invalid YAML: YAML indents with spaces, not tabs",
+        ),
+        (
+            "api_version: v1/config\nkind: Team\nspec:\n\tslug: a\n",
+            "team.yaml:4:1: error: invalid YAML: YAML indents with spaces, not tabs",
+        ),
+        (
+            "api_version: v1/config\nkind: Team\nspec:\n  slug: a\n  \tname: A\n",
+            "team.yaml:5:3: error: invalid YAML: YAML indents with spaces, not tabs",
+        ),
+    ] {
+        crate::support::write(dir.path(), "team.yaml", text);
+        let run = Cfgctl::bare()
+            .dir(dir.path())
+            .args(&["validate", "."])
+            .run_blocking();
+        assert_eq!(run.code, 1, "{}", run.transcript());
+        assert_eq!(
+            run.stdout.lines().next(),
+            Some(expected),
+            "{}",
+            run.transcript()
+        );
+    }
+}
+
+/// A URL with the API's path (`/api/v1`, as the API's own docs write it) is refused with what
+/// to give instead, not sent to a doubled path that answers 404.
+#[test]
+fn a_url_with_the_api_path_says_to_drop_the_path() {
+    for url in [
+        "http://127.0.0.1:8080/api/v1",
+        "http://127.0.0.1:8080/api/v1/",
+        "https://tenant.example.com/api/v1/config",
+    ] {
+        let run = Cfgctl::bare()
+            .args(&["--url", url, "plan", "fixtures/valid"])
+            .run_blocking();
+        assert_eq!(run.code, 1, "{}", run.transcript());
+        let base = url.split("/api/").next().unwrap();
+        assert_eq!(
+            run.stderr,
+            format!(
+                "error: the target URL holds the API's path (`/api/...`): give the tenant's \
+                 address alone, --url {base}\n"
+            ),
+            "{}",
+            run.transcript()
+        );
+    }
+}
+
+/// Nothing listening at the URL: said at once (no retries before the target has ever
+/// answered), with the URL tried and where it came from to check.
+#[test]
+fn connection_refused_says_what_was_tried_and_to_check_the_url() {
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", closed.local_addr().unwrap());
+    drop(closed);
+    let run = Cfgctl::bare()
+        .args(&["--url", &url, "plan", "fixtures/valid"])
+        .run_blocking();
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    assert!(
+        run.stderr.contains(&format!(
+            "cannot connect to {url}: nothing answers there; is the tenant's URL right (--url)?"
+        )),
+        "{}",
+        run.transcript()
+    );
+}

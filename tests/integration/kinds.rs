@@ -457,3 +457,74 @@ async fn a_kind_the_target_lacks_is_unsupported_with_the_reason() {
     );
     assert!(Kind::named("ServiceAttribute").def().full_ops == cfgctl::registry::Ops::NONE);
 }
+
+/// R4-5: a saved plan of a kind the target adds is applied. The plan file names `Widget`,
+/// which only the target's description defines: the file is read once that description has
+/// registered the kind, whether the target comes from `--url` or from the environment the
+/// plan was made for.
+#[tokio::test]
+async fn a_saved_plan_of_a_kind_the_target_adds_is_applied() {
+    let scratch = tempfile::tempdir().unwrap();
+    let t = Tenant::start(Config {
+        swagger: Some(newer_description(scratch.path())),
+        ..Config::default()
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    // The plan file outside the manifests' folder (a JSON file in it is a manifest).
+    let saved = scratch.path().join("plan.json");
+    let saved = saved.to_str().unwrap();
+    write(
+        dir.path(),
+        "widgets.yaml",
+        "api_version: v1/config\nkind: Bucket\nspec: {slug: b, name: B}\n---\n\
+         api_version: v1/config\nkind: Widget\nspec: {slug: w, name: W, bucket_slug: b, size: 3}\n",
+    );
+    let r = Cfgctl::new(&t)
+        .dir(dir.path())
+        .args(&["plan", ".", "--out", saved])
+        .run()
+        .await;
+    assert_eq!(r.code, 0, "{}", r.transcript());
+    let r = Cfgctl::new(&t)
+        .dir(dir.path())
+        .args(&["apply", saved, "--auto-approve"])
+        .run()
+        .await;
+    assert_eq!(r.code, 0, "{}", r.transcript());
+    assert!(r.stdout.contains("+ Widget/w"), "{}", r.stdout);
+    let reply = t
+        .request(reqwest::Method::GET, "/api/v1/config/widgets/w", None)
+        .await;
+    assert_eq!(reply.status, 200, "{reply:?}");
+
+    // The same through an environment: the plan's environment names the target.
+    write(
+        dir.path(),
+        "cfgctl.yaml",
+        &format!("environments:\n  newer:\n    url: {}\n", t.emulator.url()),
+    );
+    write(
+        dir.path(),
+        "widgets.yaml",
+        "api_version: v1/config\nkind: Bucket\nspec: {slug: b, name: B}\n---\n\
+         api_version: v1/config\nkind: Widget\nspec: {slug: w, name: W, bucket_slug: b, size: 4}\n",
+    );
+    let r = Cfgctl::bare()
+        .dir(dir.path())
+        .args(&["plan", ".", "--env", "newer", "--out", saved])
+        .run()
+        .await;
+    assert_eq!(r.code, 0, "{}", r.transcript());
+    let r = Cfgctl::bare()
+        .dir(dir.path())
+        .args(&["apply", saved, "--auto-approve"])
+        .run()
+        .await;
+    assert_eq!(r.code, 0, "{}", r.transcript());
+    assert!(r.stdout.contains("~ Widget/w"), "{}", r.stdout);
+    let reply = t
+        .request(reqwest::Method::GET, "/api/v1/config/widgets/w", None)
+        .await;
+    assert_eq!(reply.body["widget"]["size"], 4, "{reply:?}");
+}

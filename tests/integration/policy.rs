@@ -501,3 +501,52 @@ async fn a_deny_in_one_environment_fails_its_plan_and_stops_its_apply_only() {
     assert_eq!(staging.read(team, Some("platform")).await.status, 200);
     assert_eq!(prod.read(team, Some("platform")).await.status, 404);
 }
+
+/// R4-3: a policy is bounded. A pull request may change the policy, so one that would grow
+/// without end (`numbers.range` of three billion numbers) or loop for ever (a three-deep
+/// `some` over 3,000 numbers: 27 billion steps) stops at its budget as a located policy
+/// error; validate, plan and apply do not hang.
+#[test]
+fn a_policy_without_end_stops_at_its_budget_where_it_is_written() {
+    let dir = clean_repository();
+    for (rego, expected) in [
+        (
+            "package main\n\ndeny contains \"huge\" if count(numbers.range(1, 3000000000)) > 0\n",
+            "rules/unbounded.rego:3:44: error: policy: `numbers.range` of 3000000000 numbers \
+             passes the policy's evaluation budget",
+        ),
+        (
+            "package main\n\ndeny contains \"never\" if {\n\tsome a in numbers.range(1, 3000)\n\
+             \tsome b in numbers.range(1, 3000)\n\tsome c in numbers.range(1, 3000)\n\
+             \ta + b + c < 0\n}\n",
+            "rules/unbounded.rego:3:1: error: policy: `deny` passes the policy's evaluation budget",
+        ),
+    ] {
+        write(dir.path(), "rules/unbounded.rego", rego);
+        let r = validate(dir.path());
+        r.assert_clean_exit();
+        assert_eq!(r.code, 1, "{}", r.transcript());
+        assert!(
+            r.stdout.contains(expected),
+            "{expected}\n{}",
+            r.transcript()
+        );
+        // plan and apply run the same rules: they stop the same way, nothing applied.
+        let local = format!("--local={}", dir.path().join("local.db").display());
+        for args in [&["plan", "."][..], &["apply", ".", "--auto-approve"][..]] {
+            let r = Cfgctl::bare()
+                .dir(dir.path())
+                .args(args)
+                .arg(&local)
+                .run_blocking();
+            r.assert_clean_exit();
+            assert_eq!(r.code, 1, "{}", r.transcript());
+            assert!(
+                r.stderr.contains(expected),
+                "{expected}\n{}",
+                r.transcript()
+            );
+            assert!(!r.stdout.contains("Apply:"), "{}", r.transcript());
+        }
+    }
+}

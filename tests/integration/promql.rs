@@ -186,3 +186,44 @@ fn every_query_of_the_fixtures_and_examples_parses() {
         assert!(!run.stdout.contains("PromQL"), "{}", run.transcript());
     }
 }
+
+/// R4-9: the offline check's time grows with the square of a query's tokens (promql-parser's
+/// parse), and a pull request may hold any text: `1+1+...` of 90,000 terms (and 64,000, and a
+/// query of 3,000 terms, short in bytes but long in tokens) is an error at its field, at once,
+/// not a validate that runs for minutes.
+#[test]
+fn a_query_too_long_to_check_offline_is_an_error_at_its_field() {
+    let dir = tempfile::tempdir().unwrap();
+    files::write(dir.path(), "bucket.yaml", BUCKET);
+    let mut expected = Vec::new();
+    for (i, terms) in [90_000usize, 64_000, 3_000].into_iter().enumerate() {
+        let query = vec!["1"; terms].join("+");
+        files::write(dir.path(), &format!("m{i}.yaml"), &monitor_yaml(i, &query));
+        let size = if query.len() > 65_536 {
+            format!(
+                "{} bytes, too long to check offline (at most 65536)",
+                query.len()
+            )
+        } else {
+            format!(
+                "{} tokens, too many to check offline (at most 4000)",
+                query.len()
+            )
+        };
+        expected.push(format!(
+            "m{i}.yaml:7:21: error: invalid PromQL in `prometheus_query`: {size}: split the query"
+        ));
+    }
+    let run = Cfgctl::bare()
+        .dir(dir.path())
+        .args(&["validate", "."])
+        .run_blocking();
+    run.assert_clean_exit();
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    let found: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|l| l.contains("PromQL"))
+        .collect();
+    assert_eq!(found, expected, "{}", run.transcript());
+}
