@@ -10,6 +10,7 @@
 //!   - {match: "Dashboard/team-*", mode: create-only}
 //! environments: {staging: {url: ..., vars: {...}, overlay: envs/staging}}  # docs/environments.md
 //! policy: policy                # a directory of Rego rules (docs/policy.md)
+//! secrets: {file_dirs: [/run/secrets]}  # where a secret field's `${file:}` may also read
 //! ```
 //!
 //! Every problem is located at its line and column, like a manifest's.
@@ -38,6 +39,7 @@ const FIELDS: &[&str] = &[
     "manage",
     "environments",
     "policy",
+    "secrets",
 ];
 
 /// How far cfgctl manages a resource (`manage:` in `cfgctl.yaml`; see docs/prune.md,
@@ -128,6 +130,9 @@ pub struct Settings {
     /// `environments:` by name (see `crate::environments`).
     pub environments: std::collections::BTreeMap<String, crate::environments::Environment>,
     pub policy: Option<PolicyDir>,
+    /// `secrets.file_dirs`: directories outside the repository a secret field's `${file:…}`
+    /// may read under (mounted CI secrets); relative ones are relative to the repository.
+    pub secret_file_dirs: Vec<std::path::PathBuf>,
 }
 
 impl Settings {
@@ -148,6 +153,7 @@ impl Default for Settings {
             manage: Vec::new(),
             environments: Default::default(),
             policy: None,
+            secret_file_dirs: Vec::new(),
         }
     }
 }
@@ -231,7 +237,7 @@ pub fn parse(file: &Path, text: &str) -> Result<Settings, Vec<Diagnostic>> {
         r.error(
             "",
             false,
-            "the settings file must be a mapping with `prune`, `exclude`, `max_deletes`, `ignore`, `manage`, `environments` or `policy`"
+            "the settings file must be a mapping with `prune`, `exclude`, `max_deletes`, `ignore`, `manage`, `environments`, `policy` or `secrets`"
                 .into(),
         );
         return Err(r.diagnostics);
@@ -281,6 +287,7 @@ pub fn parse(file: &Path, text: &str) -> Result<Settings, Vec<Diagnostic>> {
                     ),
                 ),
             },
+            "secrets" => settings.secret_file_dirs = secret_file_dirs(&mut r, value),
             other => {
                 let known: Vec<String> = FIELDS.iter().map(|s| s.to_string()).collect();
                 let hint = crate::jsonpath::closest(other, &known)
@@ -290,7 +297,7 @@ pub fn parse(file: &Path, text: &str) -> Result<Settings, Vec<Diagnostic>> {
                     &pointer,
                     true,
                     format!(
-                        "unknown field `{other}`{hint}; expected prune, exclude, max_deletes, ignore, allow_literal_secrets, manage, environments or policy"
+                        "unknown field `{other}`{hint}; expected prune, exclude, max_deletes, ignore, allow_literal_secrets, manage, environments, policy or secrets"
                     ),
                 );
             }
@@ -301,6 +308,50 @@ pub fn parse(file: &Path, text: &str) -> Result<Settings, Vec<Diagnostic>> {
     } else {
         Err(r.diagnostics)
     }
+}
+
+/// `secrets: {file_dirs: [DIR, ...]}`: the directories a secret field's `${file:…}` may read
+/// under besides the repository (docs/product.md §2).
+fn secret_file_dirs(r: &mut Reader<'_>, value: &Value) -> Vec<std::path::PathBuf> {
+    let Some(map) = value.as_object() else {
+        r.error(
+            "/secrets",
+            false,
+            "`secrets` must be a mapping such as `{file_dirs: [/run/secrets]}`".into(),
+        );
+        return vec![];
+    };
+    let mut out = Vec::new();
+    for (key, v) in map {
+        let pointer = format!("/secrets/{}", crate::jsonpath::escape_pointer(key));
+        if key != "file_dirs" {
+            r.error(
+                &pointer,
+                true,
+                format!("unknown field `secrets.{key}`; expected `file_dirs`"),
+            );
+            continue;
+        }
+        let Some(items) = v.as_array() else {
+            r.error(
+                &pointer,
+                false,
+                "`secrets.file_dirs` must be a list of directories".into(),
+            );
+            continue;
+        };
+        for (i, item) in items.iter().enumerate() {
+            match item.as_str().filter(|s| !s.is_empty()) {
+                Some(dir) => out.push(dir.into()),
+                None => r.error(
+                    &format!("{pointer}/{i}"),
+                    false,
+                    format!("`secrets.file_dirs[{i}]` must be a directory path, found {item}"),
+                ),
+            }
+        }
+    }
+    out
 }
 
 /// A relative path that stays inside the repository (no `..`, no root).
@@ -535,7 +586,7 @@ mod tests {
             errors("prune:\n  - Dashbord/*\nmax_delete: 3\n"),
             vec![
                 "cfgctl.yaml:2:5: error: invalid settings file: `prune[0]`: pattern `Dashbord/*` names unknown kind `Dashbord` (did you mean `Dashboard`?)",
-                "cfgctl.yaml:3:1: error: invalid settings file: unknown field `max_delete` (did you mean `max_deletes`?); expected prune, exclude, max_deletes, ignore, allow_literal_secrets, manage, environments or policy",
+                "cfgctl.yaml:3:1: error: invalid settings file: unknown field `max_delete` (did you mean `max_deletes`?); expected prune, exclude, max_deletes, ignore, allow_literal_secrets, manage, environments, policy or secrets",
             ]
         );
         assert_eq!(

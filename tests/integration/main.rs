@@ -6,6 +6,7 @@ mod apply_scale;
 mod cascade;
 mod ci_examples;
 mod conformance;
+mod dashboard_files;
 mod docs;
 mod emulator;
 mod emulator_hardening;
