@@ -14,6 +14,7 @@ mod environments;
 mod environments_ops;
 mod environments_pull;
 mod export;
+mod file_refs;
 mod fidelity;
 mod first_hour;
 mod graph;
