@@ -163,6 +163,28 @@ fn file_type_name(t: &std::fs::FileType) -> &'static str {
     }
 }
 
+/// The file a `${file:PATH}` of the manifest `manifest` names, joined and with `.` and
+/// `..` folded where they can be (as the load shows a file: `dashboards/payments.json`).
+pub fn joined(manifest: &Path, path: &str) -> PathBuf {
+    let joined = manifest.parent().unwrap_or(Path::new("")).join(path);
+    let mut out = PathBuf::new();
+    for c in joined.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir
+                if out
+                    .components()
+                    .next_back()
+                    .is_some_and(|l| matches!(l, Component::Normal(_))) =>
+            {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
 /// The value of a `${file:…}`: the file's text without one final line break.
 pub fn value_of(mut text: String) -> String {
     if text.ends_with('\n') {

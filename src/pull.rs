@@ -158,24 +158,34 @@ pub fn pull(input: &PullInput) -> Result<Pulled, PullError> {
     // Each file rewritten on its own (read located, edited, read back), on all cores; the
     // first failure in file order is the one reported.
     use rayon::prelude::*;
-    let rewritten: Vec<Result<RewrittenFile, PullError>> = per_file
+    let rewritten: Vec<Result<(RewrittenFile, refs::Restored), PullError>> = per_file
         .into_iter()
         .collect::<Vec<_>>()
         .into_par_iter()
         .map(|(file, mut addresses)| {
             addresses.sort();
             let text = input.text_of(&file)?;
-            let new_text = rewrite_file(&file, text, &addresses, input)?;
-            Ok(RewrittenFile {
+            let (new_text, restored) = rewrite_file(&file, text, &addresses, input)?;
+            let file = RewrittenFile {
                 path: file,
                 text: new_text,
                 addresses,
-            })
+            };
+            Ok((file, restored))
         })
         .collect();
-    for file in rewritten {
-        out.rewritten.push(file?);
+    for result in rewritten {
+        let (file, restored) = result?;
+        // A manifest none of whose own lines changed (its document went to its file).
+        if input.texts.get(&file.path) != Some(&file.text) {
+            out.rewritten.push(file);
+        }
+        out.rewritten.extend(restored.files);
+        out.refused.extend(restored.refused);
     }
+    out.rewritten.sort_by(|a, b| a.path.cmp(&b.path));
+    out.refused
+        .sort_by(|a, b| (&a.address, &a.field).cmp(&(&b.address, &b.field)));
     if input.include_unmanaged {
         let mut unmanaged = Current::default();
         for u in input.plan.unmanaged.iter().filter(|u| u.in_prune_scope) {
@@ -237,15 +247,18 @@ fn is_json_file(file: &Path) -> bool {
     file.extension().and_then(|e| e.to_str()) == Some("json")
 }
 
+/// The file's new text, and what its references came to (documents written back into their
+/// own files, values refused).
 fn rewrite_file(
     file: &Path,
     text: &str,
     addresses: &[Address],
     input: &PullInput,
-) -> Result<String, PullError> {
+) -> Result<(String, refs::Restored), PullError> {
     let json = is_json_file(file);
     let docs = locate(file, text, json)?;
     let mut wanted: Vec<(&Located, Address, Value)> = Vec::new();
+    let mut restored = refs::Restored::default();
     for address in addresses {
         let doc = docs
             .iter()
@@ -257,10 +270,36 @@ fn rewrite_file(
         let Some(current) = input.current.resources.get(address) else {
             continue;
         };
-        let envelope = pulled_envelope(file, address, &doc.value, &current.value(), input.ignore)?;
-        wanted.push((doc, address.clone(), envelope));
+        // References are merged by their values as loaded, then put back (`refs`).
+        let written_spec = doc.value.get("spec").cloned().unwrap_or(Value::Null);
+        let leaves = refs::reference_leaves(address.kind, &written_spec);
+        let loaded = input.manifests.iter().find(|m| m.address() == *address);
+        let resolved = match loaded {
+            Some(m) if !leaves.is_empty() => {
+                refs::resolved_spec(address.kind, &written_spec, &m.spec, &leaves)
+            }
+            _ => written_spec,
+        };
+        let mut written = doc.value.clone();
+        if let Some(spec) = written.get_mut("spec") {
+            *spec = resolved.clone();
+        }
+        let mut envelope =
+            pulled_envelope(file, address, &written, &current.value(), input.ignore)?;
+        if let Some(spec) = envelope.get_mut("spec").filter(|_| !leaves.is_empty()) {
+            let at = refs::Pulling { file, doc, address };
+            let one = refs::restore(&at, spec, &resolved, &leaves, input)?;
+            restored.files.extend(one.files);
+            restored.refused.extend(one.refused);
+        }
+        if envelope != doc.value {
+            wanted.push((doc, address.clone(), envelope));
+        }
     }
-    rewrite_docs(file, text, &docs, &wanted)
+    if wanted.is_empty() {
+        return Ok((text.to_string(), restored));
+    }
+    Ok((rewrite_docs(file, text, &docs, &wanted)?, restored))
 }
 
 /// The file's text with each wanted document brought to its envelope: minimal edits when
@@ -584,9 +623,11 @@ mod env;
 mod form;
 mod json_edit;
 mod locate;
+mod refs;
 
 pub use env::Refused;
 use locate::*;
+pub use refs::referenced_files;
 
 #[cfg(test)]
 mod tests;

@@ -126,7 +126,7 @@ pub(super) fn substitute(
             .is_some_and(|r| matches!(r, crate::registry::SecretRef::File(_)));
         if let Some(new) = one.expand(s, quoted) {
             if whole_file {
-                let shown = shown_file(src.shown, &s[7..s.len() - 1]);
+                let shown = crate::file_ref::joined(src.shown, &s[7..s.len() - 1]);
                 outcome.whole_files.push((pointer.to_string(), shown));
             }
             *v = new;
@@ -300,22 +300,6 @@ fn check_secret_file(
         let pos = locate(src.text, at, s);
         diagnostics.push(Diagnostic::error(src.shown, pos, problem));
     }
-}
-
-/// The file a `${file:PATH}` of the manifest shown as `manifest` names, as shown.
-pub(super) fn shown_file(manifest: &Path, path: &str) -> std::path::PathBuf {
-    let joined = manifest.parent().unwrap_or(Path::new("")).join(path);
-    let mut out = std::path::PathBuf::new();
-    for c in joined.components() {
-        match c {
-            std::path::Component::CurDir => {}
-            std::path::Component::ParentDir if out.file_name().is_some() => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 /// The JSON pointers (in the document) of the spec's secret fields.

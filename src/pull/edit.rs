@@ -30,7 +30,8 @@ pub(super) enum Change {
 }
 
 /// The changes from `written` to `wanted`, descending into mappings present in both (and not
-/// empty in `written`); lists and scalars change as a whole.
+/// empty in `written`), and into lists of one length whose changed items are such mappings
+/// (a list item's path segment is its index); other lists and scalars change as a whole.
 pub(super) fn changes(
     written: &Map<String, Value>,
     wanted: &Map<String, Value>,
@@ -49,6 +50,15 @@ pub(super) fn changes(
             (Some(Value::Object(v)), Value::Object(wm)) if !wm.is_empty() => {
                 changes(wm, v, &child(k), out)
             }
+            (Some(Value::Array(v)), Value::Array(wl)) if items_descend(wl, v) => {
+                for (i, (wi, vi)) in wl.iter().zip(v).enumerate() {
+                    if let (Value::Object(wm), Value::Object(vm)) = (wi, vi) {
+                        let mut at = child(k);
+                        at.push(i.to_string());
+                        changes(wm, vm, &at, out);
+                    }
+                }
+            }
             (Some(v), _) => out.push(Change::Replace {
                 path: child(k),
                 value: v.clone(),
@@ -62,6 +72,15 @@ pub(super) fn changes(
             value: v.clone(),
         });
     }
+}
+
+/// Two lists of one length whose differing items are all mappings (not empty as written):
+/// changed member by member, each item in place.
+fn items_descend(written: &[Value], wanted: &[Value]) -> bool {
+    written.len() == wanted.len()
+        && written.iter().zip(wanted).all(|(w, v)| {
+            w == v || matches!((w, v), (Value::Object(wm), Value::Object(_)) if !wm.is_empty())
+        })
 }
 
 fn pointer(path: &[String]) -> String {
@@ -261,10 +280,18 @@ fn lift_flow(
                 Some('[' | '{')
             )
         });
-        let Some(n) = flow_at else {
+        let Some(mut n) = flow_at else {
             out.push(change);
             continue;
         };
+        // A flow item of a block list (`- {a: 1}`): the list is written again item by item.
+        if n > 1
+            && wanted
+                .pointer(&pointer(&path[..n - 1]))
+                .is_some_and(Value::is_array)
+        {
+            n -= 1;
+        }
         let prefix = path[..n].to_vec();
         let lifted = Change::Replace {
             value: wanted.pointer(&pointer(&prefix))?.clone(),

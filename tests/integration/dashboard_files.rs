@@ -192,3 +192,104 @@ fn a_file_referenced_from_elsewhere_in_the_repository_is_data_too() {
     assert_eq!(v.code, 0, "{}", v.transcript());
     assert_eq!(read(d, "grafana/payments.json"), PAYMENTS_JSON);
 }
+
+#[tokio::test]
+async fn a_ui_edit_is_pulled_into_the_dashboards_own_file_on_its_line() {
+    let dir = repo();
+    let d = dir.path();
+    let t = Tenant::start(Config::default()).await;
+    let a = run(&t, d, &["apply", ".", "--auto-approve"]).await;
+    assert_eq!(a.code, 0, "{}", a.transcript());
+    edit_panel_title(&t, 1, "Errors (5xx)").await;
+    let p = run(&t, d, &["pull", "."]).await;
+    assert_eq!(p.code, 0, "{}", p.transcript());
+    assert!(
+        p.stdout
+            .contains("~ dashboards/payments.json: ClassicDashboard/payments"),
+        "{}",
+        p.stdout
+    );
+    assert!(!p.stdout.contains("payments.yaml"), "{}", p.stdout);
+    assert_eq!(
+        read(d, "dashboards/payments.yaml"),
+        PAYMENTS_YAML,
+        "the manifest keeps its reference"
+    );
+    assert_eq!(
+        read(d, "dashboards/payments.json"),
+        PAYMENTS_JSON.replace("\"title\": \"Errors\"", "\"title\": \"Errors (5xx)\""),
+        "exactly the title's line"
+    );
+    let plan = run(&t, d, &["plan", ".", "--detailed-exitcode"]).await;
+    assert_eq!(plan.code, 0, "{}", plan.transcript());
+}
+
+#[tokio::test]
+async fn pull_never_replaces_a_reference_by_a_literal() {
+    let dir = repo();
+    let d = dir.path();
+    write(d, "teams/core.yaml", "api_version: v1/config\nkind: Team\nspec:\n  slug: core\n  name: Core\n  description: ${env:CORE_DESC}\n");
+    // The same dashboard file named by a second manifest.
+    write(
+        d,
+        "dashboards/copy.yaml",
+        &PAYMENTS_YAML
+            .replace(
+                "slug: payments\n  name: Payments",
+                "slug: copy\n  name: Copy",
+            )
+            .replace("${file:payments.json}", "${file:./payments.json}"),
+    );
+    let t = Tenant::start(Config::default()).await;
+    let a = Cfgctl::new(&t)
+        .dir(d)
+        .args(&["apply", ".", "--auto-approve"])
+        .env("CORE_DESC", "Core services")
+        .run()
+        .await;
+    assert_eq!(a.code, 0, "{}", a.transcript());
+    let team = Kind::named("Team");
+    let mut object = t.read(team, Some("core")).await.body["team"].clone();
+    for f in team.def().server_owned {
+        object.as_object_mut().unwrap().remove(*f);
+    }
+    object["description"] = json!("Edited in the UI");
+    assert_eq!(t.update(team, Some("core"), object).await.status, 200);
+    edit_panel_title(&t, 0, "Requests (UI)").await;
+
+    let before: Vec<String> = [
+        "teams/core.yaml",
+        "dashboards/payments.json",
+        "dashboards/copy.yaml",
+    ]
+    .iter()
+    .map(|f| read(d, f))
+    .collect();
+    let p = Cfgctl::new(&t)
+        .dir(d)
+        .args(&["pull", "."])
+        .env("CORE_DESC", "Core services")
+        .run()
+        .await;
+    assert_eq!(p.code, 1, "a value left unpulled: {}", p.transcript());
+    let out = &p.stdout;
+    assert!(
+        out.contains(
+            "! Team/core description: teams/core.yaml:6 ${env:CORE_DESC} (an environment variable)"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("! ClassicDashboard/payments dashboard_json: dashboards/payments.yaml:8 ${file:payments.json} (a file 2 references name (dashboards/copy.yaml, dashboards/payments.yaml): one edit cannot be meant for all)"),
+        "{out}"
+    );
+    let after: Vec<String> = [
+        "teams/core.yaml",
+        "dashboards/payments.json",
+        "dashboards/copy.yaml",
+    ]
+    .iter()
+    .map(|f| read(d, f))
+    .collect();
+    assert_eq!(before, after, "nothing of them written");
+}

@@ -18,7 +18,10 @@ fn connection(token: &str) -> String {
 }
 
 fn mkfifo(path: &Path) {
-    let made = std::process::Command::new("mkfifo").arg(path).status().unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap();
     assert!(made.success());
 }
 
@@ -28,7 +31,11 @@ fn hostile() -> tempfile::TempDir {
     let repo = top.path().join("repo");
     write(top.path(), "x", "outside the repository\n");
     write(&repo, "teams/inside.txt", "Inside\n");
-    write(&repo, "teams/a-environ.yaml", &team("a", "${file:/proc/self/environ}"));
+    write(
+        &repo,
+        "teams/a-environ.yaml",
+        &team("a", "${file:/proc/self/environ}"),
+    );
     write(&repo, "teams/b-up.yaml", &team("b", "${file:../../x}"));
     write(&repo, "teams/c-fifo.yaml", &team("c", "${file:fifo}"));
     write(&repo, "teams/d-link.yaml", &team("d", "${file:link}"));
@@ -58,7 +65,10 @@ fn hostile_file_references_are_errors_at_the_reference() {
     }
     assert!(out.contains("is not a regular file (a FIFO)"), "{out}");
     assert!(!out.contains("e-fine.yaml"), "{out}");
-    assert!(!out.contains("outside the repository\n"), "never the text: {out}");
+    assert!(
+        !out.contains("outside the repository\n"),
+        "never the text: {out}"
+    );
     assert_eq!(out.matches(": error:").count(), 4, "{out}");
 }
 
@@ -67,7 +77,11 @@ async fn a_secret_field_reads_inside_the_repository_or_an_allowed_directory_only
     let top = tempfile::tempdir().unwrap();
     let repo = top.path().join("repo");
     write(top.path(), "mounted/token", "xoxb-mounted\n");
-    write(&repo, "connections/chat.yaml", &connection("${file:../../mounted/token}"));
+    write(
+        &repo,
+        "connections/chat.yaml",
+        &connection("${file:../../mounted/token}"),
+    );
     let t = Tenant::start(cfgctl::emulator::Config::default()).await;
     let apply = Cfgctl::new(&t)
         .dir(&repo)
@@ -80,11 +94,21 @@ async fn a_secret_field_reads_inside_the_repository_or_an_allowed_directory_only
         out.contains("connections/chat.yaml:7:12: error: cannot resolve `${file:../../mounted/token}`: `../../mounted/token` leads outside the repository"),
         "{out}"
     );
-    assert!(out.contains("secrets: {file_dirs"), "the hint names the setting: {out}");
-    assert!(t.emulator.stats().log.iter().all(|l| l.method == "GET"), "nothing sent");
+    assert!(
+        out.contains("secrets: {file_dirs"),
+        "the hint names the setting: {out}"
+    );
+    assert!(
+        t.emulator.stats().log.iter().all(|l| l.method == "GET"),
+        "nothing sent"
+    );
 
     // Allowed for secrets: read when sent.
-    write(&repo, "cfgctl.yaml", "secrets:\n  file_dirs: [../mounted]\n");
+    write(
+        &repo,
+        "cfgctl.yaml",
+        "secrets:\n  file_dirs: [../mounted]\n",
+    );
     let apply = Cfgctl::new(&t)
         .dir(&repo)
         .args(&["apply", ".", "--auto-approve"])
@@ -95,8 +119,16 @@ async fn a_secret_field_reads_inside_the_repository_or_an_allowed_directory_only
 
     // A device under an allowed directory is still refused: regular files only.
     write(&repo, "cfgctl.yaml", "secrets:\n  file_dirs: [/dev]\n");
-    write(&repo, "connections/chat.yaml", &connection("${file:/dev/zero}"));
-    let v = Cfgctl::bare().dir(&repo).args(&["validate", "."]).run().await;
+    write(
+        &repo,
+        "connections/chat.yaml",
+        &connection("${file:/dev/zero}"),
+    );
+    let v = Cfgctl::bare()
+        .dir(&repo)
+        .args(&["validate", "."])
+        .run()
+        .await;
     assert_eq!(v.code, 1, "{}", v.transcript());
     assert!(
         v.transcript().contains("connections/chat.yaml:7:12: error: cannot resolve `${file:/dev/zero}`: /dev/zero is not a regular file (a character device)"),
@@ -112,14 +144,27 @@ async fn a_secret_field_reads_inside_the_repository_or_an_allowed_directory_only
         .run()
         .await;
     assert_eq!(apply.code, 1, "{}", apply.transcript());
-    assert!(apply.transcript().contains("is not a regular file (a FIFO)"), "{}", apply.transcript());
+    assert!(
+        apply
+            .transcript()
+            .contains("is not a regular file (a FIFO)"),
+        "{}",
+        apply.transcript()
+    );
 }
 
 #[test]
 fn secrets_file_dirs_is_checked() {
     let dir = tempfile::tempdir().unwrap();
-    write(dir.path(), "cfgctl.yaml", "secrets:\n  file_dir: [/run/secrets]\n");
-    let v = Cfgctl::bare().dir(dir.path()).args(&["validate", "."]).run_blocking();
+    write(
+        dir.path(),
+        "cfgctl.yaml",
+        "secrets:\n  file_dir: [/run/secrets]\n",
+    );
+    let v = Cfgctl::bare()
+        .dir(dir.path())
+        .args(&["validate", "."])
+        .run_blocking();
     assert_eq!(v.code, 1, "{}", v.transcript());
     assert!(
         v.transcript().contains("cfgctl.yaml:2:3: error: invalid settings file: unknown field `secrets.file_dir`; expected `file_dirs`"),
