@@ -309,7 +309,7 @@ fn lift_flow(
 fn flow_in_place(
     lines: &[Line],
     spans: &Spans,
-    pointer: &str,
+    (pointer, written): (&str, Option<&Value>),
     value: &Value,
 ) -> Option<(Range<usize>, String)> {
     if !matches!(value, Value::Object(_) | Value::Array(_)) {
@@ -324,7 +324,11 @@ fn flow_in_place(
     }
     let len = form::flow_end(old)?;
     let padded = old.as_bytes().get(1) == Some(&b' ');
-    Some((start..start + len, form::flow(value, padded)))
+    let like = written.and_then(|w| form::flow_like(&old[..len], w, value));
+    Some((
+        start..start + len,
+        like.unwrap_or_else(|| form::flow(value, padded)),
+    ))
 }
 
 /// A block sequence of one-line flow items (`- {op: GT, value: 1}`) written again item by
@@ -368,7 +372,12 @@ fn flow_items_in_place(
             let flow_at = like.len() - like[dash + 1..].trim_start().len();
             let padded = like.as_bytes().get(flow_at + 1) == Some(&b' ');
             text.push_str(&like[..flow_at]);
-            text.push_str(&form::flow(item, padded));
+            let same_line = old.get(i).and_then(|o| {
+                let written = old_lines.get(i)?;
+                let at = written.len() - written[written.find('-')? + 1..].trim_start().len();
+                form::flow_like(written[at..].trim_end(), o, item)
+            });
+            text.push_str(&same_line.unwrap_or_else(|| form::flow(item, padded)));
         }
         text.push('\n');
     }
@@ -448,7 +457,9 @@ pub(super) fn edits(
                 let at = pointer(&path);
                 let in_place = if end == line_index(kpos) {
                     scalar_in_place(lines, spans, &at, &value)
-                        .or_else(|| flow_in_place(lines, spans, &at, &value))
+                        .or_else(|| {
+                            flow_in_place(lines, spans, (&at, written.pointer(&at)), &value)
+                        })
                         .map(|e| vec![e])
                 } else {
                     literal_in_place(lines, kpos, end, &value).or_else(|| {

@@ -30,6 +30,7 @@ mod policy;
 mod promql;
 mod property;
 mod pull;
+mod pull_style;
 mod risk;
 mod saved_guards;
 mod schema;
