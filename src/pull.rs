@@ -630,4 +630,6 @@ use locate::*;
 pub use refs::referenced_files;
 
 #[cfg(test)]
+mod style_tests;
+#[cfg(test)]
 mod tests;

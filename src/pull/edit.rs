@@ -51,13 +51,7 @@ pub(super) fn changes(
                 changes(wm, v, &child(k), out)
             }
             (Some(Value::Array(v)), Value::Array(wl)) if items_descend(wl, v) => {
-                for (i, (wi, vi)) in wl.iter().zip(v).enumerate() {
-                    if let (Value::Object(wm), Value::Object(vm)) = (wi, vi) {
-                        let mut at = child(k);
-                        at.push(i.to_string());
-                        changes(wm, vm, &at, out);
-                    }
-                }
+                item_changes(wl, v, &child(k), out)
             }
             (Some(v), _) => out.push(Change::Replace {
                 path: child(k),
@@ -74,13 +68,34 @@ pub(super) fn changes(
     }
 }
 
-/// Two lists of one length whose differing items are all mappings (not empty as written):
-/// changed member by member, each item in place.
+/// Two lists of one length whose differing items are mappings (not empty as written), such
+/// lists, or scalars: changed item by item, each in place.
 fn items_descend(written: &[Value], wanted: &[Value]) -> bool {
+    let scalar = |v: &Value| !matches!(v, Value::Object(_) | Value::Array(_));
     written.len() == wanted.len()
-        && written.iter().zip(wanted).all(|(w, v)| {
-            w == v || matches!((w, v), (Value::Object(wm), Value::Object(_)) if !wm.is_empty())
+        && written.iter().zip(wanted).all(|(w, v)| match (w, v) {
+            _ if w == v => true,
+            (Value::Object(wm), Value::Object(_)) => !wm.is_empty(),
+            (Value::Array(wl), Value::Array(vl)) => items_descend(wl, vl),
+            _ => scalar(w) && scalar(v),
         })
+}
+
+/// The changes of two lists [`items_descend`] takes, an item's path segment its index.
+fn item_changes(written: &[Value], wanted: &[Value], at: &[String], out: &mut Vec<Change>) {
+    for (i, (w, v)) in written.iter().zip(wanted).enumerate() {
+        let mut path = at.to_vec();
+        path.push(i.to_string());
+        match (w, v) {
+            _ if w == v => {}
+            (Value::Object(wm), Value::Object(vm)) => changes(wm, vm, &path, out),
+            (Value::Array(wl), Value::Array(vl)) => item_changes(wl, vl, &path, out),
+            _ => out.push(Change::Replace {
+                path,
+                value: v.clone(),
+            }),
+        }
+    }
 }
 
 fn pointer(path: &[String]) -> String {
@@ -191,11 +206,18 @@ fn scalar_in_place(
     value: &Value,
 ) -> Option<(Range<usize>, String)> {
     let span = spans.get(pointer)?;
-    if span.key.map(|k| k.line) != Some(span.value.line) {
-        return None;
-    }
     let line = lines.get(line_index(span.value))?;
     let start = offset(lines, span.value)?;
+    match span.key {
+        Some(k) if k.line == span.value.line => {}
+        // A list item alone after its dashes (`- x`, `- - x`).
+        None if line.text[..start - line.start]
+            .trim_start()
+            .split_whitespace()
+            .all(|d| d == "-")
+            && line.text[..start - line.start].ends_with(' ') => {}
+        _ => return None,
+    }
     let old = &line.text[start - line.start..];
     let old_len = match old.chars().next()? {
         '"' => {
@@ -237,10 +259,12 @@ fn scalar_in_place(
         (Value::String(_) | Value::Number(_) | Value::Bool(_), _) => {
             let t = serde_saphyr::to_string(value).ok()?;
             let t = t.strip_suffix('\n').unwrap_or(&t);
-            if t.contains('\n') {
-                return None;
+            match value {
+                // A long string the serialiser would fold stays on its line, quoted.
+                Value::String(s) if t.contains('\n') && !s.contains('\n') => double_quoted(s),
+                _ if t.contains('\n') => return None,
+                _ => t.to_string(),
             }
-            t.to_string()
         }
         _ => return None,
     };
@@ -280,18 +304,10 @@ fn lift_flow(
                 Some('[' | '{')
             )
         });
-        let Some(mut n) = flow_at else {
+        let Some(n) = flow_at else {
             out.push(change);
             continue;
         };
-        // A flow item of a block list (`- {a: 1}`): the list is written again item by item.
-        if n > 1
-            && wanted
-                .pointer(&pointer(&path[..n - 1]))
-                .is_some_and(Value::is_array)
-        {
-            n -= 1;
-        }
         let prefix = path[..n].to_vec();
         let lifted = Change::Replace {
             value: wanted.pointer(&pointer(&prefix))?.clone(),
@@ -329,6 +345,22 @@ fn flow_in_place(
         start..start + len,
         like.unwrap_or_else(|| form::flow(value, padded)),
     ))
+}
+
+/// A list item written as a one-line flow collection after its dashes (`- [a, b]`).
+fn item_flow_in_place(
+    lines: &[Line],
+    spans: &Spans,
+    (pointer, written): (&str, &Value),
+    value: &Value,
+) -> Option<(Range<usize>, String)> {
+    let span = spans.get(pointer)?;
+    let line = lines.get(line_index(span.value))?;
+    let before = &line.text[..offset(lines, span.value)? - line.start];
+    if !before.trim_start().split_whitespace().all(|d| d == "-") || !before.ends_with(' ') {
+        return None;
+    }
+    flow_in_place(lines, spans, (pointer, written.pointer(pointer)), value)
 }
 
 /// A block sequence of one-line flow items (`- {op: GT, value: 1}`) written again item by
@@ -448,6 +480,13 @@ pub(super) fn edits(
     let mut out: Vec<(Range<usize>, String, usize)> = Vec::new();
     for (n, change) in list.into_iter().enumerate() {
         match change {
+            Change::Replace { path, value } if spans.get(&pointer(&path))?.key.is_none() => {
+                // A list item: in place on its line, or not at all.
+                let at = pointer(&path);
+                let edit = scalar_in_place(lines, spans, &at, &value)
+                    .or_else(|| item_flow_in_place(lines, spans, (&at, written), &value))?;
+                out.push((edit.0, edit.1, n));
+            }
             Change::Replace { path, value } => {
                 let (kpos, end) = entry(lines, spans, &pointer(&path), last_line)?;
                 key_prefix(lines, kpos)?;
@@ -575,6 +614,24 @@ mod tests {
         assert_eq!(
             out,
             "spec:\n  a: \"24h\"  # why\n  b: 'it''s \"x\"'\n  c: \"yes\" # note\n  d: 2.5\n"
+        );
+    }
+
+    #[test]
+    fn a_long_string_stays_on_its_line() {
+        let long = "sum by (service) (rate(http_requests_total{service=\"payments\"}[5m])) / sum by (service) (rate(http_requests_total[5m]))";
+        let text = "spec:\n  query: short\n  items:\n    - a\n    - 'b'\n";
+        let out = apply(
+            text,
+            json!({"spec": {"query": long, "items": ["a", "it's"]}}),
+        )
+        .unwrap();
+        assert_eq!(
+            out,
+            format!(
+                "spec:\n  query: {}\n  items:\n    - a\n    - 'it''s'\n",
+                double_quoted(long)
+            )
         );
     }
 
