@@ -38,9 +38,9 @@ impl DocCheck<'_> {
                             },
                         );
                     }
-                    Err(e) if self.from_file(&pointer).is_some() => {
+                    Err(e) if self.file_of(&pointer).is_some() => {
                         // The document is that file's text: its line and column are the file's.
-                        let file = self.from_file(&pointer).unwrap_or_default();
+                        let file = self.file_of(&pointer).unwrap_or_default();
                         let pos = Pos::new(
                             u32::try_from(e.line()).unwrap_or(u32::MAX).max(1),
                             u32::try_from(e.column()).unwrap_or(u32::MAX).max(1),
@@ -94,7 +94,7 @@ impl DocCheck<'_> {
     }
 
     /// The file (as shown) whose whole text the value at `pointer` is, from a `${file:…}`.
-    fn from_file(&self, pointer: &str) -> Option<PathBuf> {
+    fn file_of(&self, pointer: &str) -> Option<PathBuf> {
         self.from_files
             .iter()
             .find(|(p, _)| p == pointer)

@@ -212,7 +212,6 @@ fn scalar_in_place(
         Some(k) if k.line == span.value.line => {}
         // A list item alone after its dashes (`- x`, `- - x`).
         None if line.text[..start - line.start]
-            .trim_start()
             .split_whitespace()
             .all(|d| d == "-")
             && line.text[..start - line.start].ends_with(' ') => {}
@@ -357,7 +356,7 @@ fn item_flow_in_place(
     let span = spans.get(pointer)?;
     let line = lines.get(line_index(span.value))?;
     let before = &line.text[..offset(lines, span.value)? - line.start];
-    if !before.trim_start().split_whitespace().all(|d| d == "-") || !before.ends_with(' ') {
+    if !before.split_whitespace().all(|d| d == "-") || !before.ends_with(' ') {
         return None;
     }
     flow_in_place(lines, spans, (pointer, written.pointer(pointer)), value)
