@@ -17,6 +17,8 @@
 
 use std::path::Path;
 
+mod secrets;
+
 use serde_json::Value;
 
 use crate::diagnostic::{Diagnostic, Problem};
@@ -287,7 +289,7 @@ pub fn parse(file: &Path, text: &str) -> Result<Settings, Vec<Diagnostic>> {
                     ),
                 ),
             },
-            "secrets" => settings.secret_file_dirs = secret_file_dirs(&mut r, value),
+            "secrets" => settings.secret_file_dirs = secrets::file_dirs(&mut r, value),
             other => {
                 let known: Vec<String> = FIELDS.iter().map(|s| s.to_string()).collect();
                 let hint = crate::jsonpath::closest(other, &known)
@@ -308,50 +310,6 @@ pub fn parse(file: &Path, text: &str) -> Result<Settings, Vec<Diagnostic>> {
     } else {
         Err(r.diagnostics)
     }
-}
-
-/// `secrets: {file_dirs: [DIR, ...]}`: the directories a secret field's `${file:…}` may read
-/// under besides the repository (docs/product.md §2).
-fn secret_file_dirs(r: &mut Reader<'_>, value: &Value) -> Vec<std::path::PathBuf> {
-    let Some(map) = value.as_object() else {
-        r.error(
-            "/secrets",
-            false,
-            "`secrets` must be a mapping such as `{file_dirs: [/run/secrets]}`".into(),
-        );
-        return vec![];
-    };
-    let mut out = Vec::new();
-    for (key, v) in map {
-        let pointer = format!("/secrets/{}", crate::jsonpath::escape_pointer(key));
-        if key != "file_dirs" {
-            r.error(
-                &pointer,
-                true,
-                format!("unknown field `secrets.{key}`; expected `file_dirs`"),
-            );
-            continue;
-        }
-        let Some(items) = v.as_array() else {
-            r.error(
-                &pointer,
-                false,
-                "`secrets.file_dirs` must be a list of directories".into(),
-            );
-            continue;
-        };
-        for (i, item) in items.iter().enumerate() {
-            match item.as_str().filter(|s| !s.is_empty()) {
-                Some(dir) => out.push(dir.into()),
-                None => r.error(
-                    &format!("{pointer}/{i}"),
-                    false,
-                    format!("`secrets.file_dirs[{i}]` must be a directory path, found {item}"),
-                ),
-            }
-        }
-    }
-    out
 }
 
 /// A relative path that stays inside the repository (no `..`, no root).

@@ -56,20 +56,7 @@ fn load_envs(
         ..Loaded::default()
     };
     if let Some((path, shown)) = &walk.settings {
-        let mut hash = [0; 32];
-        match read_text(path) {
-            Ok(text) => {
-                hash = *blake3::hash(text.as_bytes()).as_bytes();
-                match settings::parse(shown, &text) {
-                    Ok(s) => common.settings = s,
-                    Err(d) => common.diagnostics.extend(d),
-                }
-            }
-            Err((pos, problem)) => common
-                .diagnostics
-                .push(Diagnostic::error(shown, pos, problem)),
-        }
-        common.sources.0.push((shown.clone(), hash));
+        read_settings(path, shown, &mut common);
     }
     let settings_failed = !common.diagnostics.is_empty();
     let selected = envs
@@ -166,6 +153,24 @@ fn load_envs(
         finish(loaded);
     }
     Ok(out)
+}
+
+/// `cfgctl.yaml` into the load: its settings or its problems, and its hash.
+fn read_settings(path: &Path, shown: &Path, common: &mut Loaded) {
+    let mut hash = [0; 32];
+    match read_text(path) {
+        Ok(text) => {
+            hash = *blake3::hash(text.as_bytes()).as_bytes();
+            match settings::parse(shown, &text) {
+                Ok(s) => common.settings = s,
+                Err(d) => common.diagnostics.extend(d),
+            }
+        }
+        Err((pos, problem)) => common
+            .diagnostics
+            .push(Diagnostic::error(shown, pos, problem)),
+    }
+    common.sources.0.push((shown.to_path_buf(), hash));
 }
 
 /// The indices (in walk order) of the files some `${file:…}` names: data, not manifests, so
