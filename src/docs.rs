@@ -180,6 +180,7 @@ pub fn reference_markdown() -> String {
         .collect();
     out.push_str(&links.join(", "));
     out.push_str("\n\n");
+    out.push_str(include_str!("docs/dashboard_kinds.md"));
     for def in crate::registry::embedded_kinds() {
         kind_section(&mut out, def);
     }

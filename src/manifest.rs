@@ -100,6 +100,11 @@ pub struct Loaded {
     pub provenance: Provenance,
     /// The environment the manifests were loaded for (what a file read back is read for).
     pub environment: Option<String>,
+    /// Where a `${file:…}` may read: the repository, and for secret fields the directories
+    /// `cfgctl.yaml` allows (`crate::file_ref`).
+    pub file_scope: crate::file_ref::FileScope,
+    /// Every file a `${file:…}` named (canonical): data, never read as a manifest.
+    pub data_files: std::collections::BTreeSet<PathBuf>,
 }
 
 impl Loaded {
@@ -236,8 +241,13 @@ fn load_located(
         plain: false,
     };
     for mut doc in docs {
-        let substituted =
+        let mut substituted =
             has_refs.then(|| vars::substitute(&mut doc, &src, ctx, &mut loaded.diagnostics));
+        let mut from_files = Vec::new();
+        if let Some(outcome) = &mut substituted {
+            loaded.data_files.extend(outcome.files.drain(..));
+            from_files = std::mem::take(&mut outcome.whole_files);
+        }
         let value = std::mem::take(&mut doc.value);
         let mut check = DocCheck {
             file: shown,
@@ -245,6 +255,7 @@ fn load_located(
             doc: &doc,
             diagnostics: &mut loaded.diagnostics,
             failed: false,
+            from_files: &from_files,
         };
         if let Some(m) = check.check(value) {
             if let Some(outcome) = substituted {
@@ -263,6 +274,9 @@ struct DocCheck<'a> {
     doc: &'a Document,
     diagnostics: &'a mut Vec<Diagnostic>,
     failed: bool,
+    /// The values that were a whole `${file:…}` (JSON pointer, the file as shown): a problem
+    /// inside one points into its file.
+    from_files: &'a [(String, PathBuf)],
 }
 
 impl DocCheck<'_> {
@@ -327,6 +341,21 @@ impl DocCheck<'_> {
             self.error(self.doc.start, Problem::NotMapping { found });
             return None;
         };
+        if self.file.extension().is_some_and(|e| e == "json")
+            && !["api_version", "kind", "spec"]
+                .iter()
+                .any(|k| envelope.contains_key(*k))
+        {
+            let name = self.file.file_name().unwrap_or_default().to_string_lossy();
+            let problem = Problem::NotAManifest(format!(
+                "a JSON document with no `api_version`, `kind` or `spec`, and no manifest names \
+                 it with `${{file:…}}`; to keep a dashboard in its own file, reference it from \
+                 its manifest, `dashboard_json: ${{file:{name}}}` (relative to the manifest; \
+                 docs/manifests.md), and the file is read as the dashboard, not as a manifest"
+            ));
+            self.error(self.doc.start, problem);
+            return None;
+        }
         match envelope.get("api_version") {
             None => self.error(self.doc.start, Problem::MissingApiVersion),
             Some(Value::String(v)) if v == API_VERSION => {}

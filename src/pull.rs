@@ -158,24 +158,34 @@ pub fn pull(input: &PullInput) -> Result<Pulled, PullError> {
     // Each file rewritten on its own (read located, edited, read back), on all cores; the
     // first failure in file order is the one reported.
     use rayon::prelude::*;
-    let rewritten: Vec<Result<RewrittenFile, PullError>> = per_file
+    let rewritten: Vec<Result<(RewrittenFile, refs::Restored), PullError>> = per_file
         .into_iter()
         .collect::<Vec<_>>()
         .into_par_iter()
         .map(|(file, mut addresses)| {
             addresses.sort();
             let text = input.text_of(&file)?;
-            let new_text = rewrite_file(&file, text, &addresses, input)?;
-            Ok(RewrittenFile {
+            let (new_text, restored) = rewrite_file(&file, text, &addresses, input)?;
+            let file = RewrittenFile {
                 path: file,
                 text: new_text,
                 addresses,
-            })
+            };
+            Ok((file, restored))
         })
         .collect();
-    for file in rewritten {
-        out.rewritten.push(file?);
+    for result in rewritten {
+        let (file, restored) = result?;
+        // A manifest none of whose own lines changed (its document went to its file).
+        if input.texts.get(&file.path) != Some(&file.text) {
+            out.rewritten.push(file);
+        }
+        out.rewritten.extend(restored.files);
+        out.refused.extend(restored.refused);
     }
+    out.rewritten.sort_by(|a, b| a.path.cmp(&b.path));
+    out.refused
+        .sort_by(|a, b| (&a.address, &a.field).cmp(&(&b.address, &b.field)));
     if input.include_unmanaged {
         let mut unmanaged = Current::default();
         for u in input.plan.unmanaged.iter().filter(|u| u.in_prune_scope) {
@@ -237,15 +247,18 @@ fn is_json_file(file: &Path) -> bool {
     file.extension().and_then(|e| e.to_str()) == Some("json")
 }
 
+/// The file's new text, and what its references came to (documents written back into their
+/// own files, values refused).
 fn rewrite_file(
     file: &Path,
     text: &str,
     addresses: &[Address],
     input: &PullInput,
-) -> Result<String, PullError> {
+) -> Result<(String, refs::Restored), PullError> {
     let json = is_json_file(file);
     let docs = locate(file, text, json)?;
     let mut wanted: Vec<(&Located, Address, Value)> = Vec::new();
+    let mut restored = refs::Restored::default();
     for address in addresses {
         let doc = docs
             .iter()
@@ -257,10 +270,36 @@ fn rewrite_file(
         let Some(current) = input.current.resources.get(address) else {
             continue;
         };
-        let envelope = pulled_envelope(file, address, &doc.value, &current.value(), input.ignore)?;
-        wanted.push((doc, address.clone(), envelope));
+        // References are merged by their values as loaded, then put back (`refs`).
+        let written_spec = doc.value.get("spec").cloned().unwrap_or(Value::Null);
+        let leaves = refs::reference_leaves(address.kind, &written_spec);
+        let loaded = input.manifests.iter().find(|m| m.address() == *address);
+        let resolved = match loaded {
+            Some(m) if !leaves.is_empty() => {
+                refs::resolved_spec(address.kind, &written_spec, &m.spec, &leaves)
+            }
+            _ => written_spec,
+        };
+        let mut written = doc.value.clone();
+        if let Some(spec) = written.get_mut("spec") {
+            *spec = resolved.clone();
+        }
+        let mut envelope =
+            pulled_envelope(file, address, &written, &current.value(), input.ignore)?;
+        if let Some(spec) = envelope.get_mut("spec").filter(|_| !leaves.is_empty()) {
+            let at = refs::Pulling { file, doc, address };
+            let one = refs::restore(&at, spec, &resolved, &leaves, input)?;
+            restored.files.extend(one.files);
+            restored.refused.extend(one.refused);
+        }
+        if envelope != doc.value {
+            wanted.push((doc, address.clone(), envelope));
+        }
     }
-    rewrite_docs(file, text, &docs, &wanted)
+    if wanted.is_empty() {
+        return Ok((text.to_string(), restored));
+    }
+    Ok((rewrite_docs(file, text, &docs, &wanted)?, restored))
 }
 
 /// The file's text with each wanted document brought to its envelope: minimal edits when
@@ -463,119 +502,6 @@ fn as_sent(kind: Kind, spec: &Value) -> Value {
     spec
 }
 
-/// The manifest's spec (as written: embedded documents may be mappings) brought to the
-/// current state; see the module documentation.
-pub fn merged_spec(kind: Kind, written: &Value, current: &Value, ignore: &[IgnoreRule]) -> Value {
-    let desired = normalize(kind, &as_sent(kind, written), ignore);
-    let state = normalize(kind, current, ignore);
-    let canonical = export::manifest_spec(kind, current);
-    let (Value::Object(w), Value::Object(c)) = (written, &canonical) else {
-        return canonical;
-    };
-    let embedded: Vec<&str> = kind.def().embedded_json.iter().map(|e| e.field).collect();
-    let mut out = Map::new();
-    for k in keys(w, c) {
-        let (d, s) = (desired.get(k), state.get(k));
-        let value = if embedded.contains(&k.as_str()) && d != s {
-            // The written document parsed, merged like any object, then put back in the
-            // form it was written in.
-            let as_string = w.get(k).and_then(Value::as_str);
-            let written_doc = match (w.get(k), as_string) {
-                (_, Some(text)) => serde_json::from_str::<Value>(text).ok(),
-                (other, None) => other.cloned(),
-            };
-            merge(written_doc.as_ref(), c.get(k), d, s).map(|doc| match as_string {
-                // Only the members that changed, in the author's layout, when that can be done.
-                Some(text) => written_doc
-                    .as_ref()
-                    .and_then(|old| json_edit::edited_text(text, old, &doc))
-                    .map_or_else(|| json_text_like(text, &doc), Value::String),
-                None => doc,
-            })
-        } else {
-            merge(w.get(k), c.get(k), d, s)
-        };
-        if let Some(v) = value {
-            out.insert(k.clone(), v);
-        }
-    }
-    Value::Object(out)
-}
-
-/// `doc` as a JSON string in the form of `text`: pretty when it was written on several lines
-/// (with its final newline), else on one line.
-fn json_text_like(text: &str, doc: &Value) -> Value {
-    if text.trim_end().contains('\n') {
-        let mut pretty = serde_json::to_string_pretty(doc).unwrap_or_default();
-        if text.ends_with('\n') {
-            pretty.push('\n');
-        }
-        Value::String(pretty)
-    } else {
-        Value::String(doc.to_string())
-    }
-}
-
-/// The keys of `first` in its order, then those only in `second` in theirs.
-fn keys<'a>(first: &'a Map<String, Value>, second: &'a Map<String, Value>) -> Vec<&'a String> {
-    first
-        .keys()
-        .chain(second.keys().filter(|k| !first.contains_key(*k)))
-        .collect()
-}
-
-/// One value of the merge: `written` as the manifest has it, `state` in canonical form,
-/// `desired`/`current` their normalised forms.
-fn merge(
-    written: Option<&Value>,
-    state: Option<&Value>,
-    desired: Option<&Value>,
-    current: Option<&Value>,
-) -> Option<Value> {
-    if desired == current {
-        return written.cloned();
-    }
-    match (written, state) {
-        (Some(Value::Object(w)), Some(Value::Object(s))) => {
-            let mut out = Map::new();
-            for k in keys(w, s) {
-                let child = |v: Option<&'_ Value>| v.and_then(|v| v.get(k.as_str())).cloned();
-                let (d, c) = (child(desired), child(current));
-                if let Some(v) = merge(w.get(k), s.get(k), d.as_ref(), c.as_ref()) {
-                    out.insert(k.clone(), v);
-                }
-            }
-            Some(Value::Object(out))
-        }
-        (Some(w), Some(s)) => Some(reorder_like(s, w)),
-        (None, Some(s)) => Some(s.clone()),
-        (_, None) => None,
-    }
-}
-
-/// `value` with the members of its objects in `like`'s order where `like` has them.
-fn reorder_like(value: &Value, like: &Value) -> Value {
-    match (value, like) {
-        (Value::Object(v), Value::Object(l)) => {
-            let mut out = Map::new();
-            for k in keys(l, v) {
-                if let Some(x) = v.get(k) {
-                    let x = l.get(k).map_or_else(|| x.clone(), |lk| reorder_like(x, lk));
-                    out.insert(k.clone(), x);
-                }
-            }
-            Value::Object(out)
-        }
-        (Value::Array(v), Value::Array(l)) => Value::Array(
-            v.iter()
-                .enumerate()
-                .map(|(i, x)| l.get(i).map_or_else(|| x.clone(), |li| reorder_like(x, li)))
-                .collect(),
-        ),
-        _ => value.clone(),
-    }
-}
-
 // ---------------------------------------------------------------------------------------
 // Where each document is in its file.
 
@@ -584,9 +510,16 @@ mod env;
 mod form;
 mod json_edit;
 mod locate;
+mod merge;
+mod refs;
 
 pub use env::Refused;
 use locate::*;
+use merge::keys;
+pub use merge::merged_spec;
+pub use refs::referenced_files;
 
+#[cfg(test)]
+mod style_tests;
 #[cfg(test)]
 mod tests;

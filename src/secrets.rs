@@ -46,16 +46,14 @@ pub fn resolve(reference: SecretRef<'_>, base: &Path) -> Result<String, String> 
             }
         },
         SecretRef::File(path) => {
+            // Where it points was checked at load (inside the repository, or a directory
+            // `secrets.file_dirs` allows); what is read is a regular file of bounded size.
             let full = base.parent().unwrap_or(Path::new("")).join(path);
-            let mut text = std::fs::read_to_string(&full)
-                .map_err(|e| format!("cannot read secret file {}: {e}", full.display()))?;
-            if text.ends_with('\n') {
-                text.pop();
-                if text.ends_with('\r') {
-                    text.pop();
-                }
-            }
-            text
+            std::fs::canonicalize(&full)
+                .map_err(|e| format!("{}: {e}", full.display()))
+                .and_then(|full| crate::file_ref::read(&full))
+                .map(crate::file_ref::value_of)
+                .map_err(|e| format!("cannot read secret file: {e}"))?
         }
     };
     crate::output::register_secret(&value);

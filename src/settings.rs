@@ -10,11 +10,14 @@
 //!   - {match: "Dashboard/team-*", mode: create-only}
 //! environments: {staging: {url: ..., vars: {...}, overlay: envs/staging}}  # docs/environments.md
 //! policy: policy                # a directory of Rego rules (docs/policy.md)
+//! secrets: {file_dirs: [/run/secrets]}  # where a secret field's `${file:}` may also read
 //! ```
 //!
 //! Every problem is located at its line and column, like a manifest's.
 
 use std::path::Path;
+
+mod secrets;
 
 use serde_json::Value;
 
@@ -38,6 +41,7 @@ const FIELDS: &[&str] = &[
     "manage",
     "environments",
     "policy",
+    "secrets",
 ];
 
 /// How far cfgctl manages a resource (`manage:` in `cfgctl.yaml`; see docs/prune.md,
@@ -128,6 +132,9 @@ pub struct Settings {
     /// `environments:` by name (see `crate::environments`).
     pub environments: std::collections::BTreeMap<String, crate::environments::Environment>,
     pub policy: Option<PolicyDir>,
+    /// `secrets.file_dirs`: directories outside the repository a secret field's `${file:…}`
+    /// may read under (mounted CI secrets); relative ones are relative to the repository.
+    pub secret_file_dirs: Vec<std::path::PathBuf>,
 }
 
 impl Settings {
@@ -148,6 +155,7 @@ impl Default for Settings {
             manage: Vec::new(),
             environments: Default::default(),
             policy: None,
+            secret_file_dirs: Vec::new(),
         }
     }
 }
@@ -231,7 +239,7 @@ pub fn parse(file: &Path, text: &str) -> Result<Settings, Vec<Diagnostic>> {
         r.error(
             "",
             false,
-            "the settings file must be a mapping with `prune`, `exclude`, `max_deletes`, `ignore`, `manage`, `environments` or `policy`"
+            "the settings file must be a mapping with `prune`, `exclude`, `max_deletes`, `ignore`, `manage`, `environments`, `policy` or `secrets`"
                 .into(),
         );
         return Err(r.diagnostics);
@@ -282,6 +290,7 @@ pub fn parse(file: &Path, text: &str) -> Result<Settings, Vec<Diagnostic>> {
                     ),
                 ),
             },
+            "secrets" => settings.secret_file_dirs = secrets::file_dirs(&mut r, value),
             other => {
                 let known: Vec<String> = FIELDS.iter().map(|s| s.to_string()).collect();
                 let hint = crate::jsonpath::closest(other, &known)
@@ -291,7 +300,7 @@ pub fn parse(file: &Path, text: &str) -> Result<Settings, Vec<Diagnostic>> {
                     &pointer,
                     true,
                     format!(
-                        "unknown field `{other}`{hint}; expected prune, exclude, max_deletes, ignore, allow_literal_secrets, manage, environments or policy"
+                        "unknown field `{other}`{hint}; expected prune, exclude, max_deletes, ignore, allow_literal_secrets, manage, environments, policy or secrets"
                     ),
                 );
             }
@@ -536,7 +545,7 @@ mod tests {
             errors("prune:\n  - Dashbord/*\nmax_delete: 3\n"),
             vec![
                 "cfgctl.yaml:2:5: error: invalid settings file: `prune[0]`: pattern `Dashbord/*` names unknown kind `Dashbord` (did you mean `Dashboard`?)",
-                "cfgctl.yaml:3:1: error: invalid settings file: unknown field `max_delete` (did you mean `max_deletes`?); expected prune, exclude, max_deletes, ignore, allow_literal_secrets, manage, environments or policy",
+                "cfgctl.yaml:3:1: error: invalid settings file: unknown field `max_delete` (did you mean `max_deletes`?); expected prune, exclude, max_deletes, ignore, allow_literal_secrets, manage, environments, policy or secrets",
             ]
         );
         assert_eq!(

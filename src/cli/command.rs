@@ -204,6 +204,10 @@ pub struct ExportArgs {
     /// Replace an earlier export in a non-empty folder.
     #[arg(long)]
     pub force: bool,
+    /// Each dashboard's JSON in its own pretty-printed file beside its manifest
+    /// (`<slug>.json`), which references it with `${file:<slug>.json}`.
+    #[arg(long)]
+    pub dashboards_as_files: bool,
     /// Only resources matching KIND/SLUG-GLOB (repeatable).
     #[arg(long, value_name = "PATTERN", value_parser = parse_pattern)]
     pub only: Vec<Pattern>,

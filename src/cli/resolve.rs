@@ -258,6 +258,7 @@ pub fn export(args: ExportArgs) -> anyhow::Result<ExportSettings> {
     Ok(ExportSettings {
         out: args.out,
         force: args.force,
+        dashboards_as_files: args.dashboards_as_files,
         only: args.only,
         target: target(&args.target)?,
         dir: args.dir,

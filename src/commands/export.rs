@@ -15,6 +15,8 @@ use crate::ops::{self, TargetSettings};
 pub struct ExportSettings {
     pub out: PathBuf,
     pub force: bool,
+    /// `--dashboards-as-files`: each embedded document in its own JSON file.
+    pub dashboards_as_files: bool,
     pub only: Vec<crate::pattern::Pattern>,
     pub target: TargetSettings,
     /// The directory whose cfgctl.yaml declares the environments of `--env`.
@@ -123,7 +125,10 @@ async fn export_one(
 ) -> anyhow::Result<()> {
     let conn = ops::connect(target).await?;
     let fetched = ops::fetch(&conn).await?;
-    let files = crate::export::export_files(&fetched.current, &opts.only)?;
+    let layout = crate::export::Layout {
+        dashboards_as_files: opts.dashboards_as_files,
+    };
+    let files = crate::export::export_files_in(&fetched.current, &opts.only, layout)?;
     crate::export::write::write_export(out, &files, opts.force)?;
     let mut err = crate::output::stderr();
     for w in &fetched.warnings {

@@ -120,7 +120,8 @@ pub fn pull(opts: PullSettings) -> anyhow::Result<ExitCode> {
     let overlay_shown = overlay
         .as_ref()
         .map(|o| PathBuf::from(display_path(&dir.join(o))));
-    let texts = read_texts(&loaded.manifests, overlay_shown.as_deref())?;
+    let mut texts = read_texts(&loaded.manifests, overlay_shown.as_deref())?;
+    read_data_files(&mut texts, &loaded.data_files)?;
     let mut pulled = crate::pull::pull(&crate::pull::PullInput {
         manifests: &loaded.manifests,
         texts: &texts,
@@ -253,16 +254,17 @@ fn report(r: &Report) -> String {
     if !pulled.refused.is_empty() {
         let _ = writeln!(
             out,
-            "\nNot pulled: the value comes from a variable of cfgctl.yaml (change the variable, or write the value in the manifest in its place):"
+            "\nNot pulled: the value is written as a reference, which pull never replaces by a literal (change what it reads, or write the value in the manifest in its place):"
         );
         for f in &pulled.refused {
             let _ = writeln!(
                 out,
-                "  ! {} {}: {} ${{var:{}}}",
+                "  ! {} {}: {} {} ({})",
                 inert(&f.address),
                 inert(&f.field),
                 inert(&f.place()),
-                inert(&f.variable)
+                inert(&f.variable),
+                inert(&f.why)
             );
         }
     }
@@ -331,7 +333,7 @@ fn summary(out: &mut String, r: &Report) {
     if !pulled.refused.is_empty() {
         let _ = writeln!(
             out,
-            "{} not pulled: {} from a variable.",
+            "{} not pulled: {} from a reference.",
             plural(pulled.refused.len(), "value", "values"),
             if pulled.refused.len() == 1 {
                 "it comes"
@@ -367,6 +369,27 @@ fn read_texts(
         }
     }
     Ok(texts)
+}
+
+/// The files the manifests' `${file:…}`s name that the load read as data (inside the
+/// repository, regular files): `pull` writes a changed document back into its file.
+fn read_data_files(
+    texts: &mut std::collections::BTreeMap<PathBuf, String>,
+    data: &std::collections::BTreeSet<PathBuf>,
+) -> anyhow::Result<()> {
+    for path in crate::pull::referenced_files(texts) {
+        let Ok(canonical) = std::fs::canonicalize(&path) else {
+            continue;
+        };
+        if texts.contains_key(&path) || !data.contains(&canonical) {
+            continue;
+        }
+        let text = crate::file_ref::read(&canonical)
+            .map_err(anyhow::Error::msg)
+            .with_context(|| format!("reading {}", path.display()))?;
+        texts.insert(path, text);
+    }
+    Ok(())
 }
 
 /// Secrets come back as `${env:...}` references: the variables this pull adds (in new files,

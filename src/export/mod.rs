@@ -117,13 +117,60 @@ pub fn secret_variables(current: &Current, only: &[Pattern]) -> Vec<String> {
 /// The files of an export of `current`, sorted by path. Two resources for one path (names
 /// that meet however unlikely) are refused, naming both.
 pub fn export_files(current: &Current, only: &[Pattern]) -> Result<Vec<ExportedFile>, ExportError> {
-    files_with(current, only, file_name)
+    files_with(current, only, file_name, Layout::default())
+}
+
+/// How an export lays its files out.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Layout {
+    /// `--dashboards-as-files`: each embedded document (`dashboard_json`) in its own JSON file
+    /// beside its manifest, pretty-printed with 2 spaces in the order the API answered its
+    /// members (without those the server rewrites), the manifest's field `${file:NAME.json}`.
+    pub dashboards_as_files: bool,
+}
+
+/// [`export_files`] in `layout`.
+pub fn export_files_in(
+    current: &Current,
+    only: &[Pattern],
+    layout: Layout,
+) -> Result<Vec<ExportedFile>, ExportError> {
+    files_with(current, only, file_name, layout)
+}
+
+/// The embedded documents of `spec` moved to their own files beside `path` (the manifest's),
+/// each replaced in the spec by its `${file:…}` reference.
+fn documents_as_files(kind: Kind, spec: &mut Value, path: &std::path::Path) -> Vec<ExportedFile> {
+    let fields = kind.def().embedded_json;
+    let stem = path.file_stem().unwrap_or_default().to_string_lossy();
+    let mut out = Vec::new();
+    for e in fields {
+        let Some(slot) = spec.get_mut(e.field) else {
+            continue;
+        };
+        if !slot.is_object() {
+            continue;
+        }
+        let name = match fields.len() {
+            1 => format!("{stem}.json"),
+            _ => format!("{stem}.{}.json", e.field),
+        };
+        let mut text = serde_json::to_string_pretty(slot).unwrap_or_default();
+        text.push('\n');
+        *slot = Value::String(format!("${{file:{name}}}"));
+        out.push(ExportedFile {
+            path: path.with_file_name(&name),
+            text,
+        });
+    }
+    out
 }
 
 fn files_with(
     current: &Current,
     only: &[Pattern],
     name: fn(&str) -> String,
+    layout: Layout,
 ) -> Result<Vec<ExportedFile>, ExportError> {
     let mut files: BTreeMap<PathBuf, (&Address, String)> = BTreeMap::new();
     for (address, object) in &current.resources {
@@ -141,7 +188,20 @@ fn files_with(
         let mut envelope = Map::new();
         envelope.insert("api_version".into(), json!(crate::spec::API_VERSION));
         envelope.insert("kind".into(), json!(address.kind.name()));
-        envelope.insert("spec".into(), manifest_spec(address.kind, &object.value()));
+        let mut spec = manifest_spec(address.kind, &object.value());
+        if layout.dashboards_as_files {
+            for doc in documents_as_files(address.kind, &mut spec, &path) {
+                if let Some((first, _)) = files.get(&doc.path) {
+                    return Err(ExportError::SamePath {
+                        first: (*first).clone(),
+                        second: address.clone(),
+                        path: doc.path,
+                    });
+                }
+                files.insert(doc.path, (address, doc.text));
+            }
+        }
+        envelope.insert("spec".into(), spec);
         let text =
             serde_saphyr::to_string(&Value::Object(envelope)).map_err(|e| ExportError::Yaml {
                 address: address.clone(),
@@ -196,7 +256,7 @@ mod tests {
         fn first_letter(slug: &str) -> String {
             slug[..1].to_string()
         }
-        let e = files_with(&current, &[], first_letter).unwrap_err();
+        let e = files_with(&current, &[], first_letter, Layout::default()).unwrap_err();
         assert_eq!(
             e.to_string(),
             "Team/alpha and Team/apple would both be written to teams/a.yaml: nothing was written"

@@ -38,6 +38,26 @@ impl DocCheck<'_> {
                             },
                         );
                     }
+                    Err(e) if self.file_of(&pointer).is_some() => {
+                        // The document is that file's text: its line and column are the file's.
+                        let file = self.file_of(&pointer).unwrap_or_default();
+                        let pos = Pos::new(
+                            u32::try_from(e.line()).unwrap_or(u32::MAX).max(1),
+                            u32::try_from(e.column()).unwrap_or(u32::MAX).max(1),
+                        );
+                        self.failed = true;
+                        self.diagnostics.push(Diagnostic::error(
+                            &file,
+                            pos,
+                            Problem::InvalidEmbeddedJson {
+                                field,
+                                message: format!(
+                                    "not valid JSON: {} (the document of this `${{file:…}}`)",
+                                    yaml::json_message(&e)
+                                ),
+                            },
+                        ));
+                    }
                     Err(e) => {
                         let pos = self.embedded_pos(&pointer, e.line(), e.column());
                         self.error(
@@ -71,6 +91,14 @@ impl DocCheck<'_> {
             }
         }
         failed
+    }
+
+    /// The file (as shown) whose whole text the value at `pointer` is, from a `${file:…}`.
+    fn file_of(&self, pointer: &str) -> Option<PathBuf> {
+        self.from_files
+            .iter()
+            .find(|(p, _)| p == pointer)
+            .map(|(_, f)| f.clone())
     }
 
     /// The position of a JSON syntax error inside an embedded document: exact for a block

@@ -56,20 +56,7 @@ fn load_envs(
         ..Loaded::default()
     };
     if let Some((path, shown)) = &walk.settings {
-        let mut hash = [0; 32];
-        match read_text(path) {
-            Ok(text) => {
-                hash = *blake3::hash(text.as_bytes()).as_bytes();
-                match settings::parse(shown, &text) {
-                    Ok(s) => common.settings = s,
-                    Err(d) => common.diagnostics.extend(d),
-                }
-            }
-            Err((pos, problem)) => common
-                .diagnostics
-                .push(Diagnostic::error(shown, pos, problem)),
-        }
-        common.sources.0.push((shown.clone(), hash));
+        read_settings(path, shown, &mut common);
     }
     let settings_failed = !common.diagnostics.is_empty();
     let selected = envs
@@ -87,11 +74,14 @@ fn load_envs(
         })
         .collect::<Result<Vec<Option<&Environment>>, LoadError>>()?;
     let declared = !common.settings.environments.is_empty();
+    common.file_scope = crate::file_ref::FileScope::of_dir(dir, &common.settings.secret_file_dirs);
+    let files = common.file_scope.clone();
     let contexts: Vec<vars::Context<'_>> = selected
         .iter()
         .map(|env| vars::Context {
             env: *env,
             declared,
+            files: Some(&files),
         })
         .collect();
     // Overlay directories are never base manifests; their files are still hashed, so the
@@ -129,9 +119,10 @@ fn load_envs(
             (results, hash)
         })
         .collect();
+    let data = data_files(&per_file, &walk.files);
     let mut out: Vec<Loaded> = (0..contexts.len()).map(|_| common.clone()).collect();
-    for ((results, hash), (path, shown)) in per_file.into_iter().zip(&walk.files) {
-        if in_overlay(path) {
+    for (i, ((results, hash), (path, shown))) in per_file.into_iter().zip(&walk.files).enumerate() {
+        if in_overlay(path) || data.contains(&i) {
             for loaded in &mut out {
                 loaded.manifest_files -= 1;
                 loaded.sources.0.push((shown.clone(), hash));
@@ -164,6 +155,45 @@ fn load_envs(
     Ok(out)
 }
 
+/// `cfgctl.yaml` into the load: its settings or its problems, and its hash.
+fn read_settings(path: &Path, shown: &Path, common: &mut Loaded) {
+    let mut hash = [0; 32];
+    match read_text(path) {
+        Ok(text) => {
+            hash = *blake3::hash(text.as_bytes()).as_bytes();
+            match settings::parse(shown, &text) {
+                Ok(s) => common.settings = s,
+                Err(d) => common.diagnostics.extend(d),
+            }
+        }
+        Err((pos, problem)) => common
+            .diagnostics
+            .push(Diagnostic::error(shown, pos, problem)),
+    }
+    common.sources.0.push((shown.to_path_buf(), hash));
+}
+
+/// The indices (in walk order) of the files some `${file:…}` names: data, not manifests, so
+/// what reading them as manifests found is dropped.
+fn data_files(
+    per_file: &[(Vec<Loaded>, [u8; 32])],
+    files: &[(PathBuf, PathBuf)],
+) -> std::collections::BTreeSet<usize> {
+    let named: std::collections::BTreeSet<&PathBuf> = per_file
+        .iter()
+        .flat_map(|(results, _)| results.iter().flat_map(|l| &l.data_files))
+        .collect();
+    if named.is_empty() {
+        return Default::default();
+    }
+    files
+        .iter()
+        .enumerate()
+        .filter(|(_, (path, _))| std::fs::canonicalize(path).is_ok_and(|c| named.contains(&c)))
+        .map(|(i, _)| i)
+        .collect()
+}
+
 /// One file's results into an environment's load, its source hash in walk order.
 fn add_file(loaded: &mut Loaded, mut one: Loaded, shown: &Path, hash: [u8; 32]) {
     loaded.manifests.append(&mut one.manifests);
@@ -174,6 +204,7 @@ fn add_file(loaded: &mut Loaded, mut one: Loaded, shown: &Path, hash: [u8; 32]) 
     // What `${env:…}`/`${file:…}` read at load counts as read.
     loaded.sources.0.append(&mut one.sources.0);
     loaded.provenance.extend(one.provenance);
+    loaded.data_files.append(&mut one.data_files);
 }
 
 /// The checks across manifests, once every file (and overlay) is in.

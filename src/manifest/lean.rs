@@ -149,6 +149,7 @@ impl Loaded {
                 .as_deref()
                 .and_then(|name| self.settings.environments.get(name)),
             declared: !self.settings.environments.is_empty(),
+            files: Some(&self.file_scope),
         };
         let mut again = Loaded::default();
         load_text(file, file, &text, &ctx, &mut again);

@@ -37,7 +37,7 @@ pub(super) fn load_plain(
             start: plain.start,
             spans: Spans::default(),
         };
-        let outcome = match has_refs && super::vars::needed(&doc.value) {
+        let mut outcome = match has_refs && super::vars::needed(&doc.value) {
             false => None,
             true if !substitutes => return false,
             true => Some(super::vars::substitute(
@@ -47,6 +47,10 @@ pub(super) fn load_plain(
                 &mut diagnostics,
             )),
         };
+        let from_files = outcome
+            .as_mut()
+            .map(|o| std::mem::take(&mut o.whole_files))
+            .unwrap_or_default();
         let value = std::mem::take(&mut doc.value);
         let mut check = DocCheck {
             file: shown,
@@ -54,6 +58,7 @@ pub(super) fn load_plain(
             doc: &doc,
             diagnostics: &mut diagnostics,
             failed: false,
+            from_files: &from_files,
         };
         if let Some(m) = check.check(value) {
             manifests.push((m, outcome));
@@ -63,7 +68,8 @@ pub(super) fn load_plain(
         }
     }
     for (m, outcome) in manifests {
-        if let Some(outcome) = outcome {
+        if let Some(mut outcome) = outcome {
+            loaded.data_files.extend(outcome.files.drain(..));
             loaded.provenance.record(&m, outcome, &mut loaded.sources);
         }
         loaded.manifests.push(m);

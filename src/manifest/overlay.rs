@@ -192,9 +192,11 @@ pub(super) fn apply(dir: &Path, env: &Environment, declared: bool, loaded: &mut 
         return;
     };
     loaded.diagnostics.extend(files.problems);
+    let scope = loaded.file_scope.clone();
     let ctx = vars::Context {
         env: Some(env),
         declared,
+        files: Some(&scope),
     };
     let mut merger = Merger {
         loaded,
@@ -381,6 +383,7 @@ impl Merger<'_> {
             doc: &doc,
             diagnostics: &mut self.loaded.diagnostics,
             failed: false,
+            from_files: &[],
         };
         let Some(mut m) = check.check(value) else {
             return;
@@ -406,6 +409,7 @@ impl Merger<'_> {
             doc: &doc,
             diagnostics: &mut self.loaded.diagnostics,
             failed: false,
+            from_files: &[],
         };
         if let Some(m) = check.check(value) {
             let mut sources = Sources::default();

@@ -25,6 +25,8 @@ pub(crate) struct Context<'a> {
     pub env: Option<&'a Environment>,
     /// `cfgctl.yaml` declares environments (the message when none is selected says so).
     pub declared: bool,
+    /// Where a `${file:…}` may read (`None`: anywhere, for tests).
+    pub files: Option<&'a crate::file_ref::FileScope>,
 }
 
 /// The text a document came from.
@@ -48,6 +50,11 @@ pub(super) struct Outcome {
     /// Every `${env:…}`/`${file:…}` resolved at load, with the BLAKE3 hash of its value
     /// (added to the load's sources: a changed value is a changed input).
     pub resolved: Vec<(String, [u8; 32])>,
+    /// Every file a `${file:…}` names (canonical): data, never a manifest, wherever it lies.
+    pub files: Vec<std::path::PathBuf>,
+    /// The values that are a whole `${file:…}`: the JSON pointer and the file as shown, so
+    /// a problem inside the value (an embedded document's syntax) points into that file.
+    pub whole_files: Vec<(String, std::path::PathBuf)>,
 }
 
 /// Whether the fast reader's value needs substitution, i.e. the located reader: a string
@@ -56,7 +63,10 @@ pub(super) fn needed(value: &Value) -> bool {
     fn any(v: &Value, pointer: &mut String, secrets: &[String]) -> bool {
         let len = pointer.len();
         let found = match v {
-            Value::String(s) => s.contains("${") && !is_kept(secrets, pointer, s),
+            // A secret field's `${file:…}` is kept, but its path is checked.
+            Value::String(s) => {
+                s.contains("${") && (!is_kept(secrets, pointer, s) || s.starts_with("${file:"))
+            }
             Value::Object(map) => map.iter().any(|(k, v)| {
                 pointer.push('/');
                 pointer.push_str(&crate::jsonpath::escape_pointer(k));
@@ -91,10 +101,14 @@ pub(super) fn substitute(
     let start = doc.start;
     walk(&mut doc.value, &mut String::new(), &mut |pointer, v| {
         let Value::String(s) = v else { return };
-        if !s.contains("${") || is_kept(&secrets, pointer, s) {
+        if !s.contains("${") {
             return;
         }
         let at = spans.get(pointer).map_or(start, |s| s.value);
+        if is_kept(&secrets, pointer, s) {
+            check_secret_file(s, src, ctx, at, &mut outcome, diagnostics);
+            return;
+        }
         let quoted = !src.plain
             && (src.is_json
                 || !matches!(char_at(src.text, at), Some(c) if c != '"' && c != '\'' && c != '|' && c != '>'));
@@ -108,7 +122,13 @@ pub(super) fn substitute(
             pointer,
             diagnostics,
         };
+        let whole_file = crate::registry::parse_reference(s)
+            .is_some_and(|r| matches!(r, crate::registry::SecretRef::File(_)));
         if let Some(new) = one.expand(s, quoted) {
+            if whole_file {
+                let shown = crate::file_ref::joined(src.shown, &s[7..s.len() - 1]);
+                outcome.whole_files.push((pointer.to_string(), shown));
+            }
             *v = new;
         }
     });
@@ -221,18 +241,12 @@ impl Expansion<'_, '_> {
                 }
             },
             Some(crate::registry::SecretRef::File(path)) => {
-                let full = self.src.path.parent().unwrap_or(Path::new("")).join(path);
-                std::fs::read_to_string(&full)
-                    .map(|mut t| {
-                        if t.ends_with('\n') {
-                            t.pop();
-                            if t.ends_with('\r') {
-                                t.pop();
-                            }
-                        }
-                        t
-                    })
-                    .map_err(|e| format!("cannot read {}: {e}", full.display()))
+                let scope = self.ctx.files.cloned().unwrap_or_default();
+                scope.resolve(self.src.path, path, false).and_then(|full| {
+                    let text = crate::file_ref::read(&full)?;
+                    self.outcome.files.push(full);
+                    Ok(crate::file_ref::value_of(text))
+                })
             }
         };
         match resolved {
@@ -256,6 +270,35 @@ impl Expansion<'_, '_> {
         let pos = locate(self.src.text, self.at, token);
         self.diagnostics
             .push(Diagnostic::error(self.src.shown, pos, problem));
+    }
+}
+
+/// A secret field's `${file:…}` is read only when it is sent, but where it points is checked
+/// now: inside the repository (or a directory `secrets.file_dirs` allows), a regular file.
+fn check_secret_file(
+    s: &str,
+    src: &Source<'_>,
+    ctx: &Context<'_>,
+    at: Pos,
+    outcome: &mut Outcome,
+    diagnostics: &mut Vec<Diagnostic>,
+) {
+    let Some(crate::registry::SecretRef::File(path)) = crate::registry::parse_reference(s) else {
+        return;
+    };
+    let scope = ctx.files.cloned().unwrap_or_default();
+    let checked = scope.resolve(src.path, path, true).and_then(|full| {
+        crate::file_ref::check(&full)?;
+        outcome.files.push(full);
+        Ok(())
+    });
+    if let Err(reason) = checked {
+        let problem = Problem::UnresolvedReference {
+            reference: s.to_string(),
+            reason,
+        };
+        let pos = locate(src.text, at, s);
+        diagnostics.push(Diagnostic::error(src.shown, pos, problem));
     }
 }
 

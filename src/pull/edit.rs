@@ -30,7 +30,8 @@ pub(super) enum Change {
 }
 
 /// The changes from `written` to `wanted`, descending into mappings present in both (and not
-/// empty in `written`); lists and scalars change as a whole.
+/// empty in `written`), and into lists of one length whose changed items are such mappings
+/// (a list item's path segment is its index); other lists and scalars change as a whole.
 pub(super) fn changes(
     written: &Map<String, Value>,
     wanted: &Map<String, Value>,
@@ -49,6 +50,9 @@ pub(super) fn changes(
             (Some(Value::Object(v)), Value::Object(wm)) if !wm.is_empty() => {
                 changes(wm, v, &child(k), out)
             }
+            (Some(Value::Array(v)), Value::Array(wl)) if items_descend(wl, v) => {
+                item_changes(wl, v, &child(k), out)
+            }
             (Some(v), _) => out.push(Change::Replace {
                 path: child(k),
                 value: v.clone(),
@@ -61,6 +65,36 @@ pub(super) fn changes(
             key: k.clone(),
             value: v.clone(),
         });
+    }
+}
+
+/// Two lists of one length whose differing items are mappings (not empty as written), such
+/// lists, or scalars: changed item by item, each in place.
+fn items_descend(written: &[Value], wanted: &[Value]) -> bool {
+    let scalar = |v: &Value| !matches!(v, Value::Object(_) | Value::Array(_));
+    written.len() == wanted.len()
+        && written.iter().zip(wanted).all(|(w, v)| match (w, v) {
+            _ if w == v => true,
+            (Value::Object(wm), Value::Object(_)) => !wm.is_empty(),
+            (Value::Array(wl), Value::Array(vl)) => items_descend(wl, vl),
+            _ => scalar(w) && scalar(v),
+        })
+}
+
+/// The changes of two lists [`items_descend`] takes, an item's path segment its index.
+fn item_changes(written: &[Value], wanted: &[Value], at: &[String], out: &mut Vec<Change>) {
+    for (i, (w, v)) in written.iter().zip(wanted).enumerate() {
+        let mut path = at.to_vec();
+        path.push(i.to_string());
+        match (w, v) {
+            _ if w == v => {}
+            (Value::Object(wm), Value::Object(vm)) => changes(wm, vm, &path, out),
+            (Value::Array(wl), Value::Array(vl)) => item_changes(wl, vl, &path, out),
+            _ => out.push(Change::Replace {
+                path,
+                value: v.clone(),
+            }),
+        }
     }
 }
 
@@ -172,11 +206,17 @@ fn scalar_in_place(
     value: &Value,
 ) -> Option<(Range<usize>, String)> {
     let span = spans.get(pointer)?;
-    if span.key.map(|k| k.line) != Some(span.value.line) {
-        return None;
-    }
     let line = lines.get(line_index(span.value))?;
     let start = offset(lines, span.value)?;
+    match span.key {
+        Some(k) if k.line == span.value.line => {}
+        // A list item alone after its dashes (`- x`, `- - x`).
+        None if line.text[..start - line.start]
+            .split_whitespace()
+            .all(|d| d == "-")
+            && line.text[..start - line.start].ends_with(' ') => {}
+        _ => return None,
+    }
     let old = &line.text[start - line.start..];
     let old_len = match old.chars().next()? {
         '"' => {
@@ -218,10 +258,12 @@ fn scalar_in_place(
         (Value::String(_) | Value::Number(_) | Value::Bool(_), _) => {
             let t = serde_saphyr::to_string(value).ok()?;
             let t = t.strip_suffix('\n').unwrap_or(&t);
-            if t.contains('\n') {
-                return None;
+            match value {
+                // A long string the serialiser would fold stays on its line, quoted.
+                Value::String(s) if t.contains('\n') && !s.contains('\n') => double_quoted(s),
+                _ if t.contains('\n') => return None,
+                _ => t.to_string(),
             }
-            t.to_string()
         }
         _ => return None,
     };
@@ -282,7 +324,7 @@ fn lift_flow(
 fn flow_in_place(
     lines: &[Line],
     spans: &Spans,
-    pointer: &str,
+    (pointer, written): (&str, Option<&Value>),
     value: &Value,
 ) -> Option<(Range<usize>, String)> {
     if !matches!(value, Value::Object(_) | Value::Array(_)) {
@@ -297,7 +339,27 @@ fn flow_in_place(
     }
     let len = form::flow_end(old)?;
     let padded = old.as_bytes().get(1) == Some(&b' ');
-    Some((start..start + len, form::flow(value, padded)))
+    let like = written.and_then(|w| form::flow_like(&old[..len], w, value));
+    Some((
+        start..start + len,
+        like.unwrap_or_else(|| form::flow(value, padded)),
+    ))
+}
+
+/// A list item written as a one-line flow collection after its dashes (`- [a, b]`).
+fn item_flow_in_place(
+    lines: &[Line],
+    spans: &Spans,
+    (pointer, written): (&str, &Value),
+    value: &Value,
+) -> Option<(Range<usize>, String)> {
+    let span = spans.get(pointer)?;
+    let line = lines.get(line_index(span.value))?;
+    let before = &line.text[..offset(lines, span.value)? - line.start];
+    if !before.split_whitespace().all(|d| d == "-") || !before.ends_with(' ') {
+        return None;
+    }
+    flow_in_place(lines, spans, (pointer, written.pointer(pointer)), value)
 }
 
 /// A block sequence of one-line flow items (`- {op: GT, value: 1}`) written again item by
@@ -341,7 +403,12 @@ fn flow_items_in_place(
             let flow_at = like.len() - like[dash + 1..].trim_start().len();
             let padded = like.as_bytes().get(flow_at + 1) == Some(&b' ');
             text.push_str(&like[..flow_at]);
-            text.push_str(&form::flow(item, padded));
+            let same_line = old.get(i).and_then(|o| {
+                let written = old_lines.get(i)?;
+                let at = written.len() - written[written.find('-')? + 1..].trim_start().len();
+                form::flow_like(written[at..].trim_end(), o, item)
+            });
+            text.push_str(&same_line.unwrap_or_else(|| form::flow(item, padded)));
         }
         text.push('\n');
     }
@@ -412,6 +479,13 @@ pub(super) fn edits(
     let mut out: Vec<(Range<usize>, String, usize)> = Vec::new();
     for (n, change) in list.into_iter().enumerate() {
         match change {
+            Change::Replace { path, value } if spans.get(&pointer(&path))?.key.is_none() => {
+                // A list item: in place on its line, or not at all.
+                let at = pointer(&path);
+                let edit = scalar_in_place(lines, spans, &at, &value)
+                    .or_else(|| item_flow_in_place(lines, spans, (&at, written), &value))?;
+                out.push((edit.0, edit.1, n));
+            }
             Change::Replace { path, value } => {
                 let (kpos, end) = entry(lines, spans, &pointer(&path), last_line)?;
                 key_prefix(lines, kpos)?;
@@ -421,7 +495,9 @@ pub(super) fn edits(
                 let at = pointer(&path);
                 let in_place = if end == line_index(kpos) {
                     scalar_in_place(lines, spans, &at, &value)
-                        .or_else(|| flow_in_place(lines, spans, &at, &value))
+                        .or_else(|| {
+                            flow_in_place(lines, spans, (&at, written.pointer(&at)), &value)
+                        })
                         .map(|e| vec![e])
                 } else {
                     literal_in_place(lines, kpos, end, &value).or_else(|| {
@@ -486,75 +562,5 @@ pub(super) fn edits(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn apply(text: &str, wanted: Value) -> Option<String> {
-        let docs = crate::yaml::parse_documents(text).unwrap();
-        let lines = super::super::lines(text);
-        let e = edits(
-            &lines,
-            &docs[0].spans,
-            lines.len() - 1,
-            &docs[0].value,
-            &wanted,
-            true,
-        )?;
-        let mut out = text.to_string();
-        for (r, t) in e {
-            out.replace_range(r, &t);
-        }
-        Some(out)
-    }
-
-    #[test]
-    fn a_changed_scalar_is_one_line() {
-        let text = "kind: Team\nspec:\n  slug: t  # the id\n  # who\n  name: T\n  emails:\n    - a@x\n\n# end\n";
-        let out = apply(
-            text,
-            json!({"kind": "Team", "spec": {"slug": "t", "name": "U", "emails": ["a@x"]}}),
-        )
-        .unwrap();
-        assert_eq!(out, text.replace("name: T", "name: U"));
-    }
-
-    #[test]
-    fn lists_added_and_removed_entries() {
-        let text = "spec:\n  a: 1\n  b:\n    - x\n    - y\n  c: 3\n";
-        let out = apply(text, json!({"spec": {"a": 1, "b": ["x"], "d": {"e": 1}}})).unwrap();
-        assert_eq!(out, "spec:\n  a: 1\n  b:\n  - x\n  d:\n    e: 1\n");
-    }
-
-    #[test]
-    fn scalars_keep_their_quotes_and_comments() {
-        let text = "spec:\n  a: \"6h\"  # why\n  b: 'it''s'\n  c: plain # note\n  d: 1\n";
-        let out = apply(
-            text,
-            json!({"spec": {"a": "24h", "b": "it's \"x\"", "c": "yes", "d": 2.5}}),
-        )
-        .unwrap();
-        assert_eq!(
-            out,
-            "spec:\n  a: \"24h\"  # why\n  b: 'it''s \"x\"'\n  c: \"yes\" # note\n  d: 2.5\n"
-        );
-    }
-
-    #[test]
-    fn flow_collections_stay_flow_on_their_line() {
-        let out = apply(
-            "spec: {a: 1, b: 2}  # c\n",
-            json!({"spec": {"a": 1, "b": 3, "c": "x, y"}}),
-        );
-        assert_eq!(out.unwrap(), "spec: {a: 1, b: 3, c: \"x, y\"}  # c\n");
-        let text = "spec:\n  when:\n    - { op: GT, value: 1 }\n    - {op: LT, value: 2}\n  x: 1\n";
-        let out = apply(
-            text,
-            json!({"spec": {"when": [{"op": "GT", "value": 5}, {"op": "LT", "value": 2}], "x": 1}}),
-        );
-        assert_eq!(
-            out.unwrap(),
-            "spec:\n  when:\n    - { op: GT, value: 5 }\n    - {op: LT, value: 2}\n  x: 1\n"
-        );
-    }
-}
+#[path = "edit_tests.rs"]
+mod tests;

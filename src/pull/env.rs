@@ -14,17 +14,21 @@ use super::*;
 use crate::environments::Environment;
 use crate::manifest::FieldOrigin;
 
-/// A value the target changed that came from a variable: `pull --env` does not write it (the
-/// variable is in `cfgctl.yaml`, shared by the documents that use it).
+/// A value the target changed that came from a reference: `pull` never writes a literal in
+/// its place (a `${var:…}` is in `cfgctl.yaml`, shared by the documents that use it; an
+/// `${env:…}` or `${file:…}` is read elsewhere).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Refused {
     pub address: Address,
     /// The field, dotted (`labels.team`).
     pub field: String,
-    /// Where the variable is used, as the load shows the file.
+    /// Where the reference is written, as the load shows the file.
     pub file: PathBuf,
     pub line: u32,
+    /// The value as written: `${var:region}`, `${env:DESC}`, `${file:x.txt}`, `eu-${var:r}`.
     pub variable: String,
+    /// Why it is not written: where the value comes from, or why its file is not.
+    pub why: String,
 }
 
 impl Refused {
@@ -85,7 +89,8 @@ pub(super) fn pull_env(
                     field: crate::jsonpath::pointer_to_path(&pointer),
                     file: origin.file,
                     line: origin.line,
-                    variable,
+                    variable: format!("${{var:{variable}}}"),
+                    why: "a variable of cfgctl.yaml".into(),
                 });
                 continue;
             }
@@ -117,9 +122,22 @@ pub(super) fn pull_env(
                     address: address.clone(),
                 })?;
             let mut envelope = doc.value.clone();
+            let written_spec = doc.value.get("spec").cloned().unwrap_or(Value::Null);
+            let references = refs::reference_leaves(address.kind, &written_spec);
             if let Some(spec) = envelope.get_mut("spec") {
                 for change in changes {
-                    write_change(spec, change);
+                    // A value written as `${env:…}`/`${file:…}` is never replaced by a literal.
+                    match references.iter().find(|r| r.covers(&change.pointer)) {
+                        Some(r) => {
+                            let at = refs::Pulling {
+                                file: &file,
+                                doc,
+                                address,
+                            };
+                            out.refused.push(r.refused(&at));
+                        }
+                        None => write_change(spec, change),
+                    }
                 }
             }
             let written = doc.address.clone().unwrap_or_else(|| address.clone());

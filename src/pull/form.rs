@@ -76,6 +76,149 @@ pub(super) fn flow(value: &Value, padded: bool) -> String {
     }
 }
 
+/// `new` as a one-line flow value written like `text` (the flow value `old` as the author
+/// wrote it): the members and items whose value did not change keep their bytes, a changed
+/// one keeps its key as written and its quoting where the new value allows, new members go
+/// last. `None` when `text` is not a flow collection this can take apart.
+pub(super) fn flow_like(text: &str, old: &Value, new: &Value) -> Option<String> {
+    let padded = text.as_bytes().get(1) == Some(&b' ');
+    let pieces = flow_pieces(text)?;
+    let (open, close) = (&text[..1], &text[text.len() - 1..]);
+    let (lead, trail) = if padded { (" ", " ") } else { ("", "") };
+    let body: Vec<String> = match (old, new) {
+        (Value::Object(o), Value::Object(n)) if open == "{" => {
+            let mut written = Vec::new();
+            for piece in &pieces {
+                let (key_text, value_text) = split_member(piece)?;
+                written.push((scalar_value(key_text)?, key_text, value_text));
+            }
+            if written.len() != o.len() || written.iter().any(|(k, _, _)| !o.contains_key(k)) {
+                return None;
+            }
+            let mut out = Vec::new();
+            for (k, v) in n {
+                match written.iter().find(|(wk, _, _)| wk == k) {
+                    Some((_, key_text, value_text)) if o.get(k) == Some(v) => {
+                        out.push(format!("{key_text}: {value_text}"))
+                    }
+                    Some((_, key_text, value_text)) => {
+                        let value = value_like(value_text, o.get(k)?, v, padded);
+                        out.push(format!("{key_text}: {value}"));
+                    }
+                    None => out.push(format!("{}: {}", flow_scalar(k), flow(v, padded))),
+                }
+            }
+            out
+        }
+        (Value::Array(o), Value::Array(n)) if open == "[" && o.len() == pieces.len() => n
+            .iter()
+            .enumerate()
+            .map(|(i, v)| match (pieces.get(i), o.get(i)) {
+                (Some(piece), Some(ov)) if ov == v => piece.to_string(),
+                (Some(piece), Some(ov)) => value_like(piece, ov, v, padded),
+                _ => flow(v, padded),
+            })
+            .collect(),
+        _ => return None,
+    };
+    if body.is_empty() {
+        return Some(format!("{open}{close}"));
+    }
+    Some(format!("{open}{lead}{}{trail}{close}", body.join(", ")))
+}
+
+/// One changed value inside a flow collection, written like `text`.
+fn value_like(text: &str, old: &Value, new: &Value, padded: bool) -> String {
+    if let Some(like) = flow_like(text, old, new) {
+        return like;
+    }
+    match (new, text.chars().next()) {
+        (Value::String(s), Some('\'')) if !s.chars().any(|c| c.is_control() || escaped(c)) => {
+            format!("'{}'", s.replace('\'', "''"))
+        }
+        (Value::String(s), Some('"')) => double_quoted(s),
+        _ => flow(new, padded),
+    }
+}
+
+/// The members (or items) of the one-line flow collection `text`, trimmed; `None` when it is
+/// not one flow collection.
+fn flow_pieces(text: &str) -> Option<Vec<&str>> {
+    if !text.starts_with(['{', '[']) || flow_end(text)? != text.len() {
+        return None;
+    }
+    let inner = &text[1..text.len() - 1];
+    let mut pieces = Vec::new();
+    let (mut start, mut at) = (0, 0);
+    while at < inner.len() {
+        let rest = &inner[at..];
+        let c = rest.chars().next()?;
+        // A quote starts a quoted scalar only where a scalar starts (`it's` is plain).
+        let before = inner[start..at].trim_end();
+        let starts = before.is_empty() || before.ends_with(':');
+        match c {
+            '[' | '{' | '"' | '\'' if starts => {
+                at += match c {
+                    '[' | '{' => flow_end(rest)?,
+                    _ => quoted_end(rest)?,
+                };
+                continue;
+            }
+            ',' => {
+                pieces.push(inner[start..at].trim());
+                start = at + 1;
+            }
+            _ => {}
+        }
+        at += c.len_utf8();
+    }
+    let last = inner[start..].trim();
+    if !last.is_empty() {
+        pieces.push(last);
+    }
+    (!pieces.iter().any(|p| p.is_empty())).then_some(pieces)
+}
+
+/// The end (exclusive) of the quoted scalar `s` starts with.
+fn quoted_end(s: &str) -> Option<usize> {
+    let b = s.as_bytes();
+    let quote = *b.first()?;
+    let mut i = 1;
+    while i < b.len() {
+        match (b[i], quote) {
+            (b'\\', b'"') => i += 1,
+            (b'\'', b'\'') if b.get(i + 1) == Some(&b'\'') => i += 1,
+            (c, q) if c == q => return Some(i + 1),
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// A flow member `key: value` split at its indicator (outside quotes and brackets).
+fn split_member(piece: &str) -> Option<(&str, &str)> {
+    let key_len = match piece.chars().next()? {
+        '"' | '\'' => quoted_end(piece)?,
+        '[' | '{' => return None,
+        _ => piece
+            .find(": ")
+            .or_else(|| piece.strip_suffix(':').map(str::len))?,
+    };
+    let rest = piece[key_len..].trim_start().strip_prefix(':')?;
+    Some((&piece[..key_len], rest.trim_start()))
+}
+
+/// The string a key written plain or quoted stands for (`None`: not a string this reads).
+fn scalar_value(text: &str) -> Option<String> {
+    match text.chars().next()? {
+        '"' => serde_json::from_str(text).ok(),
+        '\'' => Some(text[1..text.len() - 1].replace("''", "'")),
+        _ if plain_in_flow(text) => Some(text.to_string()),
+        _ => None,
+    }
+}
+
 /// The end (exclusive, in bytes) of the flow collection that `s` starts with.
 pub(super) fn flow_end(s: &str) -> Option<usize> {
     let b = s.as_bytes();
@@ -167,6 +310,44 @@ mod tests {
         assert_eq!(
             double_quoted("a\u{7f}\u{85}\u{9f}\u{2028}\u{2029}\n"),
             r#""a\u007F\u0085\u009F\u2028\u2029\n""#
+        );
+    }
+
+    #[test]
+    fn flow_like_keeps_what_did_not_change_byte_for_byte() {
+        let text = "{h: 8, w: 12, x: 12, 'y': 0}";
+        let like = |old: Value, new: Value| flow_like(text, &old, &new);
+        assert_eq!(
+            like(
+                json!({"h": 8, "w": 12, "x": 12, "y": 0}),
+                json!({"h": 8, "w": 12, "x": 12, "y": 8})
+            )
+            .as_deref(),
+            Some("{h: 8, w: 12, x: 12, 'y': 8}")
+        );
+        assert_eq!(
+            like(
+                json!({"h": 8, "w": 12, "x": 12, "y": 0}),
+                json!({"h": 8, "x": 1, "y": 0, "on": true})
+            )
+            .as_deref(),
+            Some("{h: 8, x: 1, 'y': 0, \"on\": true}")
+        );
+        let text = "{ expr: 'rate(x{a=\"b\", c=~\"d\"}[5m])', refId: A, l: [a, 'b'] }";
+        let old = json!({"expr": "rate(x{a=\"b\", c=~\"d\"}[5m])", "refId": "A", "l": ["a", "b"]});
+        let new = json!({"expr": "it's", "refId": "A", "l": ["a", "c"]});
+        assert_eq!(
+            flow_like(text, &old, &new).as_deref(),
+            Some("{ expr: 'it''s', refId: A, l: [a, 'c'] }")
+        );
+        // Not one flow collection, or keys it cannot read: the caller writes it anew.
+        assert_eq!(
+            flow_like("{a: 1} # c", &json!({"a": 1}), &json!({"a": 2})),
+            None
+        );
+        assert_eq!(
+            flow_like("{? a : 1}", &json!({"a": 1}), &json!({"a": 2})),
+            None
         );
     }
 

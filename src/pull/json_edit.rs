@@ -67,6 +67,34 @@ fn node(text: &str, i: usize) -> Option<Node> {
                 }
             }
         }
+        b'[' => {
+            // Items are members named by their index (no key: they are never removed or
+            // inserted one by one, only changed inside).
+            let mut members = Vec::new();
+            let mut at = skip_ws(b, i + 1);
+            if b.get(at) == Some(&b']') {
+                return Some(Node {
+                    range: i..at + 1,
+                    members,
+                });
+            }
+            loop {
+                let value = node(text, at)?;
+                let next = skip_ws(b, value.range.end);
+                let key = value.range.start..value.range.start;
+                members.push((members.len().to_string(), key, value));
+                match b.get(next)? {
+                    b',' => at = skip_ws(b, next + 1),
+                    b']' => {
+                        return Some(Node {
+                            range: i..next + 1,
+                            members,
+                        })
+                    }
+                    _ => return None,
+                }
+            }
+        }
         _ => Some(Node {
             range: i..super::value_end(b, i)?,
             members: vec![],

@@ -1,0 +1,174 @@
+//! `${file:}` on input a pull request controls (issue 38, R4-8 and R4-12): regular files only,
+//! of bounded size, inside the repository; a secret field may also read under a directory
+//! `cfgctl.yaml` allows (`secrets: {file_dirs: [...]}`). Each refusal is an error at the
+//! reference, in validate and before apply sends anything.
+
+use std::path::Path;
+
+use crate::support::files::write;
+use crate::support::run::Cfgctl;
+use crate::support::tenant::Tenant;
+
+fn team(slug: &str, description: &str) -> String {
+    format!("api_version: v1/config\nkind: Team\nspec:\n  slug: {slug}\n  name: {slug}\n  description: {description}\n")
+}
+
+fn connection(token: &str) -> String {
+    format!("api_version: v1/config\nkind: ExternalConnection\nspec:\n  slug: chat\n  name: Chat\n  slack:\n    token: {token}\n")
+}
+
+fn mkfifo(path: &Path) {
+    let made = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(made.success());
+}
+
+/// `top/repo` is the repository; `top/x` lies outside it.
+fn hostile() -> tempfile::TempDir {
+    let top = tempfile::tempdir().unwrap();
+    let repo = top.path().join("repo");
+    write(top.path(), "x", "outside the repository\n");
+    write(&repo, "teams/inside.txt", "Inside\n");
+    write(
+        &repo,
+        "teams/a-environ.yaml",
+        &team("a", "${file:/proc/self/environ}"),
+    );
+    write(&repo, "teams/b-up.yaml", &team("b", "${file:../../x}"));
+    write(&repo, "teams/c-fifo.yaml", &team("c", "${file:fifo}"));
+    write(&repo, "teams/d-link.yaml", &team("d", "${file:link}"));
+    write(&repo, "teams/e-fine.yaml", &team("e", "${file:inside.txt}"));
+    mkfifo(&repo.join("teams/fifo"));
+    std::os::unix::fs::symlink(top.path().join("x"), repo.join("teams/link")).unwrap();
+    top
+}
+
+#[test]
+fn hostile_file_references_are_errors_at_the_reference() {
+    let top = hostile();
+    let v = Cfgctl::bare()
+        .dir(top.path().join("repo"))
+        .args(&["validate", "."])
+        .run_blocking();
+    assert_eq!(v.code, 1, "{}", v.transcript());
+    let out = v.transcript();
+    let expect = [
+        "teams/a-environ.yaml:6:16: error: cannot resolve `${file:/proc/self/environ}`: `/proc/self/environ` is an absolute path",
+        "teams/b-up.yaml:6:16: error: cannot resolve `${file:../../x}`: `../../x` leads outside the repository",
+        "teams/c-fifo.yaml:6:16: error: cannot resolve `${file:fifo}`:",
+        "teams/d-link.yaml:6:16: error: cannot resolve `${file:link}`: `link` leads outside the repository",
+    ];
+    for line in expect {
+        assert!(out.contains(line), "{line}\n{out}");
+    }
+    assert!(out.contains("is not a regular file (a FIFO)"), "{out}");
+    assert!(!out.contains("e-fine.yaml"), "{out}");
+    assert!(
+        !out.contains("outside the repository\n"),
+        "never the text: {out}"
+    );
+    assert_eq!(out.matches(": error:").count(), 4, "{out}");
+}
+
+#[tokio::test]
+async fn a_secret_field_reads_inside_the_repository_or_an_allowed_directory_only() {
+    let top = tempfile::tempdir().unwrap();
+    let repo = top.path().join("repo");
+    write(top.path(), "mounted/token", "xoxb-mounted\n");
+    write(
+        &repo,
+        "connections/chat.yaml",
+        &connection("${file:../../mounted/token}"),
+    );
+    let t = Tenant::start(cfgctl::emulator::Config::default()).await;
+    let apply = Cfgctl::new(&t)
+        .dir(&repo)
+        .args(&["apply", ".", "--auto-approve"])
+        .run()
+        .await;
+    assert_eq!(apply.code, 1, "{}", apply.transcript());
+    let out = apply.transcript();
+    assert!(
+        out.contains("connections/chat.yaml:7:12: error: cannot resolve `${file:../../mounted/token}`: `../../mounted/token` leads outside the repository"),
+        "{out}"
+    );
+    assert!(
+        out.contains("secrets: {file_dirs"),
+        "the hint names the setting: {out}"
+    );
+    assert!(
+        t.emulator.stats().log.iter().all(|l| l.method == "GET"),
+        "nothing sent"
+    );
+
+    // Allowed for secrets: read when sent.
+    write(
+        &repo,
+        "cfgctl.yaml",
+        "secrets:\n  file_dirs: [../mounted]\n",
+    );
+    let apply = Cfgctl::new(&t)
+        .dir(&repo)
+        .args(&["apply", ".", "--auto-approve"])
+        .run()
+        .await;
+    assert_eq!(apply.code, 0, "{}", apply.transcript());
+    assert!(!apply.transcript().contains("xoxb-mounted"));
+
+    // A device under an allowed directory is still refused: regular files only.
+    write(&repo, "cfgctl.yaml", "secrets:\n  file_dirs: [/dev]\n");
+    write(
+        &repo,
+        "connections/chat.yaml",
+        &connection("${file:/dev/zero}"),
+    );
+    let v = Cfgctl::bare()
+        .dir(&repo)
+        .args(&["validate", "."])
+        .run()
+        .await;
+    assert_eq!(v.code, 1, "{}", v.transcript());
+    assert!(
+        v.transcript().contains("connections/chat.yaml:7:12: error: cannot resolve `${file:/dev/zero}`: /dev/zero is not a regular file (a character device)"),
+        "{}",
+        v.transcript()
+    );
+    // A FIFO inside the repository: refused, never waited on.
+    mkfifo(&repo.join("connections/fifo"));
+    write(&repo, "connections/chat.yaml", &connection("${file:fifo}"));
+    let apply = Cfgctl::new(&t)
+        .dir(&repo)
+        .args(&["apply", ".", "--auto-approve"])
+        .run()
+        .await;
+    assert_eq!(apply.code, 1, "{}", apply.transcript());
+    assert!(
+        apply
+            .transcript()
+            .contains("is not a regular file (a FIFO)"),
+        "{}",
+        apply.transcript()
+    );
+}
+
+#[test]
+fn secrets_file_dirs_is_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "cfgctl.yaml",
+        "secrets:\n  file_dir: [/run/secrets]\n",
+    );
+    let v = Cfgctl::bare()
+        .dir(dir.path())
+        .args(&["validate", "."])
+        .run_blocking();
+    assert_eq!(v.code, 1, "{}", v.transcript());
+    assert!(
+        v.transcript().contains("cfgctl.yaml:2:3: error: invalid settings file: unknown field `secrets.file_dir`; expected `file_dirs`"),
+        "{}",
+        v.transcript()
+    );
+}
