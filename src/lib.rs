@@ -11,6 +11,7 @@ pub mod drift;
 pub mod emulator;
 pub mod environments;
 pub mod export;
+pub mod import;
 pub mod json_string;
 pub mod jsonpath;
 pub mod manifest;

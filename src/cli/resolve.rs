@@ -5,12 +5,12 @@
 //! ([`Targets`]: the environments selected), so that a command's settings go down once.
 
 use super::command::{
-    ApplyArgs, DriftArgs, ExportArgs, GraphArgs, PlanArgs, PullArgs, SchemaArgs, ServeArgs,
+    ApplyArgs, DriftArgs, ExportArgs, GraphArgs, ImportCommand, PlanArgs, PullArgs, SchemaArgs, ServeArgs,
     ValidateArgs,
 };
 use super::{CacheArgs, GlobalArgs, OnOff, TargetArgs};
 use crate::commands::{
-    ApplySettings, ExportSettings, GraphSettings, PlanSettings, PullSettings, SchemaSettings,
+    ApplySettings, ExportSettings, GraphSettings, ImportSettings, ImportSource, PlanSettings, PullSettings, SchemaSettings,
     ServeSettings, ValidateSettings,
 };
 use crate::ops::{self, Keep, PlanRequest, TargetSettings};
@@ -264,6 +264,39 @@ pub fn export(args: ExportArgs) -> anyhow::Result<ExportSettings> {
         envs: args.envs.envs,
         all_envs: args.envs.all_envs,
     })
+}
+
+/// `import`: the command line is kept for the report's heading, as a user would type it.
+pub fn import(command: ImportCommand) -> ImportSettings {
+    match command {
+        ImportCommand::Prometheus(args) => {
+            let mut line = vec!["cfgctl import prometheus".to_string()];
+            line.extend(args.inputs.iter().map(|p| p.display().to_string()));
+            for (flag, value) in [
+                ("--bucket", args.bucket.clone()),
+                ("--collection", args.collection.clone()),
+                ("--alertmanager", args.alertmanager.as_ref().map(|p| p.display().to_string())),
+                ("--team", args.team.clone()),
+            ] {
+                if let Some(v) = value {
+                    line.push(format!("{flag} {v}"));
+                }
+            }
+            line.push(format!("--out {}", args.out.display()));
+            ImportSettings {
+                out: args.out,
+                force: args.force,
+                source: ImportSource::Prometheus(crate::commands::PrometheusSettings {
+                    inputs: args.inputs,
+                    alertmanager: args.alertmanager,
+                    bucket: args.bucket,
+                    collection: args.collection,
+                    team: args.team,
+                    command: line.join(" "),
+                }),
+            }
+        }
+    }
 }
 
 pub fn serve(args: ServeArgs) -> anyhow::Result<ServeSettings> {
