@@ -266,7 +266,8 @@ pub fn export(args: ExportArgs) -> anyhow::Result<ExportSettings> {
     })
 }
 
-/// `import`: the command line is kept for the report's heading, as a user would type it.
+/// `import`: the command line is kept for the report's heading, as a user would type it
+/// (without `--out`: the same input gives the same report wherever it is written).
 pub fn import(command: ImportCommand) -> ImportSettings {
     match command {
         ImportCommand::Prometheus(args) => {
@@ -282,7 +283,6 @@ pub fn import(command: ImportCommand) -> ImportSettings {
                     line.push(format!("{flag} {v}"));
                 }
             }
-            line.push(format!("--out {}", args.out.display()));
             ImportSettings {
                 out: args.out,
                 force: args.force,

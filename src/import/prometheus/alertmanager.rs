@@ -425,7 +425,7 @@ impl Integ<'_> {
                     continue;
                 }
                 let value = if self.is_secret(field) {
-                    let holds = format!("global `{key}` (receiver `{}`)", self.receiver);
+                    let holds = format!("global `{key}`");
                     credentials.reference(self.config, &at, variable(&["global", global]), holds, report)
                 } else {
                     self.config.get(&at).cloned().unwrap_or(Value::Null)
@@ -500,9 +500,4 @@ fn convert(field: &str, key: &str, value: &Value) -> Value {
         }
     }
     value.clone()
-}
-
-#[cfg(test)]
-pub(super) fn test_config(text: &str) -> Config {
-    read(Path::new("am.yml"), text).unwrap()
 }
