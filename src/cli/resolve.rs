@@ -5,13 +5,13 @@
 //! ([`Targets`]: the environments selected), so that a command's settings go down once.
 
 use super::command::{
-    ApplyArgs, DriftArgs, ExportArgs, GraphArgs, ImportCommand, PlanArgs, PullArgs, SchemaArgs, ServeArgs,
-    ValidateArgs,
+    ApplyArgs, DriftArgs, ExportArgs, GraphArgs, ImportCommand, PlanArgs, PullArgs, SchemaArgs,
+    ServeArgs, ValidateArgs,
 };
 use super::{CacheArgs, GlobalArgs, OnOff, TargetArgs};
 use crate::commands::{
-    ApplySettings, ExportSettings, GraphSettings, ImportSettings, ImportSource, PlanSettings, PullSettings, SchemaSettings,
-    ServeSettings, ValidateSettings,
+    ApplySettings, ExportSettings, GraphSettings, ImportSettings, ImportSource, PlanSettings,
+    PullSettings, SchemaSettings, ServeSettings, ValidateSettings,
 };
 use crate::ops::{self, Keep, PlanRequest, TargetSettings};
 
@@ -276,7 +276,10 @@ pub fn import(command: ImportCommand) -> ImportSettings {
             for (flag, value) in [
                 ("--bucket", args.bucket.clone()),
                 ("--collection", args.collection.clone()),
-                ("--alertmanager", args.alertmanager.as_ref().map(|p| p.display().to_string())),
+                (
+                    "--alertmanager",
+                    args.alertmanager.as_ref().map(|p| p.display().to_string()),
+                ),
                 ("--team", args.team.clone()),
             ] {
                 if let Some(v) = value {

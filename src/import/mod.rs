@@ -51,7 +51,11 @@ pub enum ImportError {
 }
 
 fn list(paths: &[PathBuf]) -> String {
-    let shown: Vec<String> = paths.iter().take(3).map(|p| p.display().to_string()).collect();
+    let shown: Vec<String> = paths
+        .iter()
+        .take(3)
+        .map(|p| p.display().to_string())
+        .collect();
     match paths.len() {
         n if n > 3 => format!("{} and {} more", shown.join(", "), n - 3),
         _ => shown.join(", "),
@@ -100,7 +104,12 @@ pub struct Report {
 }
 
 impl Report {
-    pub fn note(&mut self, source: &Source, subject: impl Into<String>, message: impl Into<String>) {
+    pub fn note(
+        &mut self,
+        source: &Source,
+        subject: impl Into<String>,
+        message: impl Into<String>,
+    ) {
         self.notes.push(Note {
             source: source.clone(),
             subject: subject.into(),

@@ -39,10 +39,16 @@ fn existing_files_are_refused_without_force_and_nothing_is_written() {
             dir.path().display()
         )
     );
-    assert_eq!(std::fs::read_to_string(dir.path().join("rules/a.yaml")).unwrap(), "mine\n");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("rules/a.yaml")).unwrap(),
+        "mine\n"
+    );
     assert!(!dir.path().join("rules/b.yaml").exists());
     assert!(!dir.path().join(REPORT).exists());
     write(dir.path(), &output, true).unwrap();
-    assert_eq!(std::fs::read_to_string(dir.path().join("rules/a.yaml")).unwrap(), "new\n");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("rules/a.yaml")).unwrap(),
+        "new\n"
+    );
     assert!(dir.path().join(REPORT).exists());
 }

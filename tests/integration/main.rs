@@ -17,6 +17,7 @@ mod fidelity;
 mod first_hour;
 mod graph;
 mod hostile;
+mod import;
 mod install;
 mod kinds;
 mod limits;

@@ -5,126 +5,14 @@
 //! it is never copied into a manifest or the report.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
 
 use serde_json::{json, Map, Value};
 
-use super::super::{located, ImportError, Report, Slugs, Source, Variable};
+use super::super::{Report, Slugs, Variable};
+use super::config::Config;
 use super::routes;
 use super::Kinds;
 use crate::registry::Kind;
-use crate::yaml::{Document, Pos};
-
-/// A parsed Alertmanager configuration and what is needed to point into it.
-pub struct Config {
-    /// The file as named in messages (a Secret's key appended: `am.yaml#alertmanager.yaml`).
-    pub label: String,
-    pub doc: Document,
-}
-
-impl Config {
-    pub fn source(&self, pointer: &str) -> Source {
-        Source {
-            file: self.label.clone(),
-            line: self.pos(pointer).line,
-        }
-    }
-
-    pub fn pos(&self, pointer: &str) -> Pos {
-        self.doc
-            .spans
-            .nearest(pointer)
-            .map(|s| s.field())
-            .unwrap_or(self.doc.start)
-    }
-
-    pub fn get(&self, pointer: &str) -> Option<&Value> {
-        self.doc.value.pointer(pointer)
-    }
-
-    pub fn err(&self, pointer: &str, message: impl Into<String>) -> ImportError {
-        let pos = self.pos(pointer);
-        ImportError::Located {
-            file: self.label.clone().into(),
-            line: pos.line,
-            column: pos.column,
-            message: message.into(),
-        }
-    }
-}
-
-/// The key of a Kubernetes Secret that holds the configuration.
-const SECRET_KEY: &str = "alertmanager.yaml";
-
-/// Reads an Alertmanager configuration: the file itself, or a Kubernetes Secret holding it
-/// under `alertmanager.yaml` in `stringData` or (base64) `data`.
-pub fn read(path: &Path, text: &str) -> Result<Config, ImportError> {
-    let docs = crate::yaml::parse_documents(text).map_err(|e| located(path, e.pos, e.message))?;
-    let Some(doc) = docs.into_iter().next() else {
-        return Err(located(path, Pos::new(1, 1), "empty Alertmanager configuration"));
-    };
-    let label = path.display().to_string();
-    if doc.value.get("kind").and_then(Value::as_str) != Some("Secret") {
-        return checked(Config { label, doc });
-    }
-    let outer = Config { label, doc };
-    let string_data = format!("/stringData/{SECRET_KEY}");
-    let data = format!("/data/{SECRET_KEY}");
-    let inner = if let Some(Value::String(s)) = outer.get(&string_data) {
-        s.clone()
-    } else if let Some(Value::String(s)) = outer.get(&data) {
-        let bytes = base64(s).ok_or_else(|| outer.err(&data, "not valid base64"))?;
-        String::from_utf8(bytes).map_err(|_| outer.err(&data, "not UTF-8 text once decoded"))?
-    } else {
-        return Err(outer.err(
-            "",
-            format!("a Secret without `{SECRET_KEY}` in `stringData` or `data`"),
-        ));
-    };
-    let label = format!("{}#{SECRET_KEY}", path.display());
-    let docs = crate::yaml::parse_documents(&inner).map_err(|e| ImportError::Located {
-        file: label.clone().into(),
-        line: e.pos.line,
-        column: e.pos.column,
-        message: e.message,
-    })?;
-    let doc = docs.into_iter().next().ok_or_else(|| outer.err("", "empty Alertmanager configuration"))?;
-    checked(Config { label, doc })
-}
-
-fn checked(config: Config) -> Result<Config, ImportError> {
-    if !config.doc.value.is_object() {
-        return Err(config.err("", "an Alertmanager configuration must be a mapping"));
-    }
-    if !matches!(config.get("/route"), Some(Value::Object(_))) {
-        return Err(config.err("", "an Alertmanager configuration needs a `route`"));
-    }
-    Ok(config)
-}
-
-/// Standard base64 (padding optional, white space ignored).
-fn base64(text: &str) -> Option<Vec<u8>> {
-    let mut out = Vec::new();
-    let (mut acc, mut bits) = (0u32, 0u32);
-    for c in text.bytes().filter(|c| !c.is_ascii_whitespace() && *c != b'=') {
-        let v = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => return None,
-        };
-        acc = (acc << 6) | u32::from(v);
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-            acc &= (1 << bits) - 1;
-        }
-    }
-    Some(out)
-}
 
 /// Who owns the NotificationPolicy.
 #[derive(Clone, Debug)]
@@ -184,14 +72,20 @@ const INTEGRATIONS: &[Integration] = &[
         field: "ops_genie",
         secrets: &["api_key"],
         send_resolved: true,
-        globals: &[("opsgenie_api_key", "api_key"), ("opsgenie_api_url", "api_url")],
+        globals: &[
+            ("opsgenie_api_key", "api_key"),
+            ("opsgenie_api_url", "api_url"),
+        ],
     },
     Integration {
         list: "victorops_configs",
         field: "victor_ops",
         secrets: &["api_key", "routing_key"],
         send_resolved: true,
-        globals: &[("victorops_api_key", "api_key"), ("victorops_api_url", "api_url")],
+        globals: &[
+            ("victorops_api_key", "api_key"),
+            ("victorops_api_url", "api_url"),
+        ],
     },
 ];
 
@@ -263,16 +157,37 @@ impl Credentials {
 }
 
 /// Notifiers and the policy.
-pub fn map(config: &Config, kinds: Kinds, owner: &PolicyOwner, slug: &str, report: &mut Report) -> Mapped {
+pub fn map(
+    config: &Config,
+    kinds: Kinds,
+    owner: &PolicyOwner,
+    slug: &str,
+    report: &mut Report,
+) -> Mapped {
     let mut credentials = Credentials::default();
     let mut slugs = Slugs::default();
     let mut notifiers = Vec::new();
     let mut by_receiver: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    let n = config.get("/receivers").and_then(Value::as_array).map_or(0, Vec::len);
+    let n = config
+        .get("/receivers")
+        .and_then(Value::as_array)
+        .map_or(0, Vec::len);
     for i in 0..n {
         let at = format!("/receivers/{i}");
-        let name = config.get(&format!("{at}/name")).and_then(Value::as_str).unwrap_or("receiver").to_string();
-        let made = receiver(config, &at, &name, kinds.notifier, &mut slugs, &mut credentials, report);
+        let name = config
+            .get(&format!("{at}/name"))
+            .and_then(Value::as_str)
+            .unwrap_or("receiver")
+            .to_string();
+        let made = receiver(
+            config,
+            &at,
+            &name,
+            kinds.notifier,
+            &mut slugs,
+            &mut credentials,
+            report,
+        );
         by_receiver.insert(name, made.iter().map(|(s, _)| s.clone()).collect());
         notifiers.extend(made.into_iter().map(|(_, spec)| (kinds.notifier, spec)));
     }
@@ -282,7 +197,10 @@ pub fn map(config: &Config, kinds: Kinds, owner: &PolicyOwner, slug: &str, repor
         ("mute_time_intervals", "mute time interval"),
         ("time_intervals", "time interval"),
     ] {
-        let count = config.get(&format!("/{key}")).and_then(Value::as_array).map_or(0, Vec::len);
+        let count = config
+            .get(&format!("/{key}"))
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len);
         for j in 0..count {
             report.note(
                 &config.source(&format!("/{key}/{j}")),
@@ -291,6 +209,7 @@ pub fn map(config: &Config, kinds: Kinds, owner: &PolicyOwner, slug: &str, repor
             );
         }
     }
+    note_unused_globals(config, report);
     let routes = routes::policy_routes(config, &by_receiver, report);
     let mut spec = Map::new();
     spec.insert("slug".into(), slug.into());
@@ -303,6 +222,27 @@ pub fn map(config: &Config, kinds: Kinds, owner: &PolicyOwner, slug: &str, repor
     Mapped {
         notifiers,
         policy: (kinds.policy, Value::Object(spec)),
+    }
+}
+
+/// Global settings no integration takes (the e-mail server's, say: the API sends e-mail
+/// itself) are reported; their values never are.
+fn note_unused_globals(config: &Config, report: &mut Report) {
+    let Some(Value::Object(global)) = config.get("/global") else {
+        return;
+    };
+    for key in global.keys() {
+        let stem = key.strip_suffix("_file").unwrap_or(key);
+        let used = INTEGRATIONS
+            .iter()
+            .any(|i| i.globals.iter().any(|(g, _)| *g == stem));
+        if !used {
+            report.note(
+                &config.source(&format!("/global/{key}")),
+                "global",
+                format!("`{key}` has no counterpart in the API: not imported"),
+            );
+        }
     }
 }
 
@@ -327,7 +267,13 @@ fn receiver(
             continue;
         }
         let Some(integration) = INTEGRATIONS.iter().find(|i| i.list == key) else {
-            report.note(&config.source(&format!("{at}/{key}")), &subject, format!("`{key}` has no counterpart among the Notifier's integrations: not imported"));
+            report.note(
+                &config.source(&format!("{at}/{key}")),
+                &subject,
+                format!(
+                    "`{key}` has no counterpart among the Notifier's integrations: not imported"
+                ),
+            );
             continue;
         };
         for j in 0..value.as_array().map_or(0, Vec::len) {
@@ -350,11 +296,22 @@ fn receiver(
             n => format!("{}-{n}", integration.field),
         };
         let (slug, display) = if several {
-            (slugs.unique(&format!("{name}-{kind_part}")), format!("{name} ({kind_part})"))
+            (
+                slugs.unique(&format!("{name}-{kind_part}")),
+                format!("{name} ({kind_part})"),
+            )
         } else {
             (slugs.unique(name), name.to_string())
         };
-        let ctx = Integ { config, integration, pointer: &pointer, receiver: name, part: &kind_part, subject: &subject, kind };
+        let ctx = Integ {
+            config,
+            integration,
+            pointer: &pointer,
+            receiver: name,
+            part: &kind_part,
+            subject: &subject,
+            kind,
+        };
         let spec = ctx.notifier(&slug, &display, credentials, report);
         out.push((slug, spec));
     }
@@ -373,11 +330,22 @@ struct Integ<'a> {
 }
 
 impl Integ<'_> {
-    fn notifier(&self, slug: &str, display: &str, credentials: &mut Credentials, report: &mut Report) -> Value {
+    fn notifier(
+        &self,
+        slug: &str,
+        display: &str,
+        credentials: &mut Credentials,
+        report: &mut Report,
+    ) -> Value {
         let known = super::super::properties_of(self.kind, &[self.integration.field]);
         let mut body = Map::new();
         let mut send_resolved = self.integration.send_resolved;
-        let members = self.config.get(self.pointer).and_then(Value::as_object).cloned().unwrap_or_default();
+        let members = self
+            .config
+            .get(self.pointer)
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
         for (key, value) in &members {
             let at = format!("{}/{key}", self.pointer);
             let stem = key.strip_suffix("_file").unwrap_or(key);
@@ -389,12 +357,25 @@ impl Integ<'_> {
                 }
             } else if self.is_secret(stem) && known.contains(stem) {
                 let name = variable(&[self.receiver, self.part, stem]);
-                let holds = format!("{} `{key}` of receiver `{}`", self.integration.field, self.receiver);
-                body.insert(stem.to_string(), credentials.reference(self.config, &at, name, holds, report));
+                let holds = format!(
+                    "{} `{key}` of receiver `{}`",
+                    self.integration.field, self.receiver
+                );
+                body.insert(
+                    stem.to_string(),
+                    credentials.reference(self.config, &at, name, holds, report),
+                );
             } else if known.contains(key.as_str()) && !key.ends_with("_file") {
                 body.insert(key.clone(), convert(self.integration.field, key, value));
             } else {
-                report.note(&self.config.source(&at), self.subject, format!("{} `{key}` has no counterpart in the Notifier: not imported", self.integration.field));
+                report.note(
+                    &self.config.source(&at),
+                    self.subject,
+                    format!(
+                        "{} `{key}` has no counterpart in the Notifier: not imported",
+                        self.integration.field
+                    ),
+                );
             }
         }
         self.globals(&mut body, credentials, report);
@@ -410,11 +391,21 @@ impl Integ<'_> {
 
     fn is_secret(&self, field: &str) -> bool {
         self.integration.secrets.contains(&field)
-            || self.kind.def().secrets.iter().any(|s| *s == format!("{}.{field}", self.integration.field))
+            || self
+                .kind
+                .def()
+                .secrets
+                .iter()
+                .any(|s| *s == format!("{}.{field}", self.integration.field))
     }
 
     /// Global settings the config leaves to `global:` (a credential as its own variable).
-    fn globals(&self, body: &mut Map<String, Value>, credentials: &mut Credentials, report: &mut Report) {
+    fn globals(
+        &self,
+        body: &mut Map<String, Value>,
+        credentials: &mut Credentials,
+        report: &mut Report,
+    ) {
         for (global, field) in self.integration.globals {
             if body.contains_key(*field) {
                 continue;
@@ -426,7 +417,13 @@ impl Integ<'_> {
                 }
                 let value = if self.is_secret(field) {
                     let holds = format!("global `{key}`");
-                    credentials.reference(self.config, &at, variable(&["global", global]), holds, report)
+                    credentials.reference(
+                        self.config,
+                        &at,
+                        variable(&["global", global]),
+                        holds,
+                        report,
+                    )
                 } else {
                     self.config.get(&at).cloned().unwrap_or(Value::Null)
                 };
@@ -436,7 +433,12 @@ impl Integ<'_> {
         }
     }
 
-    fn http_config(&self, at: &str, credentials: &mut Credentials, report: &mut Report) -> Option<Value> {
+    fn http_config(
+        &self,
+        at: &str,
+        credentials: &mut Credentials,
+        report: &mut Report,
+    ) -> Option<Value> {
         let members = self.config.get(at)?.as_object()?;
         let mut out = Map::new();
         for (key, value) in members {
@@ -448,32 +450,56 @@ impl Integ<'_> {
                         let p = format!("{here}/{k}");
                         if HTTP_SECRETS.contains(&stem) {
                             let name = variable(&[self.receiver, self.part, key, stem]);
-                            let holds = format!("http_config `{key}.{k}` of receiver `{}`", self.receiver);
-                            let reference = credentials.reference(self.config, &p, name, holds, report);
+                            let holds =
+                                format!("http_config `{key}.{k}` of receiver `{}`", self.receiver);
+                            let reference =
+                                credentials.reference(self.config, &p, name, holds, report);
                             if key == "basic_auth" {
-                                out.entry("basic_auth").or_insert_with(|| json!({})).as_object_mut().map(|m| m.insert("password".into(), reference));
+                                out.entry("basic_auth")
+                                    .or_insert_with(|| json!({}))
+                                    .as_object_mut()
+                                    .map(|m| m.insert("password".into(), reference));
                             } else {
                                 out.insert("bearer_token".into(), reference);
                             }
                         } else if key == "basic_auth" && k == "username" {
-                            out.entry("basic_auth").or_insert_with(|| json!({})).as_object_mut().map(|m| m.insert("username".into(), v.clone()));
-                        } else if !(key == "authorization" && k == "type" && v.as_str().is_none_or(|t| t.eq_ignore_ascii_case("bearer"))) {
-                            report.note(&self.config.source(&p), self.subject, format!("http_config `{key}.{k}` has no counterpart: not imported"));
+                            out.entry("basic_auth")
+                                .or_insert_with(|| json!({}))
+                                .as_object_mut()
+                                .map(|m| m.insert("username".into(), v.clone()));
+                        } else if !(key == "authorization"
+                            && k == "type"
+                            && v.as_str().is_none_or(|t| t.eq_ignore_ascii_case("bearer")))
+                        {
+                            report.note(
+                                &self.config.source(&p),
+                                self.subject,
+                                format!("http_config `{key}.{k}` has no counterpart: not imported"),
+                            );
                         }
                     }
                 }
                 ("bearer_token" | "bearer_token_file", _) => {
                     let name = variable(&[self.receiver, self.part, "bearer_token"]);
                     let holds = format!("http_config `{key}` of receiver `{}`", self.receiver);
-                    out.insert("bearer_token".into(), credentials.reference(self.config, &here, name, holds, report));
+                    out.insert(
+                        "bearer_token".into(),
+                        credentials.reference(self.config, &here, name, holds, report),
+                    );
                 }
                 ("proxy_url", Value::String(_)) => {
                     out.insert("proxy_url".into(), value.clone());
                 }
-                ("tls_config", Value::Object(tls)) if tls.keys().all(|k| k == "insecure_skip_verify") => {
+                ("tls_config", Value::Object(tls))
+                    if tls.keys().all(|k| k == "insecure_skip_verify") =>
+                {
                     out.insert("tls_config".into(), value.clone());
                 }
-                _ => report.note(&self.config.source(&here), self.subject, format!("http_config `{key}` has no counterpart: not imported")),
+                _ => report.note(
+                    &self.config.source(&here),
+                    self.subject,
+                    format!("http_config `{key}` has no counterpart: not imported"),
+                ),
             }
         }
         (!out.is_empty()).then_some(Value::Object(out))

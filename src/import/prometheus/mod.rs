@@ -6,6 +6,7 @@
 //! file, line and column) before anything is mapped, so bad input writes nothing.
 
 mod alertmanager;
+mod config;
 mod read;
 mod routes;
 mod rules;
@@ -90,7 +91,7 @@ pub fn import(opts: &PrometheusSettings) -> Result<Output, ImportError> {
     let routing = match &opts.alertmanager {
         Some(path) => {
             report.inputs.push(path.display().to_string());
-            Some(alertmanager::read(path, &super::read(path)?)?)
+            Some(config::read(path, &super::read(path)?)?)
         }
         None => None,
     };
@@ -105,23 +106,47 @@ pub fn import(opts: &PrometheusSettings) -> Result<Output, ImportError> {
     for group in &groups {
         let docs = rules::map_group(group, &ctx, &mut slugs, &mut report);
         if docs.is_empty() {
-            report.note(&group.source, format!("group {}", group.name), "has no rules: no file");
+            report.note(
+                &group.source,
+                format!("group {}", group.name),
+                "has no rules: no file",
+            );
             continue;
         }
         let name = file_slugs.unique(&group.name);
-        add(&mut output, PathBuf::from("rules").join(format!("{name}.yaml")), &docs, &mut report);
+        add(
+            &mut output,
+            PathBuf::from("rules").join(format!("{name}.yaml")),
+            &docs,
+            &mut report,
+        );
     }
     if let (Some(config), Some(owner)) = (routing, policy_owner) {
         let mapped = alertmanager::map(&config, kinds, &owner, POLICY_SLUG, &mut report);
-        add(&mut output, PathBuf::from("alertmanager/notifiers.yaml"), &mapped.notifiers, &mut report);
-        add(&mut output, PathBuf::from("alertmanager/notification-policy.yaml"), &[mapped.policy], &mut report);
+        add(
+            &mut output,
+            PathBuf::from("alertmanager/notifiers.yaml"),
+            &mapped.notifiers,
+            &mut report,
+        );
+        add(
+            &mut output,
+            PathBuf::from("alertmanager/notification-policy.yaml"),
+            &[mapped.policy],
+            &mut report,
+        );
     }
     output.report = report;
     Ok(output)
 }
 
 /// One file of manifests, counted by kind.
-fn add(output: &mut Output, path: PathBuf, docs: &[(Kind, serde_json::Value)], report: &mut Report) {
+fn add(
+    output: &mut Output,
+    path: PathBuf,
+    docs: &[(Kind, serde_json::Value)],
+    report: &mut Report,
+) {
     for (kind, _) in docs {
         *report.counts.entry(kind.name()).or_default() += 1;
     }

@@ -89,12 +89,17 @@ impl Doc<'_> {
     fn duration(&self, pointer: &str) -> Result<u64, ImportError> {
         match self.text(pointer)? {
             None => Ok(0),
-            Some(text) => parse_duration(&text).map(|ms| ms.div_ceil(1000)).ok_or_else(|| {
-                self.err(
-                    pointer,
-                    format!("`{}`: `{text}` is not a duration (such as 5m or 1h30m)", last(pointer)),
-                )
-            }),
+            Some(text) => parse_duration(&text)
+                .map(|ms| ms.div_ceil(1000))
+                .ok_or_else(|| {
+                    self.err(
+                        pointer,
+                        format!(
+                            "`{}`: `{text}` is not a duration (such as 5m or 1h30m)",
+                            last(pointer)
+                        ),
+                    )
+                }),
         }
     }
 
@@ -192,7 +197,10 @@ pub fn rule_file(path: &Path, text: &str, report: &mut Report) -> Result<Vec<Gro
 /// `spec.groups`, those of a `List`'s items. Another Kubernetes object is noted.
 fn rule_sets(d: &Doc, at: &str, report: &mut Report) -> Result<Vec<String>, ImportError> {
     let Some(Value::Object(map)) = d.get(at) else {
-        return Err(d.err(at, "expected a mapping: a rule file or a PrometheusRule object"));
+        return Err(d.err(
+            at,
+            "expected a mapping: a rule file or a PrometheusRule object",
+        ));
     };
     if map.contains_key("groups") {
         return Ok(vec![format!("{at}/groups")]);
@@ -202,7 +210,10 @@ fn rule_sets(d: &Doc, at: &str, report: &mut Report) -> Result<Vec<String>, Impo
         "PrometheusRule" => Ok(vec![format!("{at}/spec/groups")]),
         "List" | "PrometheusRuleList" => {
             let mut out = Vec::new();
-            let n = map.get("items").and_then(Value::as_array).map_or(0, Vec::len);
+            let n = map
+                .get("items")
+                .and_then(Value::as_array)
+                .map_or(0, Vec::len);
             for i in 0..n {
                 out.extend(rule_sets(d, &format!("{at}/items/{i}"), report)?);
             }
@@ -210,7 +221,11 @@ fn rule_sets(d: &Doc, at: &str, report: &mut Report) -> Result<Vec<String>, Impo
         }
         "" => Err(d.err(at, "not a Prometheus rule file: no `groups` and no `kind`")),
         other => {
-            report.note(&d.source(at), format!("object of kind {other}"), "not a PrometheusRule: skipped");
+            report.note(
+                &d.source(at),
+                format!("object of kind {other}"),
+                "not a PrometheusRule: skipped",
+            );
             Ok(Vec::new())
         }
     }
@@ -266,7 +281,10 @@ fn read_rule(
         .filter(|e| !e.trim().is_empty())
         .ok_or_else(|| d.err(at, "a rule needs an `expr`"))?;
     if let Err(e) = crate::promql::check(&expr, crate::promql::Form::default()) {
-        return Err(d.err(&expr_at, format!("`expr` is not valid PromQL: {}", e.message)));
+        return Err(d.err(
+            &expr_at,
+            format!("`expr` is not valid PromQL: {}", e.message),
+        ));
     }
     let mut labels = shared.clone();
     labels.extend(d.string_map(&format!("{at}/labels"))?);

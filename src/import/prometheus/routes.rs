@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use serde_json::{json, Map, Value};
 
 use super::super::{Report, Source};
-use super::alertmanager::Config;
+use super::config::Config;
 use super::rules::{level, Level};
 
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -79,39 +79,83 @@ fn read_route(config: &Config, at: &str, parent: Option<&Route>, report: &mut Re
     for (key, op) in [("match", Op::Eq), ("match_re", Op::Re)] {
         if let Some(Value::Object(map)) = get(key) {
             for (name, value) in map {
-                let value = value.as_str().map_or_else(|| value.to_string(), str::to_string);
-                matchers.push(Matcher { name: name.clone(), op: op.clone(), value });
+                let value = value
+                    .as_str()
+                    .map_or_else(|| value.to_string(), str::to_string);
+                matchers.push(Matcher {
+                    name: name.clone(),
+                    op: op.clone(),
+                    value,
+                });
             }
         }
     }
-    for (i, m) in get("matchers").and_then(Value::as_array).into_iter().flatten().enumerate() {
+    for (i, m) in get("matchers")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
         match m.as_str().and_then(parse_matcher) {
             Some(m) => matchers.push(m),
-            None => report.note(&config.source(&format!("{at}/matchers/{i}")), "route", "a matcher that cannot be read: left out"),
+            None => report.note(
+                &config.source(&format!("{at}/matchers/{i}")),
+                "route",
+                "a matcher that cannot be read: left out",
+            ),
         }
     }
     let source = config.source(at);
-    for key in ["group_wait", "group_interval", "mute_time_intervals", "active_time_intervals"] {
+    for key in [
+        "group_wait",
+        "group_interval",
+        "mute_time_intervals",
+        "active_time_intervals",
+    ] {
         if get(key).is_some() {
-            report.note(&config.source(&format!("{at}/{key}")), "route", format!("`{key}` has no counterpart in the policy: not imported"));
+            report.note(
+                &config.source(&format!("{at}/{key}")),
+                "route",
+                format!("`{key}` has no counterpart in the policy: not imported"),
+            );
         }
     }
     let group_by: Option<Vec<String>> = get("group_by").and_then(Value::as_array).map(|l| {
-        l.iter().filter_map(Value::as_str).map(str::to_string).collect()
+        l.iter()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect()
     });
-    if group_by.as_ref().is_some_and(|g| g.iter().any(|l| l == "...")) {
-        report.note(&source, "route", "`group_by: [...]` (every label) has no counterpart: no grouping imported");
+    if group_by
+        .as_ref()
+        .is_some_and(|g| g.iter().any(|l| l == "..."))
+    {
+        report.note(
+            &source,
+            "route",
+            "`group_by: [...]` (every label) has no counterpart: no grouping imported",
+        );
     }
     let cont = get("continue").and_then(Value::as_bool).unwrap_or(false);
     if cont && parent.is_some() {
         report.note(&source, "route", "`continue: true`: the alerts it takes also reach the routes after it; their notifiers are listed together in one route of the policy");
     }
-    let repeat = get("repeat_interval").and_then(Value::as_str).and_then(super::parse_duration).map(|ms| ms.div_ceil(1000));
+    let repeat = get("repeat_interval")
+        .and_then(Value::as_str)
+        .and_then(super::parse_duration)
+        .map(|ms| ms.div_ceil(1000));
     let mut route = Route {
         source,
         matchers,
-        receiver: get("receiver").and_then(Value::as_str).map(str::to_string).or_else(|| parent.map(|p| p.receiver.clone())).unwrap_or_default(),
-        group_by: group_by.filter(|g| !g.iter().any(|l| l == "...")).or_else(|| parent.map(|p| p.group_by.clone())).unwrap_or_default(),
+        receiver: get("receiver")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .or_else(|| parent.map(|p| p.receiver.clone()))
+            .unwrap_or_default(),
+        group_by: group_by
+            .filter(|g| !g.iter().any(|l| l == "..."))
+            .or_else(|| parent.map(|p| p.group_by.clone()))
+            .unwrap_or_default(),
         repeat_secs: repeat.or_else(|| parent.and_then(|p| p.repeat_secs)),
         cont,
         routes: Vec::new(),
@@ -133,10 +177,17 @@ struct Probe<'a> {
 /// The alternatives of a simple regex (`^(a|b)$`, `a|b`), or `None` for any other.
 fn alternatives(pattern: &str) -> Option<Vec<&str>> {
     let p = pattern.trim_start_matches('^').trim_end_matches('$');
-    let p = p.strip_prefix('(').and_then(|p| p.strip_suffix(')')).unwrap_or(p);
+    let p = p
+        .strip_prefix('(')
+        .and_then(|p| p.strip_suffix(')'))
+        .unwrap_or(p);
     let alts: Vec<&str> = p.split('|').collect();
     alts.iter()
-        .all(|a| !a.is_empty() && a.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+        .all(|a| {
+            !a.is_empty()
+                && a.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        })
         .then_some(alts)
 }
 
@@ -182,9 +233,20 @@ impl Probe<'_> {
 /// Every route's accumulated non-severity matchers, deepest first (children before their
 /// parent, siblings in order), each set once; sets that the policy cannot express (a
 /// negative matcher) are reported and left out.
-fn matcher_sets(route: &Route, above: &[Matcher], out: &mut Vec<Vec<Matcher>>, report: &mut Report) {
+fn matcher_sets(
+    route: &Route,
+    above: &[Matcher],
+    out: &mut Vec<Vec<Matcher>>,
+    report: &mut Report,
+) {
     let mut mine: Vec<Matcher> = above.to_vec();
-    mine.extend(route.matchers.iter().filter(|m| m.name != "severity").cloned());
+    mine.extend(
+        route
+            .matchers
+            .iter()
+            .filter(|m| m.name != "severity")
+            .cloned(),
+    );
     mine.sort();
     mine.dedup();
     for child in &route.routes {
@@ -195,9 +257,17 @@ fn matcher_sets(route: &Route, above: &[Matcher], out: &mut Vec<Vec<Matcher>>, r
         report.note(&route.source, "route", format!("matches on `{}{op}\"{}\"`: a policy matches labels by value or regex only; its alerts follow the routes around it", neg.name, neg.value));
         return;
     }
-    let severity_regex = route.matchers.iter().any(|m| m.name == "severity" && matches!(m.op, Op::Re | Op::NotRe) && alternatives(&m.value).is_none());
+    let severity_regex = route.matchers.iter().any(|m| {
+        m.name == "severity"
+            && matches!(m.op, Op::Re | Op::NotRe)
+            && alternatives(&m.value).is_none()
+    });
     if severity_regex {
-        report.note(&route.source, "route", "a severity regex that is not a list of values: taken as matching both levels");
+        report.note(
+            &route.source,
+            "route",
+            "a severity regex that is not a list of values: taken as matching both levels",
+        );
     }
     if !out.contains(&mine) {
         out.push(mine);
@@ -205,7 +275,11 @@ fn matcher_sets(route: &Route, above: &[Matcher], out: &mut Vec<Vec<Matcher>>, r
 }
 
 /// The policy's `routes` for the configuration's route tree.
-pub fn policy_routes(config: &Config, notifiers: &BTreeMap<String, Vec<String>>, report: &mut Report) -> Value {
+pub fn policy_routes(
+    config: &Config,
+    notifiers: &BTreeMap<String, Vec<String>>,
+    report: &mut Report,
+) -> Value {
     let root = read_route(config, "/route", None, report);
     check_receivers(&root, notifiers, report);
     let mut sets = Vec::new();
@@ -215,7 +289,10 @@ pub fn policy_routes(config: &Config, notifiers: &BTreeMap<String, Vec<String>>,
     for set in &sets {
         let mut per_level = Map::new();
         for lvl in [Level::Critical, Level::Warn] {
-            let probe = Probe { labels: set, level: lvl };
+            let probe = Probe {
+                labels: set,
+                level: lvl,
+            };
             let reached = probe.reach(&root);
             per_level.insert(level_key(lvl).into(), notifier_list(&reached, notifiers));
         }
@@ -259,7 +336,10 @@ fn notifier_list(reached: &[&Route], notifiers: &BTreeMap<String, Vec<String>>) 
     list.insert("notifier_slugs".into(), json!(slugs));
     if let Some(first) = reached.first() {
         if let Some(secs) = first.repeat_secs {
-            list.insert("repeat_interval_secs".into(), json!(secs.min(i32::MAX as u64)));
+            list.insert(
+                "repeat_interval_secs".into(),
+                json!(secs.min(i32::MAX as u64)),
+            );
         }
         if !first.group_by.is_empty() {
             list.insert("group_by".into(), json!({"label_names": first.group_by}));
@@ -272,7 +352,11 @@ fn notifier_list(reached: &[&Route], notifiers: &BTreeMap<String, Vec<String>>) 
 /// notifiers).
 fn check_receivers(route: &Route, notifiers: &BTreeMap<String, Vec<String>>, report: &mut Report) {
     if !notifiers.contains_key(&route.receiver) {
-        report.note(&route.source, "route", format!("receiver `{}` is not defined: no notifiers", route.receiver));
+        report.note(
+            &route.source,
+            "route",
+            format!("receiver `{}` is not defined: no notifiers", route.receiver),
+        );
     }
     for child in &route.routes {
         check_receivers(child, notifiers, report);

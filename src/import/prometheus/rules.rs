@@ -91,7 +91,10 @@ fn condition(alert: &Alert) -> (String, Map<String, Value>) {
         cond.insert("sustain_secs".into(), json!(clamp(alert.for_secs)));
     }
     if alert.keep_firing_secs > 0 {
-        cond.insert("resolve_sustain_secs".into(), json!(clamp(alert.keep_firing_secs)));
+        cond.insert(
+            "resolve_sustain_secs".into(),
+            json!(clamp(alert.keep_firing_secs)),
+        );
     }
     (query, cond)
 }
@@ -115,7 +118,10 @@ pub(super) fn map_group(
 ) -> Vec<(crate::registry::Kind, Value)> {
     let mut docs = Vec::new();
     for record in &group.records {
-        docs.push((ctx.kinds.recording, recording_rule(record, group, ctx, slugs)));
+        docs.push((
+            ctx.kinds.recording,
+            recording_rule(record, group, ctx, slugs),
+        ));
     }
     // Alerts by name in order of first appearance, each name's rules by query.
     let mut names: Vec<&str> = Vec::new();
@@ -126,7 +132,10 @@ pub(super) fn map_group(
         }
         let (query, _) = condition(alert);
         let clusters = by_query.entry(&alert.name).or_default();
-        match clusters.iter_mut().find(|(q, _)| same_query(q) == same_query(&query)) {
+        match clusters
+            .iter_mut()
+            .find(|(q, _)| same_query(q) == same_query(&query))
+        {
             Some((_, rules)) => rules.push(alert),
             None => clusters.push((query, vec![alert])),
         }
@@ -193,17 +202,39 @@ fn monitor(
     for (lvl, alert) in &ordered {
         let severity = alert.labels.get("severity").map(String::as_str);
         if level(severity).1 {
-            let said = severity.map_or("no severity label".to_string(), |s| format!("severity `{s}`"));
-            report.note(&alert.source, &subject, format!("{said}: a {} condition", lvl.key()));
+            let said = severity.map_or("no severity label".to_string(), |s| {
+                format!("severity `{s}`")
+            });
+            report.note(
+                &alert.source,
+                &subject,
+                format!("{said}: a {} condition", lvl.key()),
+            );
         }
         let (_, cond) = condition(alert);
-        conditions.entry(*lvl).or_default().push(Value::Object(cond));
-        let own = alert.labels.iter().filter(|(k, _)| k.as_str() != "severity");
+        conditions
+            .entry(*lvl)
+            .or_default()
+            .push(Value::Object(cond));
+        let own = alert
+            .labels
+            .iter()
+            .filter(|(k, _)| k.as_str() != "severity");
         merge(&mut labels, own, alert, "label", &subject, report);
-        merge(&mut annotations, alert.annotations.iter(), alert, "annotation", &subject, report);
+        merge(
+            &mut annotations,
+            alert.annotations.iter(),
+            alert,
+            "annotation",
+            &subject,
+            report,
+        );
     }
     let mut spec = Map::new();
-    spec.insert("slug".into(), slugs.monitors.unique(&display_name(name, index)).into());
+    spec.insert(
+        "slug".into(),
+        slugs.monitors.unique(&display_name(name, index)).into(),
+    );
     spec.insert("name".into(), display_name(name, index).into());
     owned(&mut spec, &ctx.owner);
     let mut label_map: Map<String, Value> = Map::new();
@@ -213,7 +244,10 @@ fn monitor(
     }
     spec.insert("labels".into(), Value::Object(label_map));
     if !annotations.is_empty() {
-        let a: Map<String, Value> = annotations.into_iter().map(|(k, (v, _))| (k, v.into())).collect();
+        let a: Map<String, Value> = annotations
+            .into_iter()
+            .map(|(k, (v, _))| (k, v.into()))
+            .collect();
         spec.insert("annotations".into(), Value::Object(a));
     }
     spec.insert("signal_grouping".into(), json!({"signal_per_series": true}));
@@ -266,7 +300,10 @@ fn recording_rule(record: &Record, group: &Group, ctx: &Context, slugs: &mut Rul
     spec.insert("name".into(), record.record.clone().into());
     match &ctx.owner {
         Owner::Bucket(b) => spec.insert("bucket_slug".into(), b.clone().into()),
-        Owner::Collection(_) => spec.insert("execution_group".into(), super::super::slug(&group.name).into()),
+        Owner::Collection(_) => spec.insert(
+            "execution_group".into(),
+            super::super::slug(&group.name).into(),
+        ),
     };
     spec.insert("metric_name".into(), record.record.clone().into());
     if let Some(secs) = group.interval_secs {

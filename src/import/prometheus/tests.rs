@@ -27,8 +27,16 @@ fn run(files: &[(&str, &str)], alertmanager: Option<&str>) -> Result<Output, Imp
     });
     // Paths in messages and notes are the temporary folder's: cut it off.
     out.map_err(|e| match e {
-        ImportError::Located { file, line, column, message } => ImportError::Located {
-            file: file.strip_prefix(dir.path()).map(Path::to_path_buf).unwrap_or(file),
+        ImportError::Located {
+            file,
+            line,
+            column,
+            message,
+        } => ImportError::Located {
+            file: file
+                .strip_prefix(dir.path())
+                .map(Path::to_path_buf)
+                .unwrap_or(file),
             line,
             column,
             message,
@@ -43,7 +51,12 @@ fn run(files: &[(&str, &str)], alertmanager: Option<&str>) -> Result<Output, Imp
         for v in &mut o.report.variables {
             v.source.file = v.source.file.replace(&prefix, "");
         }
-        o.report.inputs = o.report.inputs.iter().map(|i| i.replace(&prefix, "")).collect();
+        o.report.inputs = o
+            .report
+            .inputs
+            .iter()
+            .map(|i| i.replace(&prefix, ""))
+            .collect();
         o
     })
 }
@@ -103,7 +116,12 @@ fn one_alert_name_with_one_query_is_one_monitor_with_both_levels() {
         })
     );
     // The warning rule's other summary is reported, not lost silently.
-    let notes: Vec<String> = out.report.notes.iter().map(|n| format!("{}: {}: {}", n.source, n.subject, n.message)).collect();
+    let notes: Vec<String> = out
+        .report
+        .notes
+        .iter()
+        .map(|n| format!("{}: {}: {}", n.source, n.subject, n.message))
+        .collect();
     assert!(
         notes.contains(&"api.yaml:5: alert HighErrors: annotation `summary` differs from the rule at line 10: that rule's value is kept".to_string()),
         "{notes:#?}"
@@ -115,16 +133,37 @@ fn one_alert_name_with_two_queries_is_two_monitors_with_unique_slugs() {
     let out = run(&[("api.yaml", TWO_SEVERITIES)], None).unwrap();
     let monitors = specs(&out, "rules/api.yaml");
     assert_eq!(monitors.len(), 3);
-    assert_eq!((monitors[1]["slug"].as_str(), monitors[1]["name"].as_str()), (Some("down"), Some("Down")));
-    assert_eq!((monitors[2]["slug"].as_str(), monitors[2]["name"].as_str()), (Some("down-2"), Some("Down (2)")));
+    assert_eq!(
+        (monitors[1]["slug"].as_str(), monitors[1]["name"].as_str()),
+        (Some("down"), Some("Down"))
+    );
+    assert_eq!(
+        (monitors[2]["slug"].as_str(), monitors[2]["name"].as_str()),
+        (Some("down-2"), Some("Down (2)"))
+    );
     assert_eq!(monitors[1]["prometheus_query"], "up{job=\"api\"}");
-    assert_eq!(monitors[1]["series_conditions"]["defaults"]["critical"]["conditions"], json!([{"op": "EQ", "value": 0.0}]));
+    assert_eq!(
+        monitors[1]["series_conditions"]["defaults"]["critical"]["conditions"],
+        json!([{"op": "EQ", "value": 0.0}])
+    );
     // Not a comparison with a number: the whole expression, firing when it returns series.
     assert_eq!(monitors[2]["prometheus_query"], "absent(up{job=\"api\"})");
-    assert_eq!(monitors[2]["series_conditions"]["defaults"]["critical"]["conditions"], json!([{"op": "EXISTS"}]));
-    let about_down: Vec<&str> = out.report.notes.iter().filter(|n| n.subject == "alert Down").map(|n| n.message.as_str()).collect();
+    assert_eq!(
+        monitors[2]["series_conditions"]["defaults"]["critical"]["conditions"],
+        json!([{"op": "EXISTS"}])
+    );
+    let about_down: Vec<&str> = out
+        .report
+        .notes
+        .iter()
+        .filter(|n| n.subject == "alert Down")
+        .map(|n| n.message.as_str())
+        .collect();
     assert_eq!(about_down.len(), 2, "{about_down:?}");
-    assert!(about_down[1].contains("2 different queries"), "{about_down:?}");
+    assert!(
+        about_down[1].contains("2 different queries"),
+        "{about_down:?}"
+    );
     assert_eq!(out.report.counts.get("Monitor"), Some(&3));
 }
 
@@ -135,10 +174,18 @@ fn severities_without_a_level_of_their_own_are_reported() {
     let monitors = specs(&out, "rules/g.yaml");
     assert!(monitors[0]["series_conditions"]["defaults"]["warn"].is_object());
     assert!(monitors[1]["series_conditions"]["defaults"]["critical"].is_object());
-    let notes: Vec<String> = out.report.notes.iter().map(|n| format!("{}: {}", n.source, n.message)).collect();
+    let notes: Vec<String> = out
+        .report
+        .notes
+        .iter()
+        .map(|n| format!("{}: {}", n.source, n.message))
+        .collect();
     assert_eq!(
         notes,
-        ["g.yaml:4: severity `info`: a warn condition", "g.yaml:7: no severity label: a critical condition"]
+        [
+            "g.yaml:4: severity `info`: a warn condition",
+            "g.yaml:7: no severity label: a critical condition"
+        ]
     );
 }
 
@@ -176,20 +223,46 @@ fn lists_and_multi_document_files_are_read_and_other_objects_noted() {
     let text = "apiVersion: v1\nkind: List\nitems:\n- apiVersion: monitoring.coreos.com/v1\n  kind: PrometheusRule\n  spec:\n    groups:\n    - name: one\n      rules:\n      - {record: a, expr: up}\n---\napiVersion: v1\nkind: ConfigMap\ndata: {}\n";
     let out = run(&[("l.yaml", text)], None).unwrap();
     assert_eq!(specs(&out, "rules/one.yaml").len(), 1);
-    let notes: Vec<String> = out.report.notes.iter().map(|n| format!("{}: {}: {}", n.source, n.subject, n.message)).collect();
-    assert_eq!(notes, ["l.yaml:12: object of kind ConfigMap: not a PrometheusRule: skipped"]);
+    let notes: Vec<String> = out
+        .report
+        .notes
+        .iter()
+        .map(|n| format!("{}: {}: {}", n.source, n.subject, n.message))
+        .collect();
+    assert_eq!(
+        notes,
+        ["l.yaml:12: object of kind ConfigMap: not a PrometheusRule: skipped"]
+    );
 }
 
 #[test]
 fn bad_input_is_a_located_error() {
     let cases = [
-        ("groups:\n- name: g\n  rules:\n  - alert: A\n    expr: rate(x[5m] > 1\n", "g.yaml:5:5: `expr` is not valid PromQL"),
-        ("groups:\n- name: g\n  rules:\n  - alert: A\n    expr: up\n    for: soon\n", "g.yaml:6:5: `for`: `soon` is not a duration"),
-        ("groups:\n- name: g\n  rules:\n  - alert: A\n", "g.yaml:4:5: a rule needs an `expr`"),
-        ("groups:\n- rules: []\n", "g.yaml:2:3: a rule group needs a `name`"),
-        ("groups:\n- name: g\n  rules:\n  - expr: up\n", "g.yaml:4:5: a rule needs `alert` or `record`"),
+        (
+            "groups:\n- name: g\n  rules:\n  - alert: A\n    expr: rate(x[5m] > 1\n",
+            "g.yaml:5:5: `expr` is not valid PromQL",
+        ),
+        (
+            "groups:\n- name: g\n  rules:\n  - alert: A\n    expr: up\n    for: soon\n",
+            "g.yaml:6:5: `for`: `soon` is not a duration",
+        ),
+        (
+            "groups:\n- name: g\n  rules:\n  - alert: A\n",
+            "g.yaml:4:5: a rule needs an `expr`",
+        ),
+        (
+            "groups:\n- rules: []\n",
+            "g.yaml:2:3: a rule group needs a `name`",
+        ),
+        (
+            "groups:\n- name: g\n  rules:\n  - expr: up\n",
+            "g.yaml:4:5: a rule needs `alert` or `record`",
+        ),
         ("groups: [\n", "g.yaml:1:9: unclosed bracket"),
-        ("foo: bar\n", "g.yaml:1:1: not a Prometheus rule file: no `groups` and no `kind`"),
+        (
+            "foo: bar\n",
+            "g.yaml:1:1: not a Prometheus rule file: no `groups` and no `kind`",
+        ),
     ];
     for (text, want) in cases {
         let e = run(&[("g.yaml", text)], None).unwrap_err().to_string();
@@ -258,7 +331,12 @@ fn alertmanager_receivers_become_notifiers_with_credentials_as_references() {
             json!({"slug": "db-ops-genie", "name": "db (ops_genie)", "ops_genie": {"api_key": "${env:AM_DB_OPS_GENIE_API_KEY}", "responders": [{"name": "dba", "responder_type": "TEAM"}]}}),
         ]
     );
-    let vars: Vec<String> = out.report.variables.iter().map(|v| format!("{} {}", v.name, v.source)).collect();
+    let vars: Vec<String> = out
+        .report
+        .variables
+        .iter()
+        .map(|v| format!("{} {}", v.name, v.source))
+        .collect();
     assert_eq!(
         vars,
         [
@@ -268,8 +346,19 @@ fn alertmanager_receivers_become_notifiers_with_credentials_as_references() {
             "AM_DB_OPS_GENIE_API_KEY am.yml:33",
         ]
     );
-    let everything = format!("{:?}{}{}", out.files, out.report.markdown(), out.report.summary(Path::new("out")));
-    for secret in ["FAKE-GLOBAL", "FAKE-SMTP", "FAKE-ROUTING", "FAKE-FILE", "FAKE-OPSGENIE"] {
+    let everything = format!(
+        "{:?}{}{}",
+        out.files,
+        out.report.markdown(),
+        out.report.summary(Path::new("out"))
+    );
+    for secret in [
+        "FAKE-GLOBAL",
+        "FAKE-SMTP",
+        "FAKE-ROUTING",
+        "FAKE-FILE",
+        "FAKE-OPSGENIE",
+    ] {
         assert!(!everything.contains(secret), "{secret} written");
     }
 }
@@ -295,10 +384,31 @@ fn severity_routes_become_the_policy_and_other_matchers_overrides() {
             },
         })
     );
-    let notes: Vec<String> = out.report.notes.iter().map(|n| format!("{}: {}", n.source, n.message)).collect();
-    assert!(notes.contains(&"am.yml:7: `group_wait` has no counterpart in the policy: not imported".to_string()), "{notes:#?}");
-    assert!(notes.iter().any(|n| n.starts_with("am.yml:16: matches on `team!=\"web\"`")), "{notes:#?}");
-    assert!(notes.contains(&"am.yml:22: email `auth_password` has no counterpart in the Notifier: not imported".to_string()), "{notes:#?}");
+    let notes: Vec<String> = out
+        .report
+        .notes
+        .iter()
+        .map(|n| format!("{}: {}", n.source, n.message))
+        .collect();
+    assert!(
+        notes.contains(
+            &"am.yml:7: `group_wait` has no counterpart in the policy: not imported".to_string()
+        ),
+        "{notes:#?}"
+    );
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.starts_with("am.yml:16: matches on `team!=\"web\"`")),
+        "{notes:#?}"
+    );
+    assert!(
+        notes.contains(
+            &"am.yml:22: email `auth_password` has no counterpart in the Notifier: not imported"
+                .to_string()
+        ),
+        "{notes:#?}"
+    );
 }
 
 #[test]
@@ -306,7 +416,10 @@ fn an_alertmanager_secret_is_read_from_string_data_or_base64_data() {
     let config = "route: {receiver: x}\nreceivers:\n- name: x\n  webhook_configs:\n  - url: https://FAKE-HOOK\n";
     let string_data = format!(
         "apiVersion: v1\nkind: Secret\nstringData:\n  alertmanager.yaml: |\n{}",
-        config.lines().map(|l| format!("    {l}\n")).collect::<String>()
+        config
+            .lines()
+            .map(|l| format!("    {l}\n"))
+            .collect::<String>()
     );
     let encoded = "cm91dGU6IHtyZWNlaXZlcjogeH0KcmVjZWl2ZXJzOgotIG5hbWU6IHgKICB3ZWJob29rX2NvbmZpZ3M6CiAgLSB1cmw6IGh0dHBzOi8vRkFLRS1IT09LCg==";
     let data = format!("apiVersion: v1\nkind: Secret\ndata:\n  alertmanager.yaml: {encoded}\n");
@@ -316,10 +429,21 @@ fn an_alertmanager_secret_is_read_from_string_data_or_base64_data() {
             specs(&out, "alertmanager/notifiers.yaml"),
             [json!({"slug": "x", "name": "x", "webhook": {"url": "${env:AM_X_WEBHOOK_URL}"}})]
         );
-        assert_eq!(out.report.variables[0].source.to_string(), "am.yml#alertmanager.yaml:5");
+        assert_eq!(
+            out.report.variables[0].source.to_string(),
+            "am.yml#alertmanager.yaml:5"
+        );
     }
-    let e = run(&[("g.yaml", "groups: []\n")], Some("kind: Secret\ndata: {}\n")).unwrap_err();
-    assert!(e.to_string().contains("a Secret without `alertmanager.yaml`"), "{e}");
+    let e = run(
+        &[("g.yaml", "groups: []\n")],
+        Some("kind: Secret\ndata: {}\n"),
+    )
+    .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("a Secret without `alertmanager.yaml`"),
+        "{e}"
+    );
 }
 
 #[test]
