@@ -180,7 +180,7 @@ pub fn rule_file(path: &Path, text: &str, report: &mut Report) -> Result<Vec<Gro
         let d = Doc { path, doc };
         for prefix in rule_sets(&d, "", report)? {
             found = true;
-            groups.extend(read_groups(&d, &prefix)?);
+            groups.extend(read_groups(&d, &prefix, report)?);
         }
     }
     if !found {
@@ -231,7 +231,34 @@ fn rule_sets(d: &Doc, at: &str, report: &mut Report) -> Result<Vec<String>, Impo
     }
 }
 
-fn read_groups(d: &Doc, at: &str) -> Result<Vec<Group>, ImportError> {
+/// Keys of a group and of a rule that the mapping takes.
+const GROUP_KEYS: &[&str] = &["name", "interval", "labels", "rules"];
+const RULE_KEYS: &[&str] = &[
+    "alert",
+    "record",
+    "expr",
+    "for",
+    "keep_firing_for",
+    "labels",
+    "annotations",
+];
+
+/// Reports the members of the mapping at `at` that are not in `keys` (`limit`,
+/// `query_offset`, `partial_response_strategy`, ...).
+fn note_others(d: &Doc, at: &str, keys: &[&str], subject: &str, report: &mut Report) {
+    if let Some(Value::Object(map)) = d.get(at) {
+        for key in map.keys().filter(|k| !keys.contains(&k.as_str())) {
+            let p = format!("{at}/{}", crate::jsonpath::escape_pointer(key));
+            report.note(
+                &d.source(&p),
+                subject,
+                format!("`{key}` has no counterpart: not imported"),
+            );
+        }
+    }
+}
+
+fn read_groups(d: &Doc, at: &str, report: &mut Report) -> Result<Vec<Group>, ImportError> {
     let Some(Value::Array(list)) = d.get(at) else {
         return Err(d.err(at, "`groups` must be a list of rule groups"));
     };
@@ -252,6 +279,7 @@ fn read_groups(d: &Doc, at: &str) -> Result<Vec<Group>, ImportError> {
             alerts: Vec::new(),
             records: Vec::new(),
         };
+        note_others(d, &g, GROUP_KEYS, &format!("group {}", group.name), report);
         let shared = d.string_map(&format!("{g}/labels"))?;
         let n = match d.get(&format!("{g}/rules")) {
             Some(Value::Array(rules)) => rules.len(),
@@ -259,7 +287,14 @@ fn read_groups(d: &Doc, at: &str) -> Result<Vec<Group>, ImportError> {
             Some(_) => return Err(d.err(&format!("{g}/rules"), "`rules` must be a list")),
         };
         for r in 0..n {
-            read_rule(d, &format!("{g}/rules/{r}"), &shared, &mut group)?;
+            let at = format!("{g}/rules/{r}");
+            read_rule(d, &at, &shared, &mut group)?;
+            let subject = match (group.alerts.last(), group.records.last()) {
+                (Some(a), _) if a.source == d.source(&at) => format!("alert {}", a.name),
+                (_, Some(r)) => format!("recording rule {}", r.record),
+                _ => "rule".to_string(),
+            };
+            note_others(d, &at, RULE_KEYS, &subject, report);
         }
         groups.push(group);
     }

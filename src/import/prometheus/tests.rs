@@ -451,3 +451,48 @@ fn the_report_of_a_small_input() {
     let out = run(&[("api.yaml", TWO_SEVERITIES)], Some(AM)).unwrap();
     insta::assert_snapshot!(out.report.markdown());
 }
+
+#[test]
+fn in_a_collection_recording_rules_run_in_their_groups_execution_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.yaml");
+    let rules = "groups:\n- name: Node Rules\n  limit: 10\n  rules:\n  - record: a\n    expr: up\n  - alert: B\n    expr: up == 0\n    partial_response_strategy: warn\n";
+    std::fs::write(&path, rules).unwrap();
+    let out = import(&PrometheusSettings {
+        inputs: vec![path],
+        collection: Some("c".into()),
+        ..PrometheusSettings::default()
+    })
+    .unwrap();
+    let docs = specs(&out, "rules/node-rules.yaml");
+    assert_eq!(docs[0]["execution_group"], "node-rules");
+    assert_eq!(docs[0].get("bucket_slug"), None);
+    assert_eq!(docs[1]["collection_slug"], "c");
+    let notes: Vec<String> = out
+        .report
+        .notes
+        .iter()
+        .map(|n| format!("{}: {}: {}", n.source.line, n.subject, n.message))
+        .collect();
+    assert_eq!(
+        notes,
+        [
+            "3: group Node Rules: `limit` has no counterpart: not imported",
+            "9: alert B: `partial_response_strategy` has no counterpart: not imported",
+            "7: alert B: no severity label: a critical condition",
+        ]
+    );
+    // A policy needs a team or a bucket.
+    let e = import(&PrometheusSettings {
+        inputs: vec![dir.path().join("r.yaml")],
+        collection: Some("c".into()),
+        alertmanager: Some(dir.path().join("am.yml")),
+        ..PrometheusSettings::default()
+    })
+    .unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with("--alertmanager with --collection needs --team SLUG"),
+        "{e}"
+    );
+}
