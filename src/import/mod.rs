@@ -161,11 +161,12 @@ impl Report {
         let counts: Vec<String> = self
             .counts
             .iter()
-            .map(|(k, n)| format!("{n} {k}"))
+            .map(|(k, n)| format!("{k} {n}"))
             .collect();
+        let total: usize = self.counts.values().sum();
         let _ = writeln!(
             out,
-            "imported {} into {} ({} not mapped or changed: see {})",
+            "imported {total} manifests ({}) into {} ({} not mapped or changed: see {})",
             counts.join(", "),
             out_dir.display(),
             self.notes.len(),

@@ -85,7 +85,7 @@ async fn the_corpus_imports_validates_applies_and_plans_clean() {
         )
     );
     let summary = format!(
-        "imported 103 Monitor, 1 NotificationPolicy, 10 Notifier, 88 RecordingRule into {} (40 not mapped or changed: see {}/IMPORT.md)",
+        "imported 202 manifests (Monitor 103, NotificationPolicy 1, Notifier 10, RecordingRule 88) into {} (40 not mapped or changed: see {}/IMPORT.md)",
         out.display(),
         out.display()
     );
