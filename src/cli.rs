@@ -12,8 +12,8 @@ mod target;
 
 pub use command::{
     ApplyArgs, Command, CompletionsArgs, DriftArgs, ExportArgs, FormatArg, GraphArgs,
-    GraphFormatArg, ImportCommand, ImportPrometheusArgs, OnOff, PlanArgs, ProfileArg, PullArgs,
-    SchemaArgs, ServeArgs, ValidateArgs,
+    GraphFormatArg, ImportCommand, ImportGrafanaArgs, ImportPrometheusArgs, OnOff, PlanArgs,
+    ProfileArg, PullArgs, SchemaArgs, ServeArgs, ValidateArgs,
 };
 pub use target::{CacheArgs, TargetArgs};
 

@@ -232,6 +232,33 @@ pub enum ImportCommand {
     /// Every credential of the Alertmanager configuration is written as ${env:NAME}; the
     /// variables to set are printed. What could not be mapped is listed with its file:line.
     Prometheus(ImportPrometheusArgs),
+    /// Grafana dashboards (JSON files, export envelopes, ConfigMaps of the sidecar layout) ->
+    /// one manifest each, its JSON in its own file beside it (`${file:SLUG.json}`).
+    ///
+    /// What was changed or left out (ids, versions, library panels, datasources to check) is
+    /// listed per dashboard with its file:line.
+    Grafana(ImportGrafanaArgs),
+}
+
+// The options of `cfgctl import grafana` (its help is the variant's).
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("owner").required(true).args(["bucket", "collection"])))]
+pub struct ImportGrafanaArgs {
+    /// Dashboard JSON files, export envelopes, ConfigMaps, or folders of them.
+    #[arg(required = true, value_name = "FILE|DIR")]
+    pub inputs: Vec<PathBuf>,
+    /// Folder to write the manifests, their JSON files and IMPORT.md into.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// The collection the dashboards belong to.
+    #[arg(long, value_name = "SLUG")]
+    pub collection: Option<String>,
+    /// The bucket the dashboards belong to.
+    #[arg(long, value_name = "SLUG")]
+    pub bucket: Option<String>,
+    /// Replace files an earlier import wrote in --out.
+    #[arg(long)]
+    pub force: bool,
 }
 
 // The options of `cfgctl import prometheus` (its help is the variant's).

@@ -299,6 +299,28 @@ pub fn import(command: ImportCommand) -> ImportSettings {
                 }),
             }
         }
+        ImportCommand::Grafana(args) => {
+            let mut line = vec!["cfgctl import grafana".to_string()];
+            line.extend(args.inputs.iter().map(|p| p.display().to_string()));
+            for (flag, value) in [
+                ("--bucket", &args.bucket),
+                ("--collection", &args.collection),
+            ] {
+                if let Some(v) = value {
+                    line.push(format!("{flag} {v}"));
+                }
+            }
+            ImportSettings {
+                out: args.out,
+                force: args.force,
+                source: ImportSource::Grafana(crate::commands::GrafanaSettings {
+                    inputs: args.inputs,
+                    bucket: args.bucket,
+                    collection: args.collection,
+                    command: line.join(" "),
+                }),
+            }
+        }
     }
 }
 

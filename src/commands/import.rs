@@ -1,4 +1,4 @@
-//! `cfgctl import prometheus`: another system's configuration as manifests in `--out`, with
+//! `cfgctl import prometheus|grafana`: another system's configuration as manifests in `--out`, with
 //! `IMPORT.md` and a summary on stderr. Thin over `crate::import`, which reads and maps; this
 //! writes (all or nothing, refusing to replace files without `--force`) and prints.
 
@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
+pub use crate::import::grafana::GrafanaSettings;
 pub use crate::import::prometheus::PrometheusSettings;
 
 /// Settings of `cfgctl import`.
@@ -22,12 +23,14 @@ pub struct ImportSettings {
 #[derive(Debug, Clone)]
 pub enum ImportSource {
     Prometheus(PrometheusSettings),
+    Grafana(GrafanaSettings),
 }
 
 /// `cfgctl import`: maps, writes, then prints the summary (stderr) and one line (stdout).
 pub fn import(settings: &ImportSettings) -> anyhow::Result<ExitCode> {
     let output = match &settings.source {
         ImportSource::Prometheus(opts) => crate::import::prometheus::import(opts)?,
+        ImportSource::Grafana(opts) => crate::import::grafana::import(opts)?,
     };
     crate::import::write(&settings.out, &output, settings.force)?;
     let summary = output.report.summary(&settings.out);
@@ -39,7 +42,7 @@ pub fn import(settings: &ImportSettings) -> anyhow::Result<ExitCode> {
     writeln!(
         crate::output::stdout(),
         "wrote {} and {} to {}",
-        super::plural(files, "manifest file", "manifest files"),
+        super::plural(files, "file", "files"),
         crate::import::REPORT,
         settings.out.display()
     )

@@ -8,6 +8,7 @@
 //! deterministic: the same input gives the same bytes), the report (`IMPORT.md` and the
 //! summary), and the all-or-nothing write that refuses to replace a file without `--force`.
 
+pub mod grafana;
 pub mod prometheus;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -213,19 +214,25 @@ pub struct Output {
 }
 
 /// The kind whose object has every one of `fields` (the fields an importer writes): the
-/// registry's kinds as the embedded API description defines them. Exactly one must.
+/// registry's kinds as the embedded API description defines them. Exactly one must; where
+/// several kinds share one definition (ClassicDashboard reuses GrafanaDashboard's), the kind
+/// the definition is named after is the one.
 pub fn kind_with(fields: &'static [&'static str]) -> Result<Kind, ImportError> {
     let doc = crate::registry::embedded_doc();
-    let found: Vec<Kind> = crate::registry::embedded_kinds()
+    let found: Vec<&crate::registry::KindDef> = crate::registry::embedded_kinds()
         .into_iter()
         .filter(|def| {
             let props = &doc["definitions"][def.definition]["properties"];
             fields.iter().all(|f| props.get(f).is_some())
         })
-        .map(|def| def.kind)
         .collect();
-    match found.as_slice() {
-        [kind] => Ok(*kind),
+    let own: Vec<&crate::registry::KindDef> = found
+        .iter()
+        .copied()
+        .filter(|def| def.definition.ends_with(def.name))
+        .collect();
+    match (found.as_slice(), own.as_slice()) {
+        ([def], _) | (_, [def]) => Ok(def.kind),
         _ => Err(ImportError::NoKind { fields }),
     }
 }

@@ -79,10 +79,7 @@ async fn the_corpus_imports_validates_applies_and_plans_clean() {
     assert_eq!(r.code, 0, "{}", r.transcript());
     assert_eq!(
         r.stdout,
-        format!(
-            "wrote 32 manifest files and IMPORT.md to {}\n",
-            out.display()
-        )
+        format!("wrote 32 files and IMPORT.md to {}\n", out.display())
     );
     let summary = format!(
         "imported 202 manifests (Monitor 103, NotificationPolicy 1, Notifier 10, RecordingRule 88) into {} (40 not mapped or changed: see {}/IMPORT.md)",

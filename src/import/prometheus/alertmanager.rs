@@ -516,7 +516,7 @@ fn convert(field: &str, key: &str, value: &Value) -> Value {
                     .iter()
                     .map(|r| {
                         let mut r = r.as_object().cloned().unwrap_or_default();
-                        if let Some(Value::String(t)) = r.remove("type") {
+                        if let Some(Value::String(t)) = r.shift_remove("type") {
                             r.insert("responder_type".into(), t.to_ascii_uppercase().into());
                         }
                         Value::Object(r)
