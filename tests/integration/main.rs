@@ -18,6 +18,7 @@ mod first_hour;
 mod graph;
 mod hostile;
 mod import;
+mod import_grafana;
 mod install;
 mod kinds;
 mod limits;
