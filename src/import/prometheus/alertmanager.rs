@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{json, Map, Value};
 
-use super::super::{Report, Slugs, Variable};
+use super::super::{ImportError, Report, Slugs, Variable};
 use super::config::Config;
 use super::routes;
 use super::Kinds;
@@ -163,7 +163,7 @@ pub fn map(
     owner: &PolicyOwner,
     slug: &str,
     report: &mut Report,
-) -> Mapped {
+) -> Result<Mapped, ImportError> {
     let mut credentials = Credentials::default();
     let mut slugs = Slugs::default();
     let mut notifiers = Vec::new();
@@ -210,7 +210,7 @@ pub fn map(
         }
     }
     note_unused_globals(config, report);
-    let routes = routes::policy_routes(config, &by_receiver, report);
+    let routes = routes::policy_routes(config, &by_receiver, report)?;
     let mut spec = Map::new();
     spec.insert("slug".into(), slug.into());
     spec.insert("name".into(), "Alertmanager routes".into());
@@ -219,10 +219,10 @@ pub fn map(
         PolicyOwner::Bucket(b) => spec.insert("bucket_slug".into(), b.clone().into()),
     };
     spec.insert("routes".into(), routes);
-    Mapped {
+    Ok(Mapped {
         notifiers,
         policy: (kinds.policy, Value::Object(spec)),
-    }
+    })
 }
 
 /// Global settings no integration takes (the e-mail server's, say: the API sends e-mail

@@ -122,7 +122,7 @@ pub fn import(opts: &PrometheusSettings) -> Result<Output, ImportError> {
         );
     }
     if let (Some(config), Some(owner)) = (routing, policy_owner) {
-        let mapped = alertmanager::map(&config, kinds, &owner, POLICY_SLUG, &mut report);
+        let mapped = alertmanager::map(&config, kinds, &owner, POLICY_SLUG, &mut report)?;
         add(
             &mut output,
             PathBuf::from("alertmanager/notifiers.yaml"),

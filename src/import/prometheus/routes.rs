@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Map, Value};
 
-use super::super::{Report, Source};
+use super::super::{ImportError, Report, Source};
 use super::config::Config;
 use super::rules::{level, Level};
 
@@ -36,6 +36,8 @@ struct Matcher {
 /// A route with what it inherits resolved.
 #[derive(Debug)]
 struct Route {
+    /// Where it is in the configuration (a JSON pointer), for a located error.
+    pointer: String,
     source: Source,
     matchers: Vec<Matcher>,
     receiver: String,
@@ -145,6 +147,7 @@ fn read_route(config: &Config, at: &str, parent: Option<&Route>, report: &mut Re
         .and_then(super::parse_duration)
         .map(|ms| ms.div_ceil(1000));
     let mut route = Route {
+        pointer: at.to_string(),
         source,
         matchers,
         receiver: get("receiver")
@@ -279,9 +282,9 @@ pub fn policy_routes(
     config: &Config,
     notifiers: &BTreeMap<String, Vec<String>>,
     report: &mut Report,
-) -> Value {
+) -> Result<Value, ImportError> {
     let root = read_route(config, "/route", None, report);
-    check_receivers(&root, notifiers, report);
+    check_receivers(config, &root, notifiers)?;
     let mut sets = Vec::new();
     matcher_sets(&root, &[], &mut sets, report);
     let mut overrides = Vec::new();
@@ -311,7 +314,7 @@ pub fn policy_routes(
     if !overrides.is_empty() {
         routes.insert("overrides".into(), Value::Array(overrides));
     }
-    Value::Object(routes)
+    Ok(Value::Object(routes))
 }
 
 fn level_key(lvl: Level) -> &'static str {
@@ -348,17 +351,23 @@ fn notifier_list(reached: &[&Route], notifiers: &BTreeMap<String, Vec<String>>) 
     Value::Object(list)
 }
 
-/// A route naming a receiver the configuration does not define is reported (it gets no
-/// notifiers).
-fn check_receivers(route: &Route, notifiers: &BTreeMap<String, Vec<String>>, report: &mut Report) {
+/// A route naming a receiver the configuration does not define is an error, as Alertmanager
+/// has it.
+fn check_receivers(
+    config: &Config,
+    route: &Route,
+    notifiers: &BTreeMap<String, Vec<String>>,
+) -> Result<(), ImportError> {
     if !notifiers.contains_key(&route.receiver) {
-        report.note(
-            &route.source,
-            "route",
-            format!("receiver `{}` is not defined: no notifiers", route.receiver),
-        );
+        let at = format!("{}/receiver", route.pointer);
+        let message = match route.receiver.as_str() {
+            "" => "the root route needs a `receiver`".to_string(),
+            r => format!("receiver `{r}` is not defined in `receivers`"),
+        };
+        return Err(config.err(&at, message));
     }
     for child in &route.routes {
-        check_receivers(child, notifiers, report);
+        check_receivers(config, child, notifiers)?;
     }
+    Ok(())
 }

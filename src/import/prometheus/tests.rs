@@ -496,3 +496,15 @@ fn in_a_collection_recording_rules_run_in_their_groups_execution_group() {
         "{e}"
     );
 }
+
+#[test]
+fn a_route_to_an_undefined_receiver_is_a_located_error() {
+    let am = "route:\n  receiver: a\n  routes:\n  - match: {team: x}\n    receiver: nobody\nreceivers:\n- name: a\n";
+    let e = run(&[("g.yaml", "groups: []\n")], Some(am))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.ends_with("am.yml:5:5: receiver `nobody` is not defined in `receivers`"),
+        "{e}"
+    );
+}
