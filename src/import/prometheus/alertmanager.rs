@@ -445,39 +445,7 @@ impl Integ<'_> {
             let here = format!("{at}/{key}");
             match (key.as_str(), value) {
                 ("basic_auth" | "authorization", Value::Object(inner)) => {
-                    for (k, v) in inner {
-                        let stem = k.strip_suffix("_file").unwrap_or(k);
-                        let p = format!("{here}/{k}");
-                        if HTTP_SECRETS.contains(&stem) {
-                            let name = variable(&[self.receiver, self.part, key, stem]);
-                            let holds =
-                                format!("http_config `{key}.{k}` of receiver `{}`", self.receiver);
-                            let reference =
-                                credentials.reference(self.config, &p, name, holds, report);
-                            if key == "basic_auth" {
-                                out.entry("basic_auth")
-                                    .or_insert_with(|| json!({}))
-                                    .as_object_mut()
-                                    .map(|m| m.insert("password".into(), reference));
-                            } else {
-                                out.insert("bearer_token".into(), reference);
-                            }
-                        } else if key == "basic_auth" && k == "username" {
-                            out.entry("basic_auth")
-                                .or_insert_with(|| json!({}))
-                                .as_object_mut()
-                                .map(|m| m.insert("username".into(), v.clone()));
-                        } else if !(key == "authorization"
-                            && k == "type"
-                            && v.as_str().is_none_or(|t| t.eq_ignore_ascii_case("bearer")))
-                        {
-                            report.note(
-                                &self.config.source(&p),
-                                self.subject,
-                                format!("http_config `{key}.{k}` has no counterpart: not imported"),
-                            );
-                        }
-                    }
+                    self.http_auth(key, &here, inner, &mut out, credentials, report);
                 }
                 ("bearer_token" | "bearer_token_file", _) => {
                     let name = variable(&[self.receiver, self.part, "bearer_token"]);
@@ -503,6 +471,48 @@ impl Integ<'_> {
             }
         }
         (!out.is_empty()).then_some(Value::Object(out))
+    }
+
+    /// `basic_auth` (username, password) or `authorization` (a Bearer credential) of an
+    /// `http_config`: the credential as a reference, anything else reported.
+    fn http_auth(
+        &self,
+        key: &str,
+        here: &str,
+        inner: &Map<String, Value>,
+        out: &mut Map<String, Value>,
+        credentials: &mut Credentials,
+        report: &mut Report,
+    ) {
+        let mut auth = Map::new();
+        for (k, v) in inner {
+            let stem = k.strip_suffix("_file").unwrap_or(k);
+            let p = format!("{here}/{k}");
+            let bearer_type = key == "authorization"
+                && k == "type"
+                && v.as_str().is_none_or(|t| t.eq_ignore_ascii_case("bearer"));
+            if HTTP_SECRETS.contains(&stem) {
+                let name = variable(&[self.receiver, self.part, key, stem]);
+                let holds = format!("http_config `{key}.{k}` of receiver `{}`", self.receiver);
+                let reference = credentials.reference(self.config, &p, name, holds, report);
+                if key == "basic_auth" {
+                    auth.insert("password".into(), reference);
+                } else {
+                    out.insert("bearer_token".into(), reference);
+                }
+            } else if key == "basic_auth" && k == "username" {
+                auth.insert("username".into(), v.clone());
+            } else if !bearer_type {
+                report.note(
+                    &self.config.source(&p),
+                    self.subject,
+                    format!("http_config `{key}.{k}` has no counterpart: not imported"),
+                );
+            }
+        }
+        if !auth.is_empty() {
+            out.insert("basic_auth".into(), Value::Object(auth));
+        }
     }
 }
 
