@@ -252,3 +252,36 @@ fn bad_input_is_located_and_writes_nothing() {
     );
     assert!(!out.exists(), "bad input wrote {out:?}");
 }
+
+/// The corpus holds what issue 39 asks of it, so that trimming it cannot drop a case unseen.
+#[test]
+fn the_corpus_has_the_rules_the_issue_asks_for() {
+    let mut text = String::new();
+    for entry in std::fs::read_dir(root().join(CORPUS).join("rules")).unwrap() {
+        text.push_str(&std::fs::read_to_string(entry.unwrap().path()).unwrap());
+    }
+    let count = |needle: &str| text.matches(needle).count();
+    assert_eq!(count("- alert: "), 106);
+    let records = text
+        .lines()
+        .filter(|l| {
+            let l = l.trim_start().trim_start_matches("- ");
+            l.starts_with("record: ")
+        })
+        .count();
+    assert_eq!(records, 88);
+    for needle in [
+        "for: ",
+        "severity: critical",
+        "severity: warning",
+        "absent(",
+        " offset ",
+        "[6h:5m]",
+        "on(",
+        "ignoring(",
+        "keep_firing_for: ",
+        "interval: ",
+    ] {
+        assert!(count(needle) > 0, "the corpus has no `{needle}`");
+    }
+}
