@@ -12,7 +12,8 @@ mod target;
 
 pub use command::{
     ApplyArgs, Command, CompletionsArgs, DriftArgs, ExportArgs, FormatArg, GraphArgs,
-    GraphFormatArg, OnOff, PlanArgs, ProfileArg, PullArgs, SchemaArgs, ServeArgs, ValidateArgs,
+    GraphFormatArg, ImportCommand, ImportGrafanaArgs, ImportPrometheusArgs, OnOff, PlanArgs,
+    ProfileArg, PullArgs, SchemaArgs, ServeArgs, ValidateArgs,
 };
 pub use target::{CacheArgs, TargetArgs};
 
@@ -217,6 +218,7 @@ where
             }
         }
         Command::Validate(_)
+        | Command::Import(_)
         | Command::Schema(_)
         | Command::TestPolicy(_)
         | Command::Completions(_) => {}
@@ -243,6 +245,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Graph(args) => commands::graph(resolve::graph(args)?),
         Command::Pull(args) => commands::pull(resolve::pull(args)?),
         Command::Export(args) => commands::export(resolve::export(args)?),
+        Command::Import(args) => commands::import(&resolve::import(args)),
         Command::Schema(args) => commands::schema(&resolve::schema(args)),
         Command::TestPolicy(args) => commands::test_policy(&args.dir),
         Command::Serve(args) => commands::serve(resolve::serve(args)?),

@@ -12,6 +12,7 @@ pub mod emulator;
 pub mod environments;
 pub mod export;
 pub mod file_ref;
+pub mod import;
 pub mod json_string;
 pub mod jsonpath;
 pub mod manifest;

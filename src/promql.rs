@@ -15,6 +15,8 @@ use cfgrammar::yacc::{YaccGrammar, YaccKind};
 use lrpar::{LexParseError, Lexeme, NonStreamingLexer, RTParserBuilder};
 use lrtable::StateTable;
 
+pub mod threshold;
+
 /// How a field's text is read (derived from the field's description, see the registry).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Form {

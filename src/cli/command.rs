@@ -44,6 +44,12 @@ pub enum Command {
     /// replaced or removed: other files are kept, an export that would overwrite one is
     /// refused, nothing is written through a symlink, and a failed export changes nothing.
     Export(ExportArgs),
+    /// Turn another system's configuration into manifests (docs/import.md).
+    ///
+    /// Writes manifests and a report, IMPORT.md, into --out; refuses to replace a file there
+    /// without --force. The same input gives byte-identical files.
+    #[command(subcommand)]
+    Import(ImportCommand),
     /// Write the target's state back into the manifests: the way from a UI edit to git.
     ///
     /// Each managed resource whose state differs from its manifest is rewritten in place, in
@@ -219,6 +225,72 @@ pub struct ExportArgs {
     pub envs: EnvArgs,
     #[command(flatten)]
     pub target: TargetArgs,
+}
+
+/// What `cfgctl import` reads.
+#[derive(Debug, Subcommand)]
+pub enum ImportCommand {
+    /// Prometheus alerting and recording rules (rule files, PrometheusRule objects) and an
+    /// Alertmanager configuration -> Monitors, RecordingRules, Notifiers, a NotificationPolicy.
+    ///
+    /// Every credential of the Alertmanager configuration is written as ${env:NAME}; the
+    /// variables to set are printed. What could not be mapped is listed with its file:line.
+    Prometheus(ImportPrometheusArgs),
+    /// Grafana dashboards (JSON files, export envelopes, ConfigMaps of the sidecar layout) ->
+    /// one manifest each, its JSON in its own file beside it (`${file:SLUG.json}`).
+    ///
+    /// What was changed or left out (ids, versions, library panels, datasources to check) is
+    /// listed per dashboard with its file:line.
+    Grafana(ImportGrafanaArgs),
+}
+
+// The options of `cfgctl import grafana` (its help is the variant's).
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("owner").required(true).args(["bucket", "collection"])))]
+pub struct ImportGrafanaArgs {
+    /// Dashboard JSON files, export envelopes, ConfigMaps, or folders of them.
+    #[arg(required = true, value_name = "FILE|DIR")]
+    pub inputs: Vec<PathBuf>,
+    /// Folder to write the manifests, their JSON files and IMPORT.md into.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// The collection the dashboards belong to.
+    #[arg(long, value_name = "SLUG")]
+    pub collection: Option<String>,
+    /// The bucket the dashboards belong to.
+    #[arg(long, value_name = "SLUG")]
+    pub bucket: Option<String>,
+    /// Replace files an earlier import wrote in --out.
+    #[arg(long)]
+    pub force: bool,
+}
+
+// The options of `cfgctl import prometheus` (its help is the variant's).
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("owner").required(true).args(["bucket", "collection"])))]
+pub struct ImportPrometheusArgs {
+    /// Rule files, PrometheusRule manifests, or folders of them.
+    #[arg(required = true, value_name = "FILE|DIR")]
+    pub inputs: Vec<PathBuf>,
+    /// Folder to write the manifests and IMPORT.md into.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// The bucket the monitors and recording rules belong to.
+    #[arg(long, value_name = "SLUG")]
+    pub bucket: Option<String>,
+    /// The collection the monitors belong to (recording rules then run in execution groups
+    /// named after their rule groups).
+    #[arg(long, value_name = "SLUG")]
+    pub collection: Option<String>,
+    /// An Alertmanager configuration (a file, or a Kubernetes Secret holding alertmanager.yaml).
+    #[arg(long, value_name = "FILE")]
+    pub alertmanager: Option<PathBuf>,
+    /// The team of the NotificationPolicy (else it belongs to --bucket).
+    #[arg(long, value_name = "SLUG")]
+    pub team: Option<String>,
+    /// Replace files an earlier import wrote in --out.
+    #[arg(long)]
+    pub force: bool,
 }
 
 // The options of `cfgctl pull` (its help is the variant's).
@@ -405,6 +477,7 @@ impl Command {
             | Command::Pull(PullArgs { target, .. })
             | Command::Graph(GraphArgs { target, .. }) => Some(target),
             Command::Validate(_)
+            | Command::Import(_)
             | Command::Schema(_)
             | Command::TestPolicy(_)
             | Command::Completions(_)

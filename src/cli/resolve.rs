@@ -5,13 +5,13 @@
 //! ([`Targets`]: the environments selected), so that a command's settings go down once.
 
 use super::command::{
-    ApplyArgs, DriftArgs, ExportArgs, GraphArgs, PlanArgs, PullArgs, SchemaArgs, ServeArgs,
-    ValidateArgs,
+    ApplyArgs, DriftArgs, ExportArgs, GraphArgs, ImportCommand, PlanArgs, PullArgs, SchemaArgs,
+    ServeArgs, ValidateArgs,
 };
 use super::{CacheArgs, GlobalArgs, OnOff, TargetArgs};
 use crate::commands::{
-    ApplySettings, ExportSettings, GraphSettings, PlanSettings, PullSettings, SchemaSettings,
-    ServeSettings, ValidateSettings,
+    ApplySettings, ExportSettings, GraphSettings, ImportSettings, ImportSource, PlanSettings,
+    PullSettings, SchemaSettings, ServeSettings, ValidateSettings,
 };
 use crate::ops::{self, Keep, PlanRequest, TargetSettings};
 
@@ -265,6 +265,64 @@ pub fn export(args: ExportArgs) -> anyhow::Result<ExportSettings> {
         envs: args.envs.envs,
         all_envs: args.envs.all_envs,
     })
+}
+
+/// `import`: the command line is kept for the report's heading, as a user would type it
+/// (without `--out`: the same input gives the same report wherever it is written).
+pub fn import(command: ImportCommand) -> ImportSettings {
+    match command {
+        ImportCommand::Prometheus(args) => {
+            let mut line = vec!["cfgctl import prometheus".to_string()];
+            line.extend(args.inputs.iter().map(|p| p.display().to_string()));
+            for (flag, value) in [
+                ("--bucket", args.bucket.clone()),
+                ("--collection", args.collection.clone()),
+                (
+                    "--alertmanager",
+                    args.alertmanager.as_ref().map(|p| p.display().to_string()),
+                ),
+                ("--team", args.team.clone()),
+            ] {
+                if let Some(v) = value {
+                    line.push(format!("{flag} {v}"));
+                }
+            }
+            ImportSettings {
+                out: args.out,
+                force: args.force,
+                source: ImportSource::Prometheus(crate::commands::PrometheusSettings {
+                    inputs: args.inputs,
+                    alertmanager: args.alertmanager,
+                    bucket: args.bucket,
+                    collection: args.collection,
+                    team: args.team,
+                    command: line.join(" "),
+                }),
+            }
+        }
+        ImportCommand::Grafana(args) => {
+            let mut line = vec!["cfgctl import grafana".to_string()];
+            line.extend(args.inputs.iter().map(|p| p.display().to_string()));
+            for (flag, value) in [
+                ("--bucket", &args.bucket),
+                ("--collection", &args.collection),
+            ] {
+                if let Some(v) = value {
+                    line.push(format!("{flag} {v}"));
+                }
+            }
+            ImportSettings {
+                out: args.out,
+                force: args.force,
+                source: ImportSource::Grafana(crate::commands::GrafanaSettings {
+                    inputs: args.inputs,
+                    bucket: args.bucket,
+                    collection: args.collection,
+                    command: line.join(" "),
+                }),
+            }
+        }
+    }
 }
 
 pub fn serve(args: ServeArgs) -> anyhow::Result<ServeSettings> {

@@ -19,6 +19,8 @@ mod file_refs;
 mod first_hour;
 mod graph;
 mod hostile;
+mod import;
+mod import_grafana;
 mod install;
 mod kinds;
 mod limits;

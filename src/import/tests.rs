@@ -1,0 +1,54 @@
+use super::*;
+
+#[test]
+fn slugs_are_lower_case_words_and_unique_in_the_order_asked() {
+    assert_eq!(slug("KubePodCrashLooping"), "kubepodcrashlooping");
+    assert_eq!(slug("node:node_num_cpu:sum"), "node-node-num-cpu-sum");
+    assert_eq!(slug("--"), "unnamed");
+    assert_eq!(slug(&"a".repeat(300)).len(), MAX_SLUG);
+    let mut slugs = Slugs::default();
+    assert_eq!(
+        ["Down", "down", "Down", "down-2"].map(|s| slugs.unique(s)),
+        ["down", "down-2", "down-3", "down-2-2"]
+    );
+}
+
+#[test]
+fn the_kinds_are_found_by_the_fields_written() {
+    let monitor = kind_with(&["prometheus_query", "series_conditions"]).unwrap();
+    assert_eq!(monitor, Kind::named("Monitor"));
+    assert!(matches!(
+        kind_with(&["no_such_field"]),
+        Err(ImportError::NoKind { .. })
+    ));
+}
+
+#[test]
+fn existing_files_are_refused_without_force_and_nothing_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("rules")).unwrap();
+    std::fs::write(dir.path().join("rules/a.yaml"), "mine\n").unwrap();
+    let mut output = Output::default();
+    output.files.insert("rules/a.yaml".into(), "new\n".into());
+    output.files.insert("rules/b.yaml".into(), "new\n".into());
+    let e = write(dir.path(), &output, false).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "rules/a.yaml already exists in {}: nothing was written (--force replaces them)",
+            dir.path().display()
+        )
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("rules/a.yaml")).unwrap(),
+        "mine\n"
+    );
+    assert!(!dir.path().join("rules/b.yaml").exists());
+    assert!(!dir.path().join(REPORT).exists());
+    write(dir.path(), &output, true).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("rules/a.yaml")).unwrap(),
+        "new\n"
+    );
+    assert!(dir.path().join(REPORT).exists());
+}
