@@ -165,6 +165,8 @@ fn text_chunks(
         let summary = crate::plan::risk::summarize(plan);
         if !summary.is_quiet() {
             out.push_str(&risk::text(&summary, &plan.target));
+        } else if let Some(refs) = &summary.secret_references {
+            let _ = writeln!(out, "\nSecret references: {}", Inert(refs.sentence()));
         }
     }
     sink(&out)?;

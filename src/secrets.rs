@@ -122,7 +122,14 @@ pub fn fill_plan(plan: &Plan) -> Result<Option<Plan>, SecretError> {
 /// that redacts cannot show a diff); a value in clear is compared with the resolved reference
 /// and stands as the reference when equal, else as [`CHANGED`]. True when some target answered
 /// a secret in clear (a plan made so depends on the resolved values, which no memo key holds).
-pub fn stand_in(manifests: &[Manifest], current: &mut Current) -> Result<bool, SecretError> {
+///
+/// With `base` (`--base REV`), a `**REDACTED**` secret whose reference differs at REV stands
+/// as REV's reference: the plan then updates it, both references shown.
+pub fn stand_in(
+    manifests: &[Manifest],
+    current: &mut Current,
+    base: Option<&crate::ops::BaseRefs>,
+) -> Result<bool, SecretError> {
     let by_address: BTreeMap<Address, &Manifest> =
         manifests.iter().map(|m| (m.address(), m)).collect();
     let mut in_clear = false;
@@ -143,9 +150,10 @@ pub fn stand_in(manifests: &[Manifest], current: &mut Current) -> Result<bool, S
                 .and_then(|m| m.spec.pointer(&f.pointer))
                 .and_then(Value::as_str);
             let stand = if f.value == REDACTED {
-                match desired {
-                    Some(d) => d.to_string(),
-                    None => continue,
+                match (desired, base.and_then(|b| b.get(address, &f.pointer))) {
+                    (Some(d), Some(was)) if was != d => was.to_string(),
+                    (Some(d), _) => d.to_string(),
+                    (None, _) => continue,
                 }
             } else {
                 in_clear = true;

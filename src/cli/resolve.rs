@@ -40,6 +40,7 @@ fn request(args: &TargetArgs, dir: std::path::PathBuf) -> anyhow::Result<PlanReq
         server_validate: false,
         drift: false,
         cache: None,
+        base: None,
         keep: Keep::default(),
     })
 }
@@ -105,6 +106,7 @@ pub fn plan(args: PlanArgs, global: &GlobalArgs) -> anyhow::Result<Planning> {
             only: args.only,
             server_validate: args.server_validate,
             cache: args.cache.dir(),
+            base: args.base,
             ..request(&args.target, args.dir)?
         },
         format: args.format.into(),
@@ -127,6 +129,7 @@ pub fn drift(args: DriftArgs, global: &GlobalArgs) -> anyhow::Result<Planning> {
         request: PlanRequest {
             drift: true,
             cache: args.cache.dir(),
+            base: args.base,
             ..request(&args.target, args.dir)?
         },
         format: args.format.into(),
@@ -155,6 +158,7 @@ pub fn apply(args: ApplyArgs, global: &GlobalArgs, cache: &CacheArgs) -> anyhow:
         request: PlanRequest {
             prune: args.prune,
             only: args.only,
+            base: args.base,
             keep: Keep {
                 manifests: keeps_manifests,
                 current: true,
@@ -198,6 +202,9 @@ fn refuse_before_anything(opts: &ApplySettings, from_file: bool) -> anyhow::Resu
                 path.display()
             );
         }
+    }
+    if from_file && opts.request.base.is_some() {
+        anyhow::bail!("--base compares the manifests of a directory with a revision; a saved plan was compared when it was made (plan --base): nothing was changed");
     }
     if from_file && opts.rotate_secrets.is_some() {
         anyhow::bail!("--rotate-secrets needs the manifests (a directory), not a saved plan: nothing was changed");

@@ -4,6 +4,7 @@
 //! nothing: a failure that comes with located problems is a [`Diagnosed`] error, whose
 //! problems the command edge prints before the error line.
 //!
+//! - `base`: `--base REV`, the secret references at a git revision; the plan's commit.
 //! - `connect`: a target (`--url`, or the `--local` tenant) as a [`Connection`].
 //! - `load`: the manifests, loaded on blocking threads while the target is read.
 //! - `plan`: [`plan()`], the one door to a plan: load + fetch + the no-change memo + plan.
@@ -14,11 +15,13 @@
 //! environment): no `block_on`, no process-wide state but the kind registry and the output
 //! layer's secrets; the runtime is made at the command edge.
 
+mod base;
 mod connect;
 mod envs;
 mod load;
 mod plan;
 
+pub use base::{head_commit, BaseError, BaseRefs};
 pub use connect::{connect, fetch, resolve_token, seal_key, Connection, TargetSettings};
 pub use envs::{
     plan_each, refuse_one_target, select, stage_of, target_for, EnvError, EnvOutcome, TargetError,

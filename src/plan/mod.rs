@@ -12,6 +12,7 @@ pub mod newer;
 pub mod normalize;
 mod order;
 mod refs;
+pub mod review;
 pub mod risk;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -204,6 +205,8 @@ pub struct Plan {
     /// What the delete guards are checked against (saved with the plan, so that `apply FILE`
     /// runs the very same check as `apply DIR`).
     pub guard: GuardContext,
+    /// How the plan was made, for the reviewer: set by the ops layer, never by the planner.
+    pub review: review::Review,
 }
 
 /// Counts by action, as the summary shows them.
@@ -346,6 +349,7 @@ pub fn plan(
         warnings,
         guard_violations,
         guard,
+        review: review::Review::default(),
     })
 }
 

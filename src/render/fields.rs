@@ -67,9 +67,13 @@ fn special_lines(kind: Kind, f: &FieldChange, sides: Sides) -> Option<Vec<Line>>
 
 /// The plan's lines of a field change: `~ path: before -> after`, `+ path: value`, ...
 pub(crate) fn field_lines(kind: Kind, f: &FieldChange) -> Vec<Line> {
-    // A secret field (or an object holding one) is shown masked, never its reference or value.
+    // A secret field (or an object holding one) is shown masked, never its value; a changed
+    // reference (`--base`) as both references.
     let masked = crate::plan::normalize::secret::mask(kind, f);
     let f = masked.as_ref().unwrap_or(f);
+    if let Some(line) = reference_line(kind, f) {
+        return vec![line];
+    }
     if let Some(lines) = special_lines(kind, f, PLAN) {
         return lines;
     }
@@ -96,6 +100,21 @@ pub(crate) fn field_lines(kind: Kind, f: &FieldChange) -> Vec<Line> {
     out
 }
 
+/// `~ path: (sensitive) ${env:A} -> ${env:B}`: a secret field whose reference changed.
+fn reference_line(kind: Kind, f: &FieldChange) -> Option<Line> {
+    if !crate::registry::is_secret_path(kind.def().secrets, &f.path) {
+        return None;
+    }
+    let (before, after) = crate::plan::normalize::secret::reference_change(f)?;
+    Some(Line::Head(format!(
+        "~ {}: {} {} -> {}",
+        Inert(&f.path),
+        crate::registry::SHOWN,
+        Inert(before),
+        Inert(after)
+    )))
+}
+
 fn push_value(out: &mut Vec<Line>, sign: char, path: &str, v: &Value) {
     let lines = value_lines(v);
     let path = Inert(path);
@@ -112,6 +131,9 @@ fn push_value(out: &mut Vec<Line>, sign: char, path: &str, v: &Value) {
 pub(crate) fn drift_field_lines(kind: Kind, f: &FieldChange) -> Vec<Line> {
     let masked = crate::plan::normalize::secret::mask(kind, f);
     let f = masked.as_ref().unwrap_or(f);
+    if let Some(line) = reference_line(kind, f) {
+        return vec![line];
+    }
     if let Some(lines) = special_lines(kind, f, DRIFT) {
         return lines;
     }

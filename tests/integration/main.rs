@@ -28,6 +28,7 @@ mod policy;
 mod promql;
 mod property;
 mod pull;
+mod review;
 mod risk;
 mod saved_guards;
 mod schema;

@@ -31,7 +31,7 @@ fn repo(dir: &Path) {
 }
 
 /// Every form a secret could leak in: as is, URL-encoded (query and path) and base64.
-fn forms(secret: &str) -> Vec<String> {
+pub(crate) fn forms(secret: &str) -> Vec<String> {
     let query: String = form_urlencoded::byte_serialize(secret.as_bytes()).collect();
     let path = secret
         .replace('/', "%2F")

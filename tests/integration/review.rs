@@ -1,0 +1,297 @@
+//! The review tells the whole truth (docs/product.md §6): secret references compared through
+//! git (`--base REV`, in a real repository the test makes), a secret to be sent resolvable at
+//! plan time, and `apply --reviewed`.
+
+use std::path::Path;
+use std::process::Command;
+
+use cfgctl::registry::Kind;
+use serde_json::Value;
+
+use crate::support::files::write;
+use crate::support::run::{Cfgctl, Run};
+use crate::support::tenant::Tenant;
+
+const OLD_KEY: &str = "pd-old/key+with=signs";
+const NEW_KEY: &str = "pd-new/2026+key=rotated";
+
+fn notifier(var: &str) -> String {
+    format!(
+        "api_version: v1/config\nkind: Notifier\nspec:\n  slug: pd\n  name: PagerDuty\n  pagerduty:\n    routing_key: ${{env:{var}}}\n"
+    )
+}
+
+/// `git ARGS` in `dir`, which must succeed; its stdout.
+pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.com")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.com")
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// A repository at `dir` whose first commit holds `files`.
+pub(crate) fn repo_with(dir: &Path, files: &[(&str, &str)]) {
+    std::fs::create_dir_all(dir).unwrap();
+    git(dir, &["init", "-q", "-b", "main"]);
+    commit(dir, files, "first");
+}
+
+pub(crate) fn commit(dir: &Path, files: &[(&str, &str)], message: &str) {
+    for (rel, text) in files {
+        write(dir, rel, text);
+    }
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", message]);
+}
+
+fn assert_clean(what: &str, text: &str) {
+    for secret in [OLD_KEY, NEW_KEY] {
+        for form in crate::secrets::forms(secret) {
+            assert!(!text.contains(&form), "{what} holds a secret ({form})");
+        }
+    }
+}
+
+fn assert_files_clean(dir: &Path) {
+    for entry in walkdir::WalkDir::new(dir).into_iter().flatten() {
+        if entry.file_type().is_file() {
+            let bytes = std::fs::read(entry.path()).unwrap();
+            assert_clean(
+                &entry.path().display().to_string(),
+                &String::from_utf8_lossy(&bytes),
+            );
+        }
+    }
+}
+
+fn cfgctl(t: &Tenant, dir: &Path, cache: &Path) -> Cfgctl {
+    Cfgctl::new(t)
+        .dir(dir)
+        .env("PD_KEY", OLD_KEY)
+        .env("PD_KEY_2026", NEW_KEY)
+        .env("CFGCTL_CACHE_DIR", cache)
+}
+
+/// The routing key the tenant stores, read through a second emulator over the same store that
+/// answers secrets in clear (as an older tenant does).
+async fn stored_key(data: &Path) -> Value {
+    let config = cfgctl::emulator::Config {
+        data: Some(data.to_path_buf()),
+        redact_secrets: false,
+        ..Default::default()
+    };
+    let clear = Tenant::start(config).await;
+    let read = clear.read(Kind::named("Notifier"), Some("pd")).await;
+    read.body["notifier"]["pagerduty"]["routing_key"].clone()
+}
+
+const ROTATED: &str = "~ pagerduty.routing_key: (sensitive) ${env:PD_KEY} -> ${env:PD_KEY_2026}";
+
+#[tokio::test]
+async fn a_rotated_reference_is_planned_with_both_references_applied_and_then_clean() {
+    let work = tempfile::tempdir().unwrap();
+    let (dir, cache, data) = (
+        work.path().join("repo"),
+        work.path().join("cache"),
+        work.path().join("tenant.db"),
+    );
+    let t = Tenant::start(cfgctl::emulator::Config {
+        data: Some(data.clone()),
+        ..Default::default()
+    })
+    .await;
+    repo_with(&dir, &[("notifiers/pd.yaml", &notifier("PD_KEY"))]);
+    let run = cfgctl(&t, &dir, &cache)
+        .args(&["apply", ".", "--auto-approve"])
+        .run()
+        .await;
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert_eq!(stored_key(&data).await, OLD_KEY);
+    let mut runs: Vec<Run> = vec![run];
+
+    // The pull request: the reference changes in the working tree.
+    write(&dir, "notifiers/pd.yaml", &notifier("PD_KEY_2026"));
+    // Without a base the change is not seen, and the plan says references are not compared.
+    let run = cfgctl(&t, &dir, &cache)
+        .args(&["plan", ".", "--detailed-exitcode"])
+        .run()
+        .await;
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert!(
+        run.stdout.contains("Secret references: not compared"),
+        "{}",
+        run.stdout
+    );
+    runs.push(run);
+
+    let run = cfgctl(&t, &dir, &cache)
+        .args(&["plan", ".", "--base", "HEAD", "--out", "../saved.json"])
+        .run()
+        .await;
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert!(run.stdout.contains(ROTATED), "{}", run.stdout);
+    assert!(
+        run.stdout.contains(
+            "reference changed: pagerduty.routing_key: ${env:PD_KEY} -> ${env:PD_KEY_2026}"
+        ),
+        "the risk summary's secrets sent names it: {}",
+        run.stdout
+    );
+    let head = git(&dir, &["rev-parse", "HEAD"]);
+    assert!(
+        run.stdout
+            .contains(&format!("Secret references: compared with HEAD ({head})")),
+        "{}",
+        run.stdout
+    );
+    runs.push(run);
+    let saved: Value =
+        serde_json::from_str(&std::fs::read_to_string(work.path().join("saved.json")).unwrap())
+            .unwrap();
+    assert_eq!(saved["review"]["base"]["commit"], head.as_str());
+    assert_eq!(saved["review"]["base"]["rev"], "HEAD");
+
+    let run = cfgctl(&t, &dir, &cache)
+        .args(&["plan", ".", "--base", "HEAD", "--format", "json"])
+        .run()
+        .await;
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    let json: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(json["changes"][0]["action"], "update");
+    assert_eq!(
+        json["changes"][0]["fields"],
+        serde_json::json!([{"path": "pagerduty.routing_key", "before": "${env:PD_KEY}", "after": "${env:PD_KEY_2026}"}])
+    );
+    assert_eq!(
+        json["risk"]["secrets"][0]["references_changed"],
+        serde_json::json!(["pagerduty.routing_key: ${env:PD_KEY} -> ${env:PD_KEY_2026}"])
+    );
+    runs.push(run);
+    let run = cfgctl(&t, &dir, &cache)
+        .args(&["plan", ".", "--base", "HEAD", "--format", "markdown"])
+        .run()
+        .await;
+    assert!(
+        run.stdout.contains("${env:PD_KEY}") && run.stdout.contains("${env:PD_KEY_2026}"),
+        "{}",
+        run.stdout
+    );
+    runs.push(run);
+    let run = cfgctl(&t, &dir, &cache)
+        .args(&["drift", ".", "--base", "HEAD"])
+        .run()
+        .await;
+    assert_eq!(run.code, 2, "{}", run.transcript());
+    assert!(run.stdout.contains("${env:PD_KEY_2026}"), "{}", run.stdout);
+    runs.push(run);
+
+    // The merge: the pushed-over commit is the base of the apply.
+    git(&dir, &["commit", "-q", "-am", "rotate"]);
+    let run = cfgctl(&t, &dir, &cache)
+        .args(&["apply", ".", "--base", "HEAD~1", "--auto-approve"])
+        .run()
+        .await;
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert!(run.stdout.contains("Notifier/pd"), "{}", run.transcript());
+    runs.push(run);
+    assert_eq!(stored_key(&data).await, NEW_KEY, "the new value was sent");
+
+    // A plan against the applied commit is clean.
+    let run = cfgctl(&t, &dir, &cache)
+        .args(&["plan", ".", "--base", "HEAD", "--detailed-exitcode"])
+        .run()
+        .await;
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    runs.push(run);
+    for run in &runs {
+        assert_clean("stdout", &run.stdout);
+        assert_clean("stderr", &run.stderr);
+    }
+    assert_files_clean(&dir);
+    assert_files_clean(&cache);
+    assert_clean(
+        "saved plan",
+        &std::fs::read_to_string(work.path().join("saved.json")).unwrap(),
+    );
+}
+
+#[tokio::test]
+async fn a_base_that_cannot_be_read_says_how_to_fetch_it() {
+    let t = Tenant::full().await;
+    let work = tempfile::tempdir().unwrap();
+    let (dir, cache) = (work.path().join("repo"), work.path().join("cache"));
+    repo_with(&dir, &[("notifiers/pd.yaml", &notifier("PD_KEY"))]);
+    commit(
+        &dir,
+        &[("notifiers/pd.yaml", &notifier("PD_KEY_2026"))],
+        "second",
+    );
+
+    let run = cfgctl(&t, &dir, &cache)
+        .args(&["plan", ".", "--base", "origin/nope"])
+        .run()
+        .await;
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    assert!(
+        run.stderr.contains("--base origin/nope: no such revision")
+            && run.stderr.contains("git fetch --depth=50 origin nope")
+            && run.stderr.contains("fetch-depth: 0"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(t.emulator.stats().total, 0, "nothing was read or sent");
+
+    // A shallow clone does not hold the parent commit: it says so.
+    let shallow = work.path().join("shallow");
+    let url = format!("file://{}", dir.display());
+    git(
+        work.path(),
+        &[
+            "clone",
+            "-q",
+            "--depth",
+            "1",
+            &url,
+            shallow.to_str().unwrap(),
+        ],
+    );
+    let run = cfgctl(&t, &shallow, &cache)
+        .args(&["plan", ".", "--base", "HEAD~1"])
+        .run()
+        .await;
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    assert!(
+        run.stderr.contains("this is a shallow clone") && run.stderr.contains("git fetch"),
+        "{}",
+        run.stderr
+    );
+
+    // Not a repository at all.
+    let plain = work.path().join("plain");
+    write(&plain, "notifiers/pd.yaml", &notifier("PD_KEY"));
+    let run = cfgctl(&t, &plain, &cache)
+        .args(&["apply", ".", "--base", "main", "--auto-approve"])
+        .run()
+        .await;
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    assert!(
+        run.stderr
+            .contains("--base main: . is not inside a git repository"),
+        "{}",
+        run.stderr
+    );
+    let read = t.read(Kind::named("Notifier"), Some("pd")).await;
+    assert_eq!(read.status, 404, "nothing was sent");
+}
