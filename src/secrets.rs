@@ -117,6 +117,46 @@ pub fn fill_plan(plan: &Plan) -> Result<Option<Plan>, SecretError> {
     Ok(Some(sent))
 }
 
+/// A secret a plan sends whose reference cannot be resolved now.
+#[derive(Debug)]
+pub struct Unresolved {
+    pub address: Address,
+    /// JSON pointer of the field inside the spec.
+    pub pointer: String,
+    /// Dotted path of the field.
+    pub path: String,
+    pub reference: String,
+    pub reason: String,
+}
+
+/// Every secret the plan's bodies send whose reference cannot be resolved (an unset variable,
+/// an unreadable file), in plan order: `plan` reports them at their field, so a pull request
+/// is not green for what fails on merge. A secret that is not sent (no body) needs nothing.
+/// Each value resolved is registered as a secret, and dropped.
+pub fn unresolved(plan: &Plan) -> Vec<Unresolved> {
+    let mut out = Vec::new();
+    for action in &plan.actions {
+        let (Some(body), Some(source)) = (&action.body, &action.source) else {
+            continue;
+        };
+        for f in action.address.kind.def().secrets_in(body) {
+            let Some(reference) = parse(&f.value) else {
+                continue;
+            };
+            if let Err(reason) = resolve(reference, &source.file) {
+                out.push(Unresolved {
+                    address: action.address.clone(),
+                    pointer: f.pointer,
+                    path: f.path,
+                    reference: f.value.clone(),
+                    reason,
+                });
+            }
+        }
+    }
+    out
+}
+
 /// Puts the manifests' references in place of the secrets the target answered, so the plan
 /// compares references and holds no value: `**REDACTED**` is what the manifest set (a target
 /// that redacts cannot show a diff); a value in clear is compared with the resolved reference

@@ -419,6 +419,13 @@ async fn planned(
     let (mut plan, current) =
         plan_fetched(&conn, &loaded, fetched, req.prune, &req.only, refs.as_ref())?;
     plan.review = review;
+    // A plan (not a drift report) fails at the field of a secret it would send but cannot.
+    if !req.drift {
+        let unresolved = crate::secrets::unresolved(&plan);
+        if !unresolved.is_empty() {
+            return Err(unresolved_error(&loaded, unresolved).into());
+        }
+    }
     if req.server_validate {
         let rejected =
             crate::apply::dry_run::server_validate(&conn.client, &mut plan, &loaded.manifests)
@@ -468,6 +475,34 @@ async fn planned(
         connection: req.keep.connection.then_some(conn),
         files_read_back,
     })
+}
+
+/// The secrets a plan sends but cannot resolve, each at its field.
+fn unresolved_error(loaded: &Loaded, unresolved: Vec<crate::secrets::Unresolved>) -> Diagnosed {
+    let by_address: std::collections::BTreeMap<_, _> =
+        loaded.manifests.iter().map(|m| (m.address(), m)).collect();
+    let mut locator = crate::manifest::Locator::of(loaded);
+    let diagnostics: Vec<crate::diagnostic::Diagnostic> = unresolved
+        .into_iter()
+        .filter_map(|u| {
+            let m = by_address.get(&u.address)?;
+            let pos = locator.field_pos(m, &u.pointer);
+            let problem = crate::diagnostic::Problem::UnresolvedSecret {
+                address: u.address.to_string(),
+                field: u.path,
+                reference: u.reference,
+                reason: u.reason,
+            };
+            Some(crate::diagnostic::Diagnostic::error(&m.file, pos, problem))
+        })
+        .collect();
+    Diagnosed {
+        message: format!(
+            "the plan cannot be made: {} it sends cannot be resolved; nothing was sent",
+            plural(diagnostics.len(), "secret", "secrets")
+        ),
+        diagnostics,
+    }
 }
 
 /// Plans the manifests against what was read from the target; plan errors are located.

@@ -295,3 +295,67 @@ async fn a_base_that_cannot_be_read_says_how_to_fetch_it() {
     let read = t.read(Kind::named("Notifier"), Some("pd")).await;
     assert_eq!(read.status, 404, "nothing was sent");
 }
+
+#[tokio::test]
+async fn a_secret_the_plan_sends_must_resolve_at_plan_time_and_one_not_sent_needs_nothing() {
+    let t = Tenant::full().await;
+    let work = tempfile::tempdir().unwrap();
+    let (dir, cache) = (work.path().join("repo"), work.path().join("cache"));
+    repo_with(&dir, &[("notifiers/pd.yaml", &notifier("PD_KEY"))]);
+    let unset = |t: &Tenant| Cfgctl::new(t).dir(&dir).env("CFGCTL_CACHE_DIR", &cache);
+
+    // A create whose variable is unset: a plan error at the field, naming the variable.
+    let run = unset(&t).args(&["plan", "."]).run().await;
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    assert!(
+        run.stderr.contains(
+            "notifiers/pd.yaml:7:5: error: Notifier/pd `pagerduty.routing_key`: the plan sends this secret, but `${env:PD_KEY}` cannot be resolved: environment variable PD_KEY is not set"
+        ),
+        "{}",
+        run.stderr
+    );
+    let run = unset(&t)
+        .args(&["apply", ".", "--auto-approve"])
+        .run()
+        .await;
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    assert!(run.stderr.contains("PD_KEY is not set"), "{}", run.stderr);
+    assert!(
+        t.emulator.stats().log.iter().all(|l| l.method == "GET"),
+        "nothing was sent"
+    );
+
+    // Created with the variable set; unchanged, the notifier needs nothing at plan time.
+    let run = cfgctl(&t, &dir, &cache)
+        .args(&["apply", ".", "--auto-approve"])
+        .run()
+        .await;
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    let run = unset(&t)
+        .args(&["plan", ".", "--detailed-exitcode", "--base", "HEAD"])
+        .run()
+        .await;
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert!(run.stdout.contains("No changes"), "{}", run.stdout);
+
+    // A changed reference whose new variable is unset fails the plan, naming it.
+    write(&dir, "notifiers/pd.yaml", &notifier("PD_KEY_2026"));
+    t.emulator.reset_stats();
+    let run = unset(&t)
+        .env("PD_KEY", OLD_KEY)
+        .args(&["apply", ".", "--base", "HEAD", "--auto-approve"])
+        .run()
+        .await;
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    assert!(
+        run.stderr.contains(
+            "`${env:PD_KEY_2026}` cannot be resolved: environment variable PD_KEY_2026 is not set"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        t.emulator.stats().log.iter().all(|l| l.method == "GET"),
+        "nothing was sent"
+    );
+}
