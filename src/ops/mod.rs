@@ -8,6 +8,7 @@
 //! - `connect`: a target (`--url`, or the `--local` tenant) as a [`Connection`].
 //! - `load`: the manifests, loaded on blocking threads while the target is read.
 //! - `plan`: [`plan()`], the one door to a plan: load + fetch + the no-change memo + plan.
+//! - `review`: the policy's findings recorded in the plan, before it is shown.
 //! - `envs`: environments: which ones a command line selects, each one's target, and
 //!   several planned at once ([`plan_each`]), their manifests loaded once for all.
 //!
@@ -20,6 +21,7 @@ mod connect;
 mod envs;
 mod load;
 mod plan;
+mod review;
 
 pub use base::{head_commit, BaseError, BaseRefs};
 pub use connect::{connect, fetch, resolve_token, seal_key, Connection, TargetSettings};
@@ -28,6 +30,7 @@ pub use envs::{
 };
 pub use load::{load_valid, SharedLoad};
 pub use plan::{plan, plan_against, Keep, PlanRequest, Planned};
+pub use review::policy_into_plan;
 
 use crate::diagnostic::Diagnostic;
 

@@ -117,6 +117,10 @@ pub fn markdown(plan: &Plan, budget: usize, drift: bool) -> String {
         let room = (budget / 2).saturating_sub(head.len());
         head.push_str(&super::risk::markdown_lists(&risk, room, &plan.target));
     }
+    if !drift {
+        let room = (budget * 3 / 4).saturating_sub(head.len());
+        head.push_str(&super::policy::markdown_section(plan, room));
+    }
     let mut tail = super::modes::markdown(plan);
     for w in plan
         .warnings

@@ -359,3 +359,66 @@ async fn a_secret_the_plan_sends_must_resolve_at_plan_time_and_one_not_sent_need
         "nothing was sent"
     );
 }
+
+/// A repository whose policy denies one bucket (a manifest rule) and warns on every create (a
+/// plan rule).
+fn policed_repository(dir: &Path) {
+    write(dir, "cfgctl.yaml", "policy: rules\n");
+    write(
+        dir,
+        "rules/buckets.rego",
+        "package main\n\ndeny contains msg if {\n\tinput.kind == \"Bucket\"\n\tobject.get(input.spec, [\"labels\", \"team\"], \"\") == \"\"\n\tmsg := \"no `team` label\"\n}\n",
+    );
+    write(
+        dir,
+        "rules/plan.rego",
+        "package cfgctl.plan\n\nwarn contains {\"msg\": \"a new bucket: check its retention\", \"address\": c.address} if {\n\tsome c in input.changes\n\tc.action == \"create\"\n\tc.kind == \"Bucket\"\n}\n",
+    );
+    write(
+        dir,
+        "buckets.yaml",
+        "api_version: v1/config\nkind: Bucket\nspec:\n  slug: owned\n  name: Owned\n  labels: {team: checkout}\n---\napi_version: v1/config\nkind: Bucket\nspec:\n  slug: ownerless\n  name: Ownerless\n",
+    );
+}
+
+#[tokio::test]
+async fn policy_findings_are_part_of_the_plan_in_every_format() {
+    let t = Tenant::full().await;
+    let work = tempfile::tempdir().unwrap();
+    policed_repository(work.path());
+    let plan = |format: &'static str| {
+        Cfgctl::new(&t)
+            .dir(work.path())
+            .args(&["plan", ".", "--format", format])
+            .run()
+    };
+    let text = plan("text").await;
+    assert_eq!(text.code, 1, "a denied plan fails: {}", text.transcript());
+    assert!(
+        text.stdout
+            .contains("policy deny: no `team` label [main.deny]"),
+        "{}",
+        text.stdout
+    );
+    crate::support::cfgctl_snapshot!("policy_text", text.stdout);
+
+    let json = plan("json").await;
+    assert_eq!(json.code, 1, "{}", json.transcript());
+    let v: Value = serde_json::from_str(&json.stdout).expect("the whole plan is printed");
+    assert_eq!(v["summary"]["create"], 2);
+    crate::support::cfgctl_snapshot!(
+        "policy_json",
+        serde_json::to_string_pretty(&v["policy"]).unwrap()
+    );
+
+    let md = plan("markdown").await;
+    assert_eq!(md.code, 1, "{}", md.transcript());
+    let policy = md.stdout.find("#### Policy").expect("a policy section");
+    let first_action = md.stdout.find("<details>").expect("the actions");
+    assert!(policy < first_action, "{}", md.stdout);
+    crate::support::cfgctl_snapshot!("policy_markdown", md.stdout);
+    assert!(
+        t.emulator.stats().log.iter().all(|l| l.method == "GET"),
+        "nothing was sent"
+    );
+}
