@@ -84,12 +84,11 @@ pub(crate) fn field_lines(kind: Kind, f: &FieldChange) -> Vec<Line> {
         (Some(b), Some(a)) => {
             let (bl, al) = (value_lines(b), value_lines(a));
             if bl.len() == 1 && al.len() == 1 {
-                out.push(Line::Head(format!(
-                    "~ {}: {} -> {}",
-                    Inert(&f.path),
-                    Inert(&bl[0]),
-                    Inert(&al[0])
-                )));
+                out.push(Line::Change {
+                    path: Inert(&f.path).to_string(),
+                    before: Inert(&bl[0]).to_string(),
+                    after: Inert(&al[0]).to_string(),
+                });
             } else {
                 push_value(&mut out, '-', &f.path, b);
                 push_value(&mut out, '+', &f.path, a);
@@ -106,13 +105,11 @@ fn reference_line(kind: Kind, f: &FieldChange) -> Option<Line> {
         return None;
     }
     let (before, after) = crate::plan::normalize::secret::reference_change(f)?;
-    Some(Line::Head(format!(
-        "~ {}: {} {} -> {}",
-        Inert(&f.path),
-        crate::registry::SHOWN,
-        Inert(before),
-        Inert(after)
-    )))
+    Some(Line::Change {
+        path: Inert(&f.path).to_string(),
+        before: format!("{} {}", crate::registry::SHOWN, Inert(before)),
+        after: Inert(after).to_string(),
+    })
 }
 
 fn push_value(out: &mut Vec<Line>, sign: char, path: &str, v: &Value) {
@@ -140,11 +137,11 @@ pub(crate) fn drift_field_lines(kind: Kind, f: &FieldChange) -> Vec<Line> {
     let v = |v: &Value| Inert(v.to_string()).to_string();
     let path = Inert(&f.path);
     match (&f.before, &f.after) {
-        (Some(t), Some(m)) => vec![Line::Head(format!(
-            "~ {path}: target has {}, manifests have {}",
-            v(t),
-            v(m)
-        ))],
+        (Some(t), Some(m)) => vec![Line::Drifted {
+            path: path.to_string(),
+            target: v(t),
+            manifests: v(m),
+        }],
         (None, Some(m)) => vec![Line::Head(format!(
             "+ {path}: {} (only in the manifests)",
             v(m)

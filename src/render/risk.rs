@@ -196,7 +196,7 @@ pub(super) fn markdown_lists(r: &Risk, room: usize, target: &str) -> String {
                     .as_ref()
                     .map(|r| format!(" — {}", Markdown(r)))
                     .unwrap_or_default();
-                let mut item = format!("- {}{why}\n", code(&d.address));
+                let mut item = format!("- ⚠️ {}{why}\n", code(&d.address));
                 for (address, what) in cascade_members(d) {
                     let _ = writeln!(
                         item,

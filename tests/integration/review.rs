@@ -422,3 +422,143 @@ async fn policy_findings_are_part_of_the_plan_in_every_format() {
         "nothing was sent"
     );
 }
+
+fn monitor(value: &str) -> String {
+    format!(
+        "api_version: v1/config\nkind: Monitor\nspec:\n  slug: cpu\n  name: CPU\n  bucket_slug: platform\n  interval_secs: 60\n  prometheus_query: up == 0\n  series_conditions:\n    defaults:\n      critical:\n        conditions:\n          - {{op: GT, value: {value}}}\n"
+    )
+}
+
+const BUCKETS: &str = "api_version: v1/config\nkind: Bucket\nspec:\n  slug: platform\n  name: Platform\n---\napi_version: v1/config\nkind: Bucket\nspec:\n  slug: scratch\n  name: Scratch\n";
+
+/// Every line of every ```` ```diff ```` block of a Markdown plan.
+fn diff_lines(md: &str) -> Vec<&str> {
+    let mut inside = false;
+    let mut out = Vec::new();
+    for line in md.lines() {
+        if line.starts_with("```") {
+            inside = line.ends_with("diff");
+        } else if inside {
+            out.push(line);
+        }
+    }
+    out
+}
+
+/// What the comment must hold whatever it shows: no grey `~` line in a diff block, the risky
+/// headline before the tables, every delete marked, under GitHub's 65,536 characters.
+fn assert_glanceable(md: &str) {
+    let diffs = diff_lines(md);
+    assert!(!diffs.is_empty(), "{md}");
+    assert!(
+        diffs.iter().all(|l| !l.starts_with('~')),
+        "a `~` line in a diff block:\n{md}"
+    );
+    let table = md.find("| action |").expect("the counts");
+    let headline = md
+        .find("\n> ")
+        .or_else(|| md.find("\nNo deletes"))
+        .expect("a headline");
+    assert!(headline < table, "risk first:\n{md}");
+    assert!(!md.contains("| 0 |"), "no row of zeros:\n{md}");
+    for line in md.lines().filter(|l| l.contains("<code>- delete</code>")) {
+        assert!(line.contains("⚠️"), "an unmarked delete: {line}");
+    }
+    assert!(md.len() < 65_536);
+}
+
+#[tokio::test]
+async fn the_markdown_comment_reads_at_a_glance() {
+    let t = Tenant::full().await;
+    let work = tempfile::tempdir().unwrap();
+    let (dir, cache) = (work.path().join("repo"), work.path().join("cache"));
+    repo_with(
+        &dir,
+        &[
+            ("cfgctl.yaml", "prune: [\"Bucket/*\"]\n"),
+            ("buckets.yaml", BUCKETS),
+            ("monitors/cpu.yaml", &monitor("1")),
+            ("notifiers/pd.yaml", &notifier("PD_KEY")),
+        ],
+    );
+    let run = cfgctl(&t, &dir, &cache)
+        .args(&["apply", ".", "--auto-approve"])
+        .run()
+        .await;
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    let markdown = |args: &'static [&'static str]| {
+        cfgctl(&t, &dir, &cache)
+            .args(&["plan", ".", "--format", "markdown"])
+            .args(args)
+            .run()
+    };
+
+    write(&dir, "monitors/cpu.yaml", &monitor("2.5"));
+    let run = markdown(&[]).await;
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert!(
+        run.stdout.contains(
+            "- series_conditions.defaults.critical.conditions[0].value: 1\n+ series_conditions.defaults.critical.conditions[0].value: 2.5\n"
+        ),
+        "{}",
+        run.stdout
+    );
+    assert_glanceable(&run.stdout);
+    crate::support::cfgctl_snapshot!("markdown_threshold", run.stdout);
+    git(&dir, &["checkout", "--", "monitors/cpu.yaml"]);
+
+    write(&dir, "buckets.yaml", BUCKETS.split("---").next().unwrap());
+    let run = markdown(&["--prune"]).await;
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert!(
+        run.stdout
+            .starts_with("### cfgctl plan for `[TARGET]`\n\n> ⚠️ **1 delete**: `Bucket/scratch`"),
+        "{}",
+        run.stdout
+    );
+    assert_glanceable(&run.stdout);
+    crate::support::cfgctl_snapshot!("markdown_delete", run.stdout);
+    git(&dir, &["checkout", "--", "buckets.yaml"]);
+
+    write(&dir, "notifiers/pd.yaml", &notifier("PD_KEY_2026"));
+    let run = markdown(&["--base", "HEAD"]).await;
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert!(
+        run.stdout.contains(
+            "- pagerduty.routing_key: (sensitive) ${env:PD_KEY}\n+ pagerduty.routing_key: ${env:PD_KEY_2026}\n"
+        ),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("> 🔑 **1 secret sent**: `Notifier/pd`"),
+        "{}",
+        run.stdout
+    );
+    assert_glanceable(&run.stdout);
+    crate::support::cfgctl_snapshot!("markdown_rotation", run.stdout);
+    assert_clean("the comment", &run.stdout);
+
+    // The policy deny's comment (`policy_markdown`) reads the same way.
+    let policed = work.path().join("policed");
+    policed_repository(&policed);
+    let run = Cfgctl::new(&t)
+        .dir(&policed)
+        .args(&[
+            "plan",
+            ".",
+            "--format",
+            "markdown",
+            "--only",
+            "Bucket/owner*",
+        ])
+        .run()
+        .await;
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    assert!(
+        run.stdout.contains("> ⛔ **1 policy denial** (below)"),
+        "{}",
+        run.stdout
+    );
+    assert_glanceable(&run.stdout);
+}
