@@ -189,7 +189,11 @@ pub fn markdown(plan: &Plan, budget: usize, drift: bool) -> String {
 fn headline(plan: &Plan, risk: &crate::plan::risk::Risk) -> String {
     let mut risky = Vec::new();
     let named = |addresses: Vec<&str>| {
-        let shown: Vec<String> = addresses.iter().take(5).map(|a| code_span(a)).collect();
+        let shown: Vec<String> = addresses
+            .iter()
+            .take(5)
+            .map(|a| format!("<code>{}</code>", Markdown(a)))
+            .collect();
         let more = addresses.len().saturating_sub(5);
         let more = if more > 0 {
             format!(" and {more} more")

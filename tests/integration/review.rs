@@ -511,8 +511,9 @@ async fn the_markdown_comment_reads_at_a_glance() {
     let run = markdown(&["--prune"]).await;
     assert_eq!(run.code, 0, "{}", run.transcript());
     assert!(
-        run.stdout
-            .starts_with("### cfgctl plan for `[TARGET]`\n\n> ⚠️ **1 delete**: `Bucket/scratch`"),
+        run.stdout.starts_with(
+            "### cfgctl plan for `[TARGET]`\n\n> ⚠️ **1 delete**: <code>Bucket/scratch</code>"
+        ),
         "{}",
         run.stdout
     );
@@ -531,7 +532,8 @@ async fn the_markdown_comment_reads_at_a_glance() {
         run.stdout
     );
     assert!(
-        run.stdout.contains("> 🔑 **1 secret sent**: `Notifier/pd`"),
+        run.stdout
+            .contains("> 🔑 **1 secret sent**: <code>Notifier/pd</code>"),
         "{}",
         run.stdout
     );
