@@ -177,6 +177,7 @@ pub fn apply(args: ApplyArgs, global: &GlobalArgs, cache: &CacheArgs) -> anyhow:
         verbose: global.verbose > 0,
         envs: args.envs.envs,
         all_envs: args.envs.all_envs,
+        reviewed: args.reviewed,
     };
     let from_file = opts.request.dir.is_file();
     refuse_before_anything(&opts, from_file)?;
@@ -184,12 +185,13 @@ pub fn apply(args: ApplyArgs, global: &GlobalArgs, cache: &CacheArgs) -> anyhow:
         return Ok(Applying::Saved(opts));
     }
     let (names, all) = (opts.envs.clone(), opts.all_envs);
-    Ok(Applying::Manifests(targets(
-        opts,
-        |o| &mut o.request,
-        &names,
-        all,
-    )?))
+    let reviewed = opts.reviewed.is_some();
+    match targets(opts, |o| &mut o.request, &names, all)? {
+        Targets::Several(..) if reviewed => anyhow::bail!(
+            "--reviewed holds one plan: apply one environment at a time (--env NAME): nothing was changed"
+        ),
+        targets => Ok(Applying::Manifests(targets)),
+    }
 }
 
 /// What `apply` refuses before it reads or sends anything.
@@ -202,6 +204,9 @@ fn refuse_before_anything(opts: &ApplySettings, from_file: bool) -> anyhow::Resu
                 path.display()
             );
         }
+    }
+    if from_file && opts.reviewed.is_some() {
+        anyhow::bail!("--reviewed holds a fresh plan of a directory to a reviewed one; a saved plan is applied as it is: nothing was changed");
     }
     if from_file && opts.request.base.is_some() {
         anyhow::bail!("--base compares the manifests of a directory with a revision; a saved plan was compared when it was made (plan --base): nothing was changed");

@@ -9,6 +9,7 @@
 //! - `load`: the manifests, loaded on blocking threads while the target is read.
 //! - `plan`: [`plan()`], the one door to a plan: load + fetch + the no-change memo + plan.
 //! - `review`: the policy's findings recorded in the plan, before it is shown.
+//! - `reviewed`: `apply --reviewed`, the fresh plan held to the reviewed one.
 //! - `envs`: environments: which ones a command line selects, each one's target, and
 //!   several planned at once ([`plan_each`]), their manifests loaded once for all.
 //!
@@ -22,6 +23,7 @@ mod envs;
 mod load;
 mod plan;
 mod review;
+mod reviewed;
 
 pub use base::{head_commit, BaseError, BaseRefs};
 pub use connect::{connect, fetch, resolve_token, seal_key, Connection, TargetSettings};
@@ -31,6 +33,7 @@ pub use envs::{
 pub use load::{load_valid, SharedLoad};
 pub use plan::{plan, plan_against, Keep, PlanRequest, Planned};
 pub use review::policy_into_plan;
+pub use reviewed::{check_reviewed, ReviewedError};
 
 use crate::diagnostic::Diagnostic;
 

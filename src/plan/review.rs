@@ -110,3 +110,87 @@ impl SecretReferences {
         }
     }
 }
+
+/// `apply --reviewed`: every action of the fresh plan that the reviewed plan does not hold as
+/// it is (the same address, action, and changed fields with the same values, as shown), one
+/// line each; empty when the fresh plan is all in the reviewed one. An action of the reviewed
+/// plan that is no longer needed is no difference: less is done than was approved. Pure.
+pub fn changed_since_review(reviewed: &super::Plan, fresh: &super::Plan) -> Vec<String> {
+    use crate::output::Inert;
+    let mut out = Vec::new();
+    if reviewed.target != fresh.target {
+        out.push(format!(
+            "the target: reviewed for {}, now {}",
+            Inert(&reviewed.target),
+            Inert(&fresh.target)
+        ));
+    }
+    let value = |v: &Option<serde_json::Value>| {
+        v.as_ref()
+            .map(|v| Inert(v.to_string()).to_string())
+            .unwrap_or_else(|| "(none)".to_string())
+    };
+    for a in &fresh.actions {
+        let head = format!(
+            "{} {} {}",
+            a.action.symbol(),
+            a.action.as_str(),
+            Inert(&a.address)
+        );
+        let r = reviewed
+            .actions
+            .iter()
+            .find(|r| r.address == a.address && r.action == a.action);
+        let shown = |x: &super::Action| -> Vec<FieldShown> {
+            let kind = x.address.kind;
+            x.shown_fields()
+                .iter()
+                .map(|f| {
+                    let f = super::normalize::displayed(kind, f);
+                    (f.path.clone(), f.before.clone(), f.after.clone())
+                })
+                .collect()
+        };
+        let Some(r) = r else {
+            let was = reviewed
+                .actions
+                .iter()
+                .find(|r| r.address == a.address)
+                .map(|r| format!("reviewed: {}", r.action.as_str()))
+                .unwrap_or_else(|| "not in the reviewed plan".to_string());
+            match a.action {
+                // An update says what it would change.
+                super::ActionKind::Update if !a.fields.is_empty() => {
+                    for (path, before, after) in shown(a) {
+                        out.push(format!(
+                            "{head} ({was}): {}: {} -> {}",
+                            Inert(&path),
+                            value(&before),
+                            value(&after)
+                        ));
+                    }
+                }
+                _ => out.push(format!("{head} ({was})")),
+            }
+            continue;
+        };
+        let (now, then) = (shown(a), shown(r));
+        for (path, before, after) in &now {
+            let change = format!("{} -> {}", value(before), value(after));
+            match then.iter().find(|(p, _, _)| p == path) {
+                Some((_, b, a)) if b == before && a == after => {}
+                Some((_, b, a)) => out.push(format!(
+                    "{head}: {}: {change} (reviewed: {} -> {})",
+                    Inert(path),
+                    value(b),
+                    value(a)
+                )),
+                None => out.push(format!("{head}: {}: {change} (not reviewed)", Inert(path))),
+            }
+        }
+    }
+    out
+}
+
+/// A field as shown: its path, before and after.
+type FieldShown = (String, Option<serde_json::Value>, Option<serde_json::Value>);
