@@ -117,6 +117,19 @@ pub fn fill_plan(plan: &Plan) -> Result<Option<Plan>, SecretError> {
     Ok(Some(sent))
 }
 
+/// The secret references of the manifests at a base revision (`--base REV`, read by
+/// `ops::base`), by address, then by JSON pointer inside the spec: what [`stand_in`] compares
+/// the working tree's references with.
+#[derive(Debug, Default)]
+pub struct BaseRefs(pub BTreeMap<Address, BTreeMap<String, String>>);
+
+impl BaseRefs {
+    /// The reference a secret field held at REV, when the resource declared one there.
+    pub fn get(&self, address: &Address, pointer: &str) -> Option<&str> {
+        self.0.get(address)?.get(pointer).map(String::as_str)
+    }
+}
+
 /// A secret a plan sends whose reference cannot be resolved now.
 #[derive(Debug)]
 pub struct Unresolved {
@@ -168,7 +181,7 @@ pub fn unresolved(plan: &Plan) -> Vec<Unresolved> {
 pub fn stand_in(
     manifests: &[Manifest],
     current: &mut Current,
-    base: Option<&crate::ops::BaseRefs>,
+    base: Option<&BaseRefs>,
 ) -> Result<bool, SecretError> {
     let by_address: BTreeMap<Address, &Manifest> =
         manifests.iter().map(|m| (m.address(), m)).collect();

@@ -15,16 +15,7 @@ use serde_json::Value;
 
 use crate::registry::{Address, Kind};
 
-/// The secret references at REV, by address, then by JSON pointer inside the spec.
-#[derive(Debug, Default)]
-pub struct BaseRefs(BTreeMap<Address, BTreeMap<String, String>>);
-
-impl BaseRefs {
-    /// The reference a secret field held at REV, when the resource declared one there.
-    pub fn get(&self, address: &Address, pointer: &str) -> Option<&str> {
-        self.0.get(address)?.get(pointer).map(String::as_str)
-    }
-}
+pub use crate::secrets::BaseRefs;
 
 /// A base that could not be read: each says how to make it readable.
 #[derive(Debug, thiserror::Error)]

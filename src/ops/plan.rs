@@ -117,10 +117,7 @@ pub(super) async fn plan_sharing(
     // The base and the commit first: a base that cannot be read fails before any request.
     let (dir, rev) = (req.dir.clone(), req.base.clone());
     let (base, commit) = tokio::task::spawn_blocking(move || {
-        let base = match rev {
-            Some(rev) => Some(super::base::resolve(&dir, &rev).map(|commit| (rev, commit))),
-            None => None,
-        };
+        let base = rev.map(|rev| super::base::resolve(&dir, &rev).map(|commit| (rev, commit)));
         (base.transpose(), super::base::head_commit(&dir))
     })
     .await

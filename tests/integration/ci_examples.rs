@@ -595,7 +595,7 @@ fn the_examples_compare_through_git_and_apply_what_was_reviewed() {
             .as_object()
             .unwrap()
             .values()
-            .last()
+            .next_back()
             .unwrap();
         let checkout = job["steps"]
             .as_array()
