@@ -128,6 +128,15 @@ pub enum Problem {
     NoEnvironment { name: String, why: &'static str },
     #[error("cannot resolve `{reference}`: {reason}")]
     UnresolvedReference { reference: String, reason: String },
+    /// A secret the plan sends (a create, an update, a changed reference) whose reference
+    /// cannot be resolved now: found at plan time, not on merge.
+    #[error("{address} `{field}`: the plan sends this secret, but `{reference}` cannot be resolved: {reason}")]
+    UnresolvedSecret {
+        address: String,
+        field: String,
+        reference: String,
+        reason: String,
+    },
     #[error("overlay: {0}")]
     Overlay(String),
     /// A `deny` or `warn` message of the repository's Rego policy (docs/policy.md).

@@ -156,6 +156,9 @@ struct Body {
     warnings: Vec<String>,
     guards: GuardsFile,
     known: Vec<String>,
+    /// The manifests hold secret references (the plan says they were not compared).
+    #[serde(default)]
+    holds_secrets: bool,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -297,6 +300,7 @@ impl Memo {
             warnings: plan.warnings.clone(),
             guards: crate::plan::file::guards_file(plan),
             known: known.iter().map(|k| k.name().to_string()).collect(),
+            holds_secrets: plan.review.holds_secrets,
         };
         // Plain data always serialises.
         let body = serde_json::to_vec(&body).unwrap_or_default();
@@ -364,6 +368,10 @@ fn remembered(body: Body) -> Option<Remembered> {
         warnings: body.warnings,
         guard_violations: Vec::new(),
         guard: crate::plan::file::guard_context(&body.guards).ok()?,
+        review: crate::plan::review::Review {
+            holds_secrets: body.holds_secrets,
+            ..Default::default()
+        },
     };
     Some(Remembered {
         answers: Answers(answers),

@@ -20,6 +20,7 @@ mod markdown;
 mod modes;
 mod multiline;
 mod panels;
+mod policy;
 mod risk;
 
 #[cfg(test)]
@@ -165,7 +166,10 @@ fn text_chunks(
         let summary = crate::plan::risk::summarize(plan);
         if !summary.is_quiet() {
             out.push_str(&risk::text(&summary, &plan.target));
+        } else if let Some(refs) = &summary.secret_references {
+            let _ = writeln!(out, "\nSecret references: {}", Inert(refs.sentence()));
         }
+        out.push_str(&policy::text_rest(plan));
     }
     sink(&out)?;
     out.clear();
@@ -173,7 +177,16 @@ fn text_chunks(
     // batch at a time, written in plan order.
     for batch in plan.actions.chunks(256) {
         use rayon::prelude::*;
-        let texts: Vec<String> = batch.par_iter().map(|a| action_text(a, opts)).collect();
+        let texts: Vec<String> = batch
+            .par_iter()
+            .map(|a| {
+                let mut text = action_text(a, opts);
+                if !plan.review.policy.is_empty() {
+                    text.push_str(&policy::text_at(plan, &a.address.to_string()));
+                }
+                text
+            })
+            .collect();
         for text in &texts {
             sink(text)?;
         }

@@ -115,12 +115,72 @@ pub fn fill_plan(plan: &Plan) -> Result<Option<Plan>, SecretError> {
     Ok(Some(sent))
 }
 
+/// The secret references of the manifests at a base revision (`--base REV`, read by
+/// `ops::base`), by address, then by JSON pointer inside the spec: what [`stand_in`] compares
+/// the working tree's references with.
+#[derive(Debug, Default)]
+pub struct BaseRefs(pub BTreeMap<Address, BTreeMap<String, String>>);
+
+impl BaseRefs {
+    /// The reference a secret field held at REV, when the resource declared one there.
+    pub fn get(&self, address: &Address, pointer: &str) -> Option<&str> {
+        self.0.get(address)?.get(pointer).map(String::as_str)
+    }
+}
+
+/// A secret a plan sends whose reference cannot be resolved now.
+#[derive(Debug)]
+pub struct Unresolved {
+    pub address: Address,
+    /// JSON pointer of the field inside the spec.
+    pub pointer: String,
+    /// Dotted path of the field.
+    pub path: String,
+    pub reference: String,
+    pub reason: String,
+}
+
+/// Every secret the plan's bodies send whose reference cannot be resolved (an unset variable,
+/// an unreadable file), in plan order: `plan` reports them at their field, so a pull request
+/// is not green for what fails on merge. A secret that is not sent (no body) needs nothing.
+/// Each value resolved is registered as a secret, and dropped.
+pub fn unresolved(plan: &Plan) -> Vec<Unresolved> {
+    let mut out = Vec::new();
+    for action in &plan.actions {
+        let (Some(body), Some(source)) = (&action.body, &action.source) else {
+            continue;
+        };
+        for f in action.address.kind.def().secrets_in(body) {
+            let Some(reference) = parse(&f.value) else {
+                continue;
+            };
+            if let Err(reason) = resolve(reference, &source.file) {
+                out.push(Unresolved {
+                    address: action.address.clone(),
+                    pointer: f.pointer,
+                    path: f.path,
+                    reference: f.value.clone(),
+                    reason,
+                });
+            }
+        }
+    }
+    out
+}
+
 /// Puts the manifests' references in place of the secrets the target answered, so the plan
 /// compares references and holds no value: `**REDACTED**` is what the manifest set (a target
 /// that redacts cannot show a diff); a value in clear is compared with the resolved reference
 /// and stands as the reference when equal, else as [`CHANGED`]. True when some target answered
 /// a secret in clear (a plan made so depends on the resolved values, which no memo key holds).
-pub fn stand_in(manifests: &[Manifest], current: &mut Current) -> Result<bool, SecretError> {
+///
+/// With `base` (`--base REV`), a `**REDACTED**` secret whose reference differs at REV stands
+/// as REV's reference: the plan then updates it, both references shown.
+pub fn stand_in(
+    manifests: &[Manifest],
+    current: &mut Current,
+    base: Option<&BaseRefs>,
+) -> Result<bool, SecretError> {
     let by_address: BTreeMap<Address, &Manifest> =
         manifests.iter().map(|m| (m.address(), m)).collect();
     let mut in_clear = false;
@@ -141,9 +201,10 @@ pub fn stand_in(manifests: &[Manifest], current: &mut Current) -> Result<bool, S
                 .and_then(|m| m.spec.pointer(&f.pointer))
                 .and_then(Value::as_str);
             let stand = if f.value == REDACTED {
-                match desired {
-                    Some(d) => d.to_string(),
-                    None => continue,
+                match (desired, base.and_then(|b| b.get(address, &f.pointer))) {
+                    (Some(d), Some(was)) if was != d => was.to_string(),
+                    (Some(d), _) => d.to_string(),
+                    (None, _) => continue,
                 }
             } else {
                 in_clear = true;

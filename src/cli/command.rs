@@ -130,6 +130,11 @@ pub struct PlanArgs {
     /// Only resources matching KIND/SLUG-GLOB (repeatable).
     #[arg(long, value_name = "PATTERN", value_parser = parse_pattern)]
     pub only: Vec<Pattern>,
+    /// Compare secret references with this git revision of the repository holding DIR
+    /// (`origin/main` in a pull request, the pushed-over commit on merge): a changed
+    /// `${env:}`/`${file:}` reference is an update that sends the new value.
+    #[arg(long, value_name = "REV")]
+    pub base: Option<String>,
     #[command(flatten)]
     pub envs: EnvArgs,
     #[command(flatten)]
@@ -174,6 +179,16 @@ pub struct ApplyArgs {
     /// exist. Without it the tokens are never shown.
     #[arg(long, value_name = "FILE")]
     pub service_account_tokens: Option<PathBuf>,
+    /// Compare secret references with this git revision of the repository holding DIR
+    /// (`origin/main` in a pull request, the pushed-over commit on merge): a changed
+    /// `${env:}`/`${file:}` reference is an update that sends the new value.
+    #[arg(long, value_name = "REV")]
+    pub base: Option<String>,
+    /// Apply only what this saved plan (`plan --out`, the plan a reviewer approved) holds:
+    /// plan afresh, and refuse, sending nothing, when the fresh plan has an action or a change
+    /// the reviewed plan does not.
+    #[arg(long, value_name = "PLANFILE")]
+    pub reviewed: Option<PathBuf>,
     #[command(flatten)]
     pub envs: EnvArgs,
     #[command(flatten)]
@@ -189,6 +204,11 @@ pub struct DriftArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = FormatArg::Text)]
     pub format: FormatArg,
+    /// Compare secret references with this git revision of the repository holding DIR
+    /// (`origin/main` in a pull request, the pushed-over commit on merge): a changed
+    /// `${env:}`/`${file:}` reference is an update that sends the new value.
+    #[arg(long, value_name = "REV")]
+    pub base: Option<String>,
     #[command(flatten)]
     pub envs: EnvArgs,
     #[command(flatten)]

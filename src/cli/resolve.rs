@@ -40,6 +40,7 @@ fn request(args: &TargetArgs, dir: std::path::PathBuf) -> anyhow::Result<PlanReq
         server_validate: false,
         drift: false,
         cache: None,
+        base: None,
         keep: Keep::default(),
     })
 }
@@ -105,6 +106,7 @@ pub fn plan(args: PlanArgs, global: &GlobalArgs) -> anyhow::Result<Planning> {
             only: args.only,
             server_validate: args.server_validate,
             cache: args.cache.dir(),
+            base: args.base,
             ..request(&args.target, args.dir)?
         },
         format: args.format.into(),
@@ -127,6 +129,7 @@ pub fn drift(args: DriftArgs, global: &GlobalArgs) -> anyhow::Result<Planning> {
         request: PlanRequest {
             drift: true,
             cache: args.cache.dir(),
+            base: args.base,
             ..request(&args.target, args.dir)?
         },
         format: args.format.into(),
@@ -155,6 +158,7 @@ pub fn apply(args: ApplyArgs, global: &GlobalArgs, cache: &CacheArgs) -> anyhow:
         request: PlanRequest {
             prune: args.prune,
             only: args.only,
+            base: args.base,
             keep: Keep {
                 manifests: keeps_manifests,
                 current: true,
@@ -173,6 +177,7 @@ pub fn apply(args: ApplyArgs, global: &GlobalArgs, cache: &CacheArgs) -> anyhow:
         verbose: global.verbose > 0,
         envs: args.envs.envs,
         all_envs: args.envs.all_envs,
+        reviewed: args.reviewed,
     };
     let from_file = opts.request.dir.is_file();
     refuse_before_anything(&opts, from_file)?;
@@ -180,12 +185,13 @@ pub fn apply(args: ApplyArgs, global: &GlobalArgs, cache: &CacheArgs) -> anyhow:
         return Ok(Applying::Saved(opts));
     }
     let (names, all) = (opts.envs.clone(), opts.all_envs);
-    Ok(Applying::Manifests(targets(
-        opts,
-        |o| &mut o.request,
-        &names,
-        all,
-    )?))
+    let reviewed = opts.reviewed.is_some();
+    match targets(opts, |o| &mut o.request, &names, all)? {
+        Targets::Several(..) if reviewed => anyhow::bail!(
+            "--reviewed holds one plan: apply one environment at a time (--env NAME): nothing was changed"
+        ),
+        targets => Ok(Applying::Manifests(targets)),
+    }
 }
 
 /// What `apply` refuses before it reads or sends anything.
@@ -198,6 +204,12 @@ fn refuse_before_anything(opts: &ApplySettings, from_file: bool) -> anyhow::Resu
                 path.display()
             );
         }
+    }
+    if from_file && opts.reviewed.is_some() {
+        anyhow::bail!("--reviewed holds a fresh plan of a directory to a reviewed one; a saved plan is applied as it is: nothing was changed");
+    }
+    if from_file && opts.request.base.is_some() {
+        anyhow::bail!("--base compares the manifests of a directory with a revision; a saved plan was compared when it was made (plan --base): nothing was changed");
     }
     if from_file && opts.rotate_secrets.is_some() {
         anyhow::bail!("--rotate-secrets needs the manifests (a directory), not a saved plan: nothing was changed");

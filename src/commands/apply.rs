@@ -34,6 +34,9 @@ pub struct ApplySettings {
     pub envs: Vec<String>,
     /// `--all-envs`.
     pub all_envs: bool,
+    /// `--reviewed PLANFILE`: the saved plan a reviewer approved; the plan made now is applied
+    /// only when all of it is in there.
+    pub reviewed: Option<PathBuf>,
 }
 
 pub(super) fn ask_confirmation(plan: &crate::plan::Plan) -> anyhow::Result<bool> {
@@ -330,6 +333,18 @@ async fn planned_or_saved(
     plan.guard.environment = opts.request.environment.clone();
     let environment = opts.request.environment.as_deref();
     rotate_and_check(opts, &mut plan, manifests, &current, environment, false)?;
+    if let Some(reviewed) = &opts.reviewed {
+        if let Err(e) = ops::check_reviewed(reviewed, &plan) {
+            if let ops::ReviewedError::Changed { differences, .. } = &e {
+                let mut err = crate::output::stderr();
+                let _ = writeln!(err, "changed since review:");
+                for d in differences {
+                    let _ = writeln!(err, "  {d}");
+                }
+            }
+            return Err(e.into());
+        }
+    }
     Ok((conn, plan, current))
 }
 

@@ -35,6 +35,18 @@ pub fn plan(settings: PlanSettings) -> anyhow::Result<ExitCode> {
     // Named in the risk summary; recorded (and sealed) in a saved plan.
     plan.guard.environment = settings.request.environment.clone();
     let drift = settings.request.drift;
+    // The policy's findings are part of the plan: shown in every form, enforced once it is
+    // printed whole (a denied plan explains itself).
+    let findings = if drift {
+        None
+    } else {
+        let environment = settings.request.environment.as_deref();
+        Some(ops::policy_into_plan(
+            &settings.request.dir,
+            &mut plan,
+            environment,
+        )?)
+    };
     // Written as it is made, through a buffer: a plan of thousands of creates is megabytes of
     // text, never held whole.
     {
@@ -67,11 +79,9 @@ pub fn plan(settings: PlanSettings) -> anyhow::Result<ExitCode> {
             .and_then(|()| out.flush())
             .context("writing to stdout")?;
     }
-    if !drift {
+    if let Some(findings) = findings {
         // The plan is shown; a denied one is not saved (`--out`) and fails the command.
-        let environment = settings.request.environment.as_deref();
-        crate::policy::check_plan(&settings.request.dir, &plan, environment)?
-            .print_and_enforce()?;
+        findings.print_and_enforce()?;
     }
     if let Some(path) = &settings.out {
         let token = settings.request.target.token.as_deref();

@@ -54,6 +54,7 @@ pub(crate) fn plan(actions: Vec<Action>, unmanaged: Vec<(&str, bool)>) -> Plan {
         warnings: vec![],
         guard_violations: vec![],
         guard: Default::default(),
+        review: Default::default(),
     }
 }
 

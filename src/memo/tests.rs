@@ -40,6 +40,7 @@ fn plan() -> Plan {
             // Remembered with the plan: a recalled plan is its environment's.
             environment: Some("staging".into()),
         },
+        review: Default::default(),
     }
 }
 

@@ -4,9 +4,12 @@
 //! nothing: a failure that comes with located problems is a [`Diagnosed`] error, whose
 //! problems the command edge prints before the error line.
 //!
+//! - `base`: `--base REV`, the secret references at a git revision; the plan's commit.
 //! - `connect`: a target (`--url`, or the `--local` tenant) as a [`Connection`].
 //! - `load`: the manifests, loaded on blocking threads while the target is read.
 //! - `plan`: [`plan()`], the one door to a plan: load + fetch + the no-change memo + plan.
+//! - `review`: the policy's findings recorded in the plan, before it is shown.
+//! - `reviewed`: `apply --reviewed`, the fresh plan held to the reviewed one.
 //! - `envs`: environments: which ones a command line selects, each one's target, and
 //!   several planned at once ([`plan_each`]), their manifests loaded once for all.
 //!
@@ -14,17 +17,23 @@
 //! environment): no `block_on`, no process-wide state but the kind registry and the output
 //! layer's secrets; the runtime is made at the command edge.
 
+mod base;
 mod connect;
 mod envs;
 mod load;
 mod plan;
+mod review;
+mod reviewed;
 
+pub use base::{head_commit, BaseError, BaseRefs};
 pub use connect::{connect, fetch, resolve_token, seal_key, Connection, TargetSettings};
 pub use envs::{
     plan_each, refuse_one_target, select, stage_of, target_for, EnvError, EnvOutcome, TargetError,
 };
 pub use load::{load_valid, SharedLoad};
 pub use plan::{plan, plan_against, Keep, PlanRequest, Planned};
+pub use review::policy_into_plan;
+pub use reviewed::{check_reviewed, ReviewedError};
 
 use crate::diagnostic::Diagnostic;
 

@@ -41,6 +41,9 @@ pub struct PlanRequest {
     pub drift: bool,
     /// The no-change memo's folder (`crate::memo`); `None`: off.
     pub cache: Option<PathBuf>,
+    /// `--base REV`: the git revision whose secret references are compared with the working
+    /// tree's (`ops::base`); `None`: references are not compared.
+    pub base: Option<String>,
     pub keep: Keep,
 }
 
@@ -111,6 +114,25 @@ pub(super) async fn plan_sharing(
     req: &PlanRequest,
     shared: Option<&SharedLoad>,
 ) -> anyhow::Result<Planned> {
+    // The base and the commit first: a base that cannot be read fails before any request.
+    let (dir, rev) = (req.dir.clone(), req.base.clone());
+    let (base, commit) = tokio::task::spawn_blocking(move || {
+        let base = rev.map(|rev| super::base::resolve(&dir, &rev).map(|commit| (rev, commit)));
+        (base.transpose(), super::base::head_commit(&dir))
+    })
+    .await
+    .context("reading git")?;
+    let mut planned = plan_read(req, shared, base?).await?;
+    planned.plan.review.commit = commit;
+    Ok(planned)
+}
+
+/// [`plan_sharing`] once the base (REV and its commit) is known.
+async fn plan_read(
+    req: &PlanRequest,
+    shared: Option<&SharedLoad>,
+    base: Option<(String, String)>,
+) -> anyhow::Result<Planned> {
     let source = Source {
         dir: req.dir.clone(),
         env: req.environment.clone(),
@@ -139,7 +161,7 @@ pub(super) async fn plan_sharing(
             (memo, loaded, conn, fetched)
         }
     };
-    planned(req, memo.as_ref(), conn, loaded, fetched).await
+    planned(req, memo.as_ref(), conn, loaded, fetched, base).await
 }
 
 /// Reads the target and plans manifests loaded already against it (no memo, nothing let go).
@@ -150,13 +172,14 @@ pub async fn plan_against(
     only: &[Pattern],
 ) -> anyhow::Result<(Plan, Current)> {
     let fetched = fetch(conn).await?;
-    plan_fetched(conn, loaded, fetched, prune, only)
+    plan_fetched(conn, loaded, fetched, prune, only, None)
 }
 
 /// The memo of a request that may be answered from it: one that keeps nothing but the plan,
 /// with no dry run (a folder that cannot be used is only logged).
 fn memo_for(req: &PlanRequest) -> Option<Memo> {
-    if req.server_validate || req.keep.anything() {
+    // A plan compared with a base depends on REV too, which no memo key holds.
+    if req.server_validate || req.keep.anything() || req.base.is_some() {
         return None;
     }
     let dir = req.cache.as_deref()?;
@@ -383,12 +406,23 @@ async fn planned(
     conn: Connection,
     loaded: Loaded,
     fetched: crate::state::Fetched,
+    base: Option<(String, String)>,
 ) -> anyhow::Result<Planned> {
     let (loaded, files_read_back) = super::load::read_back(loaded, &fetched.current).await?;
     let answers = fetched.answers;
     // Secrets answered in clear were compared with the resolved values, which no key holds.
     let in_clear = crate::secrets::answered_in_clear(&fetched.current);
-    let (mut plan, current) = plan_fetched(&conn, &loaded, fetched, req.prune, &req.only)?;
+    let (refs, review) = super::base::review_of(&loaded, base).await?;
+    let (mut plan, current) =
+        plan_fetched(&conn, &loaded, fetched, req.prune, &req.only, refs.as_ref())?;
+    plan.review = review;
+    // A plan (not a drift report) fails at the field of a secret it would send but cannot.
+    if !req.drift {
+        let unresolved = crate::secrets::unresolved(&plan);
+        if !unresolved.is_empty() {
+            return Err(unresolved_error(&loaded, unresolved).into());
+        }
+    }
     if req.server_validate {
         let rejected =
             crate::apply::dry_run::server_validate(&conn.client, &mut plan, &loaded.manifests)
@@ -440,6 +474,34 @@ async fn planned(
     })
 }
 
+/// The secrets a plan sends but cannot resolve, each at its field.
+fn unresolved_error(loaded: &Loaded, unresolved: Vec<crate::secrets::Unresolved>) -> Diagnosed {
+    let by_address: std::collections::BTreeMap<_, _> =
+        loaded.manifests.iter().map(|m| (m.address(), m)).collect();
+    let mut locator = crate::manifest::Locator::of(loaded);
+    let diagnostics: Vec<crate::diagnostic::Diagnostic> = unresolved
+        .into_iter()
+        .filter_map(|u| {
+            let m = by_address.get(&u.address)?;
+            let pos = locator.field_pos(m, &u.pointer);
+            let problem = crate::diagnostic::Problem::UnresolvedSecret {
+                address: u.address.to_string(),
+                field: u.path,
+                reference: u.reference,
+                reason: u.reason,
+            };
+            Some(crate::diagnostic::Diagnostic::error(&m.file, pos, problem))
+        })
+        .collect();
+    Diagnosed {
+        message: format!(
+            "the plan cannot be made: {} it sends cannot be resolved; nothing was sent",
+            plural(diagnostics.len(), "secret", "secrets")
+        ),
+        diagnostics,
+    }
+}
+
 /// Plans the manifests against what was read from the target; plan errors are located.
 fn plan_fetched(
     conn: &Connection,
@@ -447,10 +509,12 @@ fn plan_fetched(
     fetched: crate::state::Fetched,
     prune: bool,
     only: &[Pattern],
+    base: Option<&super::base::BaseRefs>,
 ) -> anyhow::Result<(Plan, Current)> {
     let mut fetched = fetched;
-    // What the target answered for secrets stands as the manifests' references (`secrets`).
-    crate::secrets::stand_in(&loaded.manifests, &mut fetched.current)?;
+    // What the target answered for secrets stands as the manifests' references (`secrets`),
+    // or as the base's where the reference changed since it.
+    crate::secrets::stand_in(&loaded.manifests, &mut fetched.current, base)?;
     let opts = crate::plan::PlanOptions {
         target: conn.name.clone(),
         prune,

@@ -45,6 +45,13 @@ pub struct PlanFile<F = Vec<FieldFile>> {
     #[serde(default)]
     pub orphaned: Vec<String>,
     pub warnings: Vec<String>,
+    /// Every deny and warn of the repository's policy (`plan::review::PolicyFinding`).
+    #[serde(default)]
+    pub policy: Vec<super::review::PolicyFinding>,
+    /// The commit the plan was made from and the base its secret references were compared
+    /// with (`plan::review::Review`).
+    #[serde(default)]
+    pub review: super::review::Review,
     /// Saved plans only: what the delete guards are checked against.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub guards: Option<GuardsFile>,
@@ -227,6 +234,8 @@ impl PlanFile<Vec<FieldFile>> {
             unmanaged: unmanaged_file(plan),
             orphaned: orphaned_file(plan),
             warnings: warnings_file(plan),
+            policy: plan.review.policy.clone(),
+            review: plan.review.clone(),
             guards: saved.then(|| guards_file(plan)),
         }
     }
@@ -294,7 +303,7 @@ pub struct PlanFileWriter<'a> {
 impl Serialize for PlanFileWriter<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
-        let mut st = s.serialize_struct("PlanFile", 10)?;
+        let mut st = s.serialize_struct("PlanFile", 12)?;
         self.serialize_fields(&mut st)?;
         st.end()
     }
@@ -317,6 +326,8 @@ impl PlanFileWriter<'_> {
         st.serialize_field("unmanaged", &unmanaged_file(plan))?;
         st.serialize_field("orphaned", &orphaned_file(plan))?;
         st.serialize_field("warnings", &warnings_file(plan))?;
+        st.serialize_field("policy", &plan.review.policy)?;
+        st.serialize_field("review", &plan.review)?;
         if self.saved {
             st.serialize_field("guards", &guards_file(plan))?;
         } else {

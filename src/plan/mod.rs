@@ -13,6 +13,7 @@ pub mod normalize;
 mod order;
 mod refs;
 mod refused;
+pub mod review;
 pub mod risk;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -205,6 +206,8 @@ pub struct Plan {
     /// What the delete guards are checked against (saved with the plan, so that `apply FILE`
     /// runs the very same check as `apply DIR`).
     pub guard: GuardContext,
+    /// How the plan was made, for the reviewer: set by the ops layer, never by the planner.
+    pub review: review::Review,
 }
 
 /// Counts by action, as the summary shows them.
@@ -351,6 +354,7 @@ pub fn plan(
         warnings,
         guard_violations,
         guard,
+        review: review::Review::default(),
     })
 }
 

@@ -33,6 +33,10 @@ pub struct Risk {
     /// a plan is one environment's (a report of several has one plan, so one risk summary,
     /// per environment).
     pub environments: Vec<String>,
+    /// Whether secret references were compared with a base (`--base REV`), in words; absent
+    /// when the manifests hold no secret.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secret_references: Option<super::review::SecretReferences>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -90,6 +94,10 @@ pub struct RiskSecret {
     pub address: String,
     /// The secret fields sent, as dotted paths (`webhook.basic_auth.password`); never values.
     pub fields: Vec<String>,
+    /// The fields whose reference changed since the base (`--base`):
+    /// `path: ${env:A} -> ${env:B}`, references only.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub references_changed: Vec<String>,
 }
 
 /// What the management modes hold back.
@@ -149,6 +157,14 @@ pub fn summarize(plan: &Plan) -> Risk {
                     secrets.push(RiskSecret {
                         address: a.address.to_string(),
                         fields,
+                        references_changed: a
+                            .fields
+                            .iter()
+                            .filter_map(|f| {
+                                let (b, after) = super::normalize::secret::reference_change(f)?;
+                                Some(format!("{}: {b} -> {after}", f.path))
+                            })
+                            .collect(),
                     });
                 }
             }
@@ -186,6 +202,7 @@ pub fn summarize(plan: &Plan) -> Risk {
             .environment
             .clone()
             .unwrap_or_else(|| plan.target.clone())],
+        secret_references: plan.review.secret_references(),
     }
 }
 

@@ -32,8 +32,21 @@ pub(crate) const DRIFT: Sides = Sides {
 /// One shown line of a field change.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Line {
-    /// The field's own line, starting with its sign: `~ path: a -> b`, `+ path:`.
+    /// The field's own line, starting with its sign: `+ path: a`, `~ path:` (a diff follows).
     Head(String),
+    /// A value changed in place, each side on one line (`path`, `before`, `after` printable
+    /// already): `~ path: a -> b` in the text; a `-` old / `+` new pair in Markdown.
+    Change {
+        path: String,
+        before: String,
+        after: String,
+    },
+    /// The drift report's [`Line::Change`]: `~ path: target has a, manifests have b`.
+    Drifted {
+        path: String,
+        target: String,
+        manifests: String,
+    },
     /// The `---`/`+++` header of a unified diff under a `~` head.
     DiffHeader(String),
     /// A line of a unified diff (`@@ …`, `-old`, `+new`, ` context`).
@@ -54,6 +67,16 @@ impl Line {
     pub(crate) fn text(&self) -> String {
         match self {
             Line::Head(s) => s.clone(),
+            Line::Change {
+                path,
+                before,
+                after,
+            } => format!("~ {path}: {before} -> {after}"),
+            Line::Drifted {
+                path,
+                target,
+                manifests,
+            } => format!("~ {path}: target has {target}, manifests have {manifests}"),
             Line::DiffHeader(s) | Line::Diff(s) | Line::Body(_, s) | Line::Part(s) => {
                 format!("    {s}")
             }
@@ -64,8 +87,27 @@ impl Line {
     /// The line inside a Markdown ```` ```diff ```` block, or `None` when it is left out: a
     /// diff's line at column 0 (so GitHub colours `+`/`-`), a value's line after its sign (as
     /// wide as the text's indent), no `---`/`+++` header (GitHub would colour it as a change).
+    /// No line starts with `~`, which GitHub leaves grey: a changed value is a `-` old / `+`
+    /// new pair (two lines), and the head of a diff (`~ path:`, a panel's `~ …:`) an `@@ … @@`
+    /// line.
     pub(crate) fn markdown(&self) -> Option<String> {
         match self {
+            Line::Change {
+                path,
+                before,
+                after,
+            } => Some(format!("- {path}: {before}\n+ {path}: {after}")),
+            Line::Drifted {
+                path,
+                target,
+                manifests,
+            } => Some(format!(
+                "- {path}: {target} (target)\n+ {path}: {manifests} (manifests)"
+            )),
+            Line::Head(s) | Line::Part(s) if s.starts_with("~ ") => {
+                let head = s[2..].strip_suffix(':').unwrap_or(&s[2..]);
+                Some(format!("@@ {head} @@"))
+            }
             Line::Head(s) | Line::Diff(s) | Line::Part(s) | Line::PartDiff(s) => Some(s.clone()),
             Line::DiffHeader(_) => None,
             Line::Body(sign, s) => Some(format!("{sign}   {s}")),

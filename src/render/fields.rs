@@ -67,9 +67,13 @@ fn special_lines(kind: Kind, f: &FieldChange, sides: Sides) -> Option<Vec<Line>>
 
 /// The plan's lines of a field change: `~ path: before -> after`, `+ path: value`, ...
 pub(crate) fn field_lines(kind: Kind, f: &FieldChange) -> Vec<Line> {
-    // A secret field (or an object holding one) is shown masked, never its reference or value.
+    // A secret field (or an object holding one) is shown masked, never its value; a changed
+    // reference (`--base`) as both references.
     let masked = crate::plan::normalize::secret::mask(kind, f);
     let f = masked.as_ref().unwrap_or(f);
+    if let Some(line) = reference_line(kind, f) {
+        return vec![line];
+    }
     if let Some(lines) = special_lines(kind, f, PLAN) {
         return lines;
     }
@@ -80,12 +84,11 @@ pub(crate) fn field_lines(kind: Kind, f: &FieldChange) -> Vec<Line> {
         (Some(b), Some(a)) => {
             let (bl, al) = (value_lines(b), value_lines(a));
             if bl.len() == 1 && al.len() == 1 {
-                out.push(Line::Head(format!(
-                    "~ {}: {} -> {}",
-                    Inert(&f.path),
-                    Inert(&bl[0]),
-                    Inert(&al[0])
-                )));
+                out.push(Line::Change {
+                    path: Inert(&f.path).to_string(),
+                    before: Inert(&bl[0]).to_string(),
+                    after: Inert(&al[0]).to_string(),
+                });
             } else {
                 push_value(&mut out, '-', &f.path, b);
                 push_value(&mut out, '+', &f.path, a);
@@ -94,6 +97,19 @@ pub(crate) fn field_lines(kind: Kind, f: &FieldChange) -> Vec<Line> {
         (None, None) => {}
     }
     out
+}
+
+/// `~ path: (sensitive) ${env:A} -> ${env:B}`: a secret field whose reference changed.
+fn reference_line(kind: Kind, f: &FieldChange) -> Option<Line> {
+    if !crate::registry::is_secret_path(kind.def().secrets, &f.path) {
+        return None;
+    }
+    let (before, after) = crate::plan::normalize::secret::reference_change(f)?;
+    Some(Line::Change {
+        path: Inert(&f.path).to_string(),
+        before: format!("{} {}", crate::registry::SHOWN, Inert(before)),
+        after: Inert(after).to_string(),
+    })
 }
 
 fn push_value(out: &mut Vec<Line>, sign: char, path: &str, v: &Value) {
@@ -112,17 +128,20 @@ fn push_value(out: &mut Vec<Line>, sign: char, path: &str, v: &Value) {
 pub(crate) fn drift_field_lines(kind: Kind, f: &FieldChange) -> Vec<Line> {
     let masked = crate::plan::normalize::secret::mask(kind, f);
     let f = masked.as_ref().unwrap_or(f);
+    if let Some(line) = reference_line(kind, f) {
+        return vec![line];
+    }
     if let Some(lines) = special_lines(kind, f, DRIFT) {
         return lines;
     }
     let v = |v: &Value| Inert(v.to_string()).to_string();
     let path = Inert(&f.path);
     match (&f.before, &f.after) {
-        (Some(t), Some(m)) => vec![Line::Head(format!(
-            "~ {path}: target has {}, manifests have {}",
-            v(t),
-            v(m)
-        ))],
+        (Some(t), Some(m)) => vec![Line::Drifted {
+            path: path.to_string(),
+            target: v(t),
+            manifests: v(m),
+        }],
         (None, Some(m)) => vec![Line::Head(format!(
             "+ {path}: {} (only in the manifests)",
             v(m)

@@ -208,6 +208,7 @@ mod tests {
             warnings: vec![],
             guard_violations: vec![],
             guard: Default::default(),
+            review: Default::default(),
         }
     }
 

@@ -31,8 +31,14 @@ fn markdown_details(a: &Action) -> String {
         .as_ref()
         .map(|s| format!(" — <code>{}:{}</code>", Markdown(s.file.display()), s.line))
         .unwrap_or_default();
+    // A delete is marked where a reviewer scanning the list sees it.
+    let mark = if a.action == ActionKind::Delete {
+        "⚠️ "
+    } else {
+        ""
+    };
     let mut out = format!(
-        "<details><summary><code>{} {}</code> <b>{}</b>{loc}</summary>\n\n",
+        "<details><summary>{mark}<code>{} {}</code> <b>{}</b>{loc}</summary>\n\n",
         a.action.symbol(),
         a.action.as_str(),
         Markdown(&a.address)
@@ -82,6 +88,9 @@ pub fn markdown(plan: &Plan, budget: usize, drift: bool) -> String {
     let word = if drift { "drift" } else { "plan" };
     let _ = writeln!(head, "### cfgctl {word} for {}\n", code_span(&plan.target));
     let risk = crate::plan::risk::summarize(plan);
+    if !drift {
+        head.push_str(&headline(plan, &risk));
+    }
     if !drift && !risk.is_quiet() {
         let _ = writeln!(head, "#### Risk summary\n");
     }
@@ -110,12 +119,19 @@ pub fn markdown(plan: &Plan, budget: usize, drift: bool) -> String {
         ("unchanged", s.unchanged, String::new()),
         ("unmanaged", plan.unmanaged.len(), String::new()),
     ] {
-        let _ = writeln!(head, "| {label} | {n} | {kinds} |");
+        // Rows of zeros say nothing.
+        if n > 0 {
+            let _ = writeln!(head, "| {label} | {n} | {kinds} |");
+        }
     }
     head.push('\n');
     if !drift && !risk.is_quiet() {
         let room = (budget / 2).saturating_sub(head.len());
         head.push_str(&super::risk::markdown_lists(&risk, room, &plan.target));
+    }
+    if !drift {
+        let room = (budget * 3 / 4).saturating_sub(head.len());
+        head.push_str(&super::policy::markdown_section(plan, room));
     }
     let mut tail = super::modes::markdown(plan);
     for w in plan
@@ -164,5 +180,78 @@ pub fn markdown(plan: &Plan, budget: usize, drift: bool) -> String {
     }
     out.push('\n');
     out.push_str(&tail);
+    out
+}
+
+/// What a reviewer must see first, before any table: the deletes, the secrets sent, the
+/// unsupported actions and the policy's denials (or that there are none), then the commit the
+/// plan was made from.
+fn headline(plan: &Plan, risk: &crate::plan::risk::Risk) -> String {
+    let mut risky = Vec::new();
+    let named = |addresses: Vec<&str>| {
+        let shown: Vec<String> = addresses
+            .iter()
+            .take(5)
+            .map(|a| format!("<code>{}</code>", Markdown(a)))
+            .collect();
+        let more = addresses.len().saturating_sub(5);
+        let more = if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        };
+        format!("{}{more}", shown.join(", "))
+    };
+    if !risk.deletes.is_empty() {
+        let addresses = risk.deletes.iter().map(|d| d.address.as_str()).collect();
+        risky.push(format!(
+            "⚠️ **{}**: {}",
+            plural(risk.deletes.len(), "delete", "deletes"),
+            named(addresses)
+        ));
+    }
+    if !risk.secrets.is_empty() {
+        let addresses = risk.secrets.iter().map(|s| s.address.as_str()).collect();
+        risky.push(format!(
+            "🔑 **{} sent**: {}",
+            plural(risk.secrets.len(), "secret", "secrets"),
+            named(addresses)
+        ));
+    }
+    if !risk.unsupported.is_empty() {
+        let addresses = risk
+            .unsupported
+            .iter()
+            .map(|u| u.address.as_str())
+            .collect();
+        risky.push(format!(
+            "❗ **{} unsupported**: {}",
+            risk.unsupported.len(),
+            named(addresses)
+        ));
+    }
+    let denials = plan.review.denials();
+    if denials > 0 {
+        risky.push(format!(
+            "⛔ **{}** (below)",
+            plural(denials, "policy denial", "policy denials")
+        ));
+    }
+    if !risk.guards.refused.is_empty() {
+        risky.push("⛔ **apply refuses this plan** (guards, below)".to_string());
+    }
+    let mut out = if risky.is_empty() {
+        "No deletes, no secrets sent, nothing unsupported, no policy denial.\n\n".to_string()
+    } else {
+        let mut out = String::new();
+        for r in risky {
+            let _ = writeln!(out, "> {r}  ");
+        }
+        out.push('\n');
+        out
+    };
+    if let Some(commit) = &plan.review.commit {
+        let _ = writeln!(out, "Planned from commit {}.\n", code_span(commit));
+    }
     out
 }

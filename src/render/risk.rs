@@ -139,7 +139,13 @@ pub(super) fn text(r: &Risk, target: &str) -> String {
                 Inert(&s.address),
                 Inert(s.fields.join(", "))
             );
+            for c in &s.references_changed {
+                let _ = writeln!(out, "      reference changed: {}", Inert(c));
+            }
         }
+    }
+    if let Some(refs) = &r.secret_references {
+        let _ = writeln!(out, "  Secret references: {}", Inert(refs.sentence()));
     }
     let _ = writeln!(out, "  Modes: {}", modes_line(r));
     let envs: Vec<String> = r
@@ -190,7 +196,7 @@ pub(super) fn markdown_lists(r: &Risk, room: usize, target: &str) -> String {
                     .as_ref()
                     .map(|r| format!(" — {}", Markdown(r)))
                     .unwrap_or_default();
-                let mut item = format!("- {}{why}\n", code(&d.address));
+                let mut item = format!("- ⚠️ {}{why}\n", code(&d.address));
                 for (address, what) in cascade_members(d) {
                     let _ = writeln!(
                         item,
@@ -246,9 +252,22 @@ pub(super) fn markdown_lists(r: &Risk, room: usize, target: &str) -> String {
         let items = r
             .secrets
             .iter()
-            .map(|s| format!("- {}: {}\n", code(&s.address), code(&s.fields.join(", "))))
+            .map(|s| {
+                let mut item = format!("- {}: {}\n", code(&s.address), code(&s.fields.join(", ")));
+                for c in &s.references_changed {
+                    let _ = writeln!(item, "  - reference changed: {}", code(c));
+                }
+                item
+            })
             .collect();
         bounded_list(&mut out, room, items, "resource with secrets");
+    }
+    if let Some(refs) = &r.secret_references {
+        let _ = writeln!(
+            out,
+            "**Secret references:** {}.\n",
+            markdown_references(refs)
+        );
     }
     let _ = writeln!(out, "**Modes:** {}.\n", modes_line(r));
     let envs: Vec<String> = r
@@ -261,4 +280,12 @@ pub(super) fn markdown_lists(r: &Risk, room: usize, target: &str) -> String {
         .collect();
     let _ = writeln!(out, "**Environments:** {}.\n", envs.join(", "));
     out
+}
+
+/// The risk summary's word on secret references, in Markdown.
+pub(super) fn markdown_references(r: &crate::plan::review::SecretReferences) -> String {
+    match &r.base {
+        Some(b) => format!("compared with {} ({})", code(&b.rev), code(&b.commit)),
+        None => "not compared: a changed `${env:…}`/`${file:…}` reference is not seen (plan with `--base REV` to compare)".into(),
+    }
 }

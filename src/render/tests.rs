@@ -40,6 +40,7 @@ fn plan_of(n: usize, desc_len: usize) -> Plan {
         warnings: vec![],
         guard_violations: vec![],
         guard: Default::default(),
+        review: Default::default(),
     }
 }
 

@@ -3,7 +3,9 @@
 //! `config/`, with exact exit codes: after apply, every plan line must find nothing to do. The
 //! examples for several environments (`*-envs.yml`) run the same way against two emulators,
 //! the quickstart's environments `staging` and `prod` (URLs in cfgctl.yaml, tokens from the
-//! variables its `token_env` names), each matrix line once per environment. And the GitHub
+//! variables its `token_env` names), each matrix line once per environment. The folder is a git
+//! repository (`--base "$BASE_REV"` runs as `--base HEAD`), and the apply lines find the plan
+//! line's saved plan where the job downloads it (`reviewed/plan.json`). And the GitHub
 //! workflows' shape: the plan comment also after a failure, one prune setting for plan and
 //! apply, the drift issue closed when the drift clears, one environment per apply job.
 
@@ -62,6 +64,7 @@ fn command_lines(text: &str) -> Vec<Vec<String>> {
                     .replace("\"$CONFIG_DIR\"", "config")
                     .replace("$CONFIG_DIR", "config")
                     .replace("\"$TARGET_ENV\"", ENV_ARG)
+                    .replace("\"$BASE_REV\"", "HEAD")
             })
             .collect();
         assert!(
@@ -115,6 +118,7 @@ async fn ci_command_lines_run_against_the_emulator() {
         &root().join("examples/quickstart"),
         &work.path().join("config"),
     );
+    crate::review::repo_with(work.path(), &[]);
     let url = t.emulator.url();
     let cfgctl = |a: Vec<String>| {
         let dir = work.path().to_path_buf();
@@ -135,6 +139,12 @@ async fn ci_command_lines_run_against_the_emulator() {
     for (file, args) in commands {
         let what = format!("{}: cfgctl {}", file.display(), args.join(" "));
         let detailed = args.iter().any(|a| a == "--detailed-exitcode");
+        if let Some(i) = args.iter().position(|a| a == "--reviewed") {
+            // Where the apply job downloads the merged pull request's saved plan.
+            let to = work.path().join(&args[i + 1]);
+            std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+            std::fs::copy(work.path().join("plan.json"), to).unwrap();
+        }
         let run = cfgctl(args.clone()).await;
         match args[0].as_str() {
             "validate" => assert_eq!(run.code, 0, "{what}\n{}", run.transcript()),
@@ -438,6 +448,7 @@ async fn ci_environment_command_lines_run_against_two_emulators() {
         ),
     )
     .unwrap();
+    crate::review::repo_with(work.path(), &[]);
     let cfgctl = |a: Vec<String>| {
         let dir = work.path().to_path_buf();
         async move {
@@ -552,4 +563,124 @@ async fn ci_environment_command_lines_run_against_two_emulators() {
             );
         }
     }
+}
+
+/// The examples compare secret references through git (`--base`, with the history it needs),
+/// apply on merge only what was reviewed (`--reviewed`, stopping without a reviewed plan), plan
+/// no fork's pull request with secrets, and open the pull workflow's pull requests with a token
+/// that starts checks, never promising that closing one reverts anything.
+#[test]
+fn the_examples_compare_through_git_and_apply_what_was_reviewed() {
+    let read = |rel: &str| std::fs::read_to_string(root().join("examples/ci").join(rel)).unwrap();
+    for file in [
+        "cfgctl-plan.yml",
+        "cfgctl-apply.yml",
+        "cfgctl-plan-envs.yml",
+        "cfgctl-apply-envs.yml",
+    ] {
+        let text = read(&format!("github/{file}"));
+        let lines = command_lines(&text);
+        let verb = if file.contains("plan") {
+            "plan"
+        } else {
+            "apply"
+        };
+        let line = lines.iter().find(|c| c[0] == verb).unwrap();
+        assert!(
+            line.windows(2).any(|w| w == ["--base", "HEAD"]),
+            "{file}: {line:?}"
+        );
+        let workflow = github_workflow(file);
+        let job = workflow["jobs"]
+            .as_object()
+            .unwrap()
+            .values()
+            .next_back()
+            .unwrap();
+        let checkout = job["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| {
+                s["uses"]
+                    .as_str()
+                    .is_some_and(|u| u.starts_with("actions/checkout"))
+            })
+            .unwrap();
+        assert_eq!(
+            checkout["with"]["fetch-depth"], 0,
+            "{file}: --base needs the history"
+        );
+    }
+    let plan = github_workflow("cfgctl-plan.yml");
+    assert_eq!(
+        plan["jobs"]["plan"]["if"],
+        "github.event.pull_request.head.repo.full_name == github.repository",
+        "a fork's pull request has no secrets: it is not planned"
+    );
+    assert!(plan["jobs"]["validate-fork"]["if"].is_string());
+    let upload = steps(&plan, "plan")
+        .into_iter()
+        .find(|s| {
+            s["uses"]
+                .as_str()
+                .is_some_and(|u| u.starts_with("actions/upload-artifact"))
+        })
+        .unwrap();
+    assert_eq!(upload["with"]["name"], "cfgctl-plan");
+    assert_eq!(upload["with"]["path"], "plan.json");
+
+    let apply = github_workflow("cfgctl-apply.yml");
+    let steps = steps(&apply, "apply");
+    let find = steps
+        .iter()
+        .find(|s| s["id"] == "reviewed")
+        .expect("a step finds the reviewed plan");
+    let script = find["with"]["script"].as_str().unwrap();
+    assert!(
+        script.contains("listPullRequestsAssociatedWithCommit")
+            && script.contains("core.setFailed(`No reviewed plan")
+            && script.contains("'cfgctl-plan'"),
+        "{script}"
+    );
+    let download = steps
+        .iter()
+        .find(|s| {
+            s["uses"]
+                .as_str()
+                .is_some_and(|u| u.starts_with("actions/download-artifact"))
+        })
+        .unwrap();
+    assert_eq!(
+        download["with"]["run-id"],
+        "${{ steps.reviewed.outputs.run-id }}"
+    );
+    assert_eq!(apply["permissions"]["actions"], "read");
+    let line = command_lines(&read("github/cfgctl-apply.yml"))
+        .into_iter()
+        .find(|c| c[0] == "apply")
+        .unwrap();
+    assert!(line
+        .windows(2)
+        .any(|w| w == ["--reviewed", "reviewed/plan.json"]));
+
+    let pull = read("github/cfgctl-pull.yml");
+    assert!(pull.contains("GH_TOKEN: ${{ secrets.CFGCTL_PR_TOKEN || github.token }}"));
+    assert!(pull.contains("token: ${{ secrets.CFGCTL_PR_TOKEN || github.token }}"));
+    assert!(pull.contains("Allow GitHub Actions to create and approve pull requests"));
+    assert!(
+        pull.contains("-gt 65000"),
+        "the description stays under 65,536"
+    );
+    assert!(!pull.contains("close to revert") && !pull.contains("revert them with the next apply"));
+
+    let gitlab = read("gitlab/.gitlab-ci.yml");
+    assert!(gitlab.contains("\n  GIT_DEPTH: 0\n"));
+    let lines = command_lines(&gitlab);
+    let apply = lines.iter().find(|c| c[0] == "apply").unwrap();
+    assert!(apply
+        .windows(2)
+        .any(|w| w == ["--reviewed", "reviewed/plan.json"]));
+    assert!(apply.windows(2).any(|w| w == ["--base", "HEAD"]));
+    assert!(gitlab.contains("No reviewed plan"));
 }

@@ -34,6 +34,7 @@ mod promql;
 mod property;
 mod pull;
 mod pull_style;
+mod review;
 mod risk;
 mod saved_guards;
 mod schema;

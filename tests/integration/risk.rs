@@ -90,11 +90,13 @@ async fn a_risky_plan_opens_with_its_risk_summary_in_every_form() {
     assert!(md.chars().count() < 65_536, "{}", md.chars().count());
     assert!(md.contains("more resources not shown"), "details are cut");
     let head = &md[..md.find("<details>").unwrap()];
-    // The heading, then the summary.
+    // The heading, what is risky, then the summary.
     assert!(md.starts_with("### cfgctl plan for "), "{md}");
     let after_heading = &head[head.find('\n').unwrap()..];
     assert!(
-        after_heading.starts_with("\n\n#### Risk summary\n"),
+        after_heading.starts_with(
+            "\n\n> ⚠️ **1 delete**: <code>Bucket/old</code>  \n> 🔑 **1 secret sent**: <code>Notifier/on-call</code>  \n> ❗ **1 unsupported**: <code>ServiceAccount/ci</code>  \n\n#### Risk summary\n"
+        ),
         "{head}"
     );
     assert!(head.contains("**Environments:**"), "{head}");

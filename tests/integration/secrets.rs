@@ -31,7 +31,7 @@ fn repo(dir: &Path) {
 }
 
 /// Every form a secret could leak in: as is, URL-encoded (query and path) and base64.
-fn forms(secret: &str) -> Vec<String> {
+pub(crate) fn forms(secret: &str) -> Vec<String> {
     let query: String = form_urlencoded::byte_serialize(secret.as_bytes()).collect();
     let path = secret
         .replace('/', "%2F")
@@ -209,7 +209,7 @@ async fn an_unresolvable_reference_names_the_variable_and_sends_nothing() {
     assert_eq!(run.code, 1, "{}", run.transcript());
     assert!(
         run.stderr.contains(
-            "n.yaml:1: Notifier/on-call `slack.api_url`: environment variable SLACK_URL is not set"
+            "n.yaml:7:5: error: Notifier/on-call `slack.api_url`: the plan sends this secret, but `${env:SLACK_URL}` cannot be resolved: environment variable SLACK_URL is not set"
         ),
         "{}",
         run.transcript()

@@ -383,6 +383,7 @@ async fn a_plan_through_ops_reads_back_only_the_files_of_its_changes() {
         server_validate: false,
         drift: false,
         cache: None,
+        base: None,
         keep: crate::ops::Keep::default(),
     };
     for cache in [None, Some(cache.path().to_path_buf())] {

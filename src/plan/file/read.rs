@@ -74,6 +74,8 @@ pub(super) const FIELDS: &[&str] = &[
     "unmanaged",
     "orphaned",
     "warnings",
+    "policy",
+    "review",
     "guards",
 ];
 
@@ -90,6 +92,8 @@ struct Parts {
     unmanaged: bool,
     warnings: bool,
     guards: Option<GuardsFile>,
+    /// `review` and `policy`: recorded, shown, never applied (absent in older files).
+    review: crate::plan::review::Review,
 }
 
 impl Parts {
@@ -119,6 +123,7 @@ impl Parts {
             warnings: vec![],
             guard_violations,
             guard,
+            review: self.review,
         })
     }
 }
@@ -197,6 +202,12 @@ impl<'de> Visitor<'de> for FileVisitor<'_> {
                 "warnings" => {
                     map.next_value::<Vec<String>>()?;
                     parts.warnings = true;
+                }
+                "policy" => parts.review.policy = map.next_value()?,
+                "review" => {
+                    let policy = std::mem::take(&mut parts.review.policy);
+                    parts.review = map.next_value()?;
+                    parts.review.policy = policy;
                 }
                 _ => parts.guards = Some(map.next_value()?),
             }

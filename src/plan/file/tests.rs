@@ -57,6 +57,8 @@ fn reads_what_it_writes() {
     // Written always; a file without them (an older cfgctl's) is read.
     original["observed"] = json!([]);
     original["orphaned"] = json!([]);
+    original["policy"] = json!([]);
+    original["review"] = json!({});
     // The risk summary too (this file has none): worked out from the plan.
     original["risk"] = serde_json::to_value(crate::plan::risk::summarize(&plan)).unwrap();
     assert_eq!(again["risk"]["deletes"][0]["address"], "Bucket/b");

@@ -13,6 +13,10 @@ pub fn mask(kind: Kind, f: &FieldChange) -> Option<FieldChange> {
         return None;
     }
     if crate::registry::is_secret_path(paths, &f.path) {
+        // A changed reference (`--base`) is shown as both references: never a value.
+        if reference_change(f).is_some() {
+            return Some(f.clone());
+        }
         let changed = f.before.is_some() && f.after.is_some();
         let shown = |v: &Option<Value>| {
             v.as_ref().map(|_| {
@@ -61,4 +65,15 @@ pub fn mask(kind: Kind, f: &FieldChange) -> Option<FieldChange> {
         before,
         after,
     })
+}
+
+/// The two references of a secret field whose reference changed (`--base REV`): what it held
+/// at REV and what it holds now, both `${env:…}`/`${file:…}` texts.
+pub fn reference_change(f: &FieldChange) -> Option<(&str, &str)> {
+    let (Some(Value::String(before)), Some(Value::String(after))) = (&f.before, &f.after) else {
+        return None;
+    };
+    let both = crate::registry::parse_reference(before).is_some()
+        && crate::registry::parse_reference(after).is_some();
+    (both && before != after).then_some((before.as_str(), after.as_str()))
 }

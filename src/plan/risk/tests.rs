@@ -32,6 +32,7 @@ fn plan(actions: Vec<Action>) -> Plan {
         warnings: vec![],
         guard_violations: vec![],
         guard: GuardContext::default(),
+        review: Default::default(),
     }
 }
 

@@ -29,7 +29,7 @@ fn drift_and_plan_read_a_change_the_same_way() {
     assert!(!t.contains("Dashboard/elsewhere"), "{t}");
     let md = markdown(&p, &known(), crate::render::MARKDOWN_BUDGET);
     assert!(
-        md.contains("\n~ interval_secs: target has 60, manifests have 120\n"),
+        md.contains("\n- interval_secs: 60 (target)\n+ interval_secs: 120 (manifests)\n"),
         "{md}"
     );
     let j = json(&p, &known());

@@ -41,6 +41,7 @@ fn plan(target: &str, environment: &str, actions: Vec<Action>) -> Plan {
         warnings: vec![],
         guard_violations: vec![],
         guard: Default::default(),
+        review: Default::default(),
     };
     plan.guard.environment = Some(environment.into());
     plan

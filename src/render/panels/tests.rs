@@ -280,7 +280,8 @@ fn markdown_puts_every_part_and_hunk_line_at_column_0() {
         .iter()
         .filter_map(Line::markdown)
         .collect();
-    assert_eq!(md[0], "~ panels[0] \"Latency\":");
+    // No `~` line (GitHub leaves it grey): the part's head is an `@@` line.
+    assert_eq!(md[0], "@@ panels[0] \"Latency\" @@");
     assert!(
         md.contains(&"+      \"expr\": \"b\"".to_string()),
         "{md:#?}"

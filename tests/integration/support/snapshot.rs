@@ -26,6 +26,9 @@ static FILTERS: LazyLock<Vec<(String, String)>> = LazyLock::new(|| {
         ),
         // How long an apply action took: `created Team/t (12 ms)`.
         (r"\([0-9]+ ms\)".into(), "([DURATION])".into()),
+        // A git commit (the plan names the commit it was made from: this repository's, or a
+        // test's own).
+        (r"\b[0-9a-f]{40}\b".into(), "[COMMIT]".into()),
     ]
 });
 

@@ -1,0 +1,196 @@
+//! What a plan says about how it was made, for the reviewer (docs/product.md §6): the commit it
+//! was made from, the base its secret references were compared with, and what the policy said.
+//! Pure data: the ops layer works it out (git, the policy) and hands it to the plan; the
+//! renderers show it and a saved plan records it.
+
+use serde::{Deserialize, Serialize};
+
+/// The plan's review facts. Empty (the default) for a plan made without a repository.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Review {
+    /// The commit of the repository holding the manifests (`git rev-parse HEAD`), when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+    /// `--base REV`: what the secret references were compared with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base: Option<Base>,
+    /// Whether the manifests hold secret references (without a base, a changed reference
+    /// is not seen: the risk summary says so).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub holds_secrets: bool,
+    /// Every deny and warn of the repository's policy, in the policy's order (the JSON plan
+    /// writes them as its own top-level `policy`).
+    #[serde(skip)]
+    pub policy: Vec<PolicyFinding>,
+}
+
+/// The base of a plan made with `--base REV`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Base {
+    /// REV as given (`origin/main`).
+    pub rev: String,
+    /// The commit it names.
+    pub commit: String,
+}
+
+/// One message of the policy (or one problem of the policy itself).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PolicyFinding {
+    /// `main.deny`, `cfgctl.plan.warn`, ...; `policy` for a problem of the policy itself.
+    pub rule: String,
+    /// `deny` or `warn`.
+    pub severity: PolicySeverity,
+    pub message: String,
+    pub address: Option<String>,
+    /// Where it points: `file:line:col`.
+    pub source: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PolicySeverity {
+    Deny,
+    Warn,
+}
+
+impl PolicySeverity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PolicySeverity::Deny => "deny",
+            PolicySeverity::Warn => "warn",
+        }
+    }
+}
+
+impl Review {
+    /// How many findings deny the plan.
+    pub fn denials(&self) -> usize {
+        self.policy
+            .iter()
+            .filter(|f| f.severity == PolicySeverity::Deny)
+            .count()
+    }
+
+    /// What the risk summary says about secret references: compared with a base, or not
+    /// compared (said only when the manifests hold secrets).
+    pub fn secret_references(&self) -> Option<SecretReferences> {
+        match &self.base {
+            Some(b) => Some(SecretReferences {
+                compared: true,
+                base: Some(b.clone()),
+            }),
+            None if self.holds_secrets => Some(SecretReferences {
+                compared: false,
+                base: None,
+            }),
+            None => None,
+        }
+    }
+}
+
+/// Whether the plan compared secret references with a base (the JSON plan's
+/// `risk.secret_references`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SecretReferences {
+    pub compared: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base: Option<Base>,
+}
+
+impl SecretReferences {
+    /// In words, for the text plan.
+    pub fn sentence(&self) -> String {
+        match &self.base {
+            Some(b) => format!("compared with {} ({})", b.rev, b.commit),
+            None => "not compared (a changed ${env:...}/${file:...} reference is not seen; plan with --base REV to compare)".into(),
+        }
+    }
+}
+
+/// `apply --reviewed`: every action of the fresh plan that the reviewed plan does not hold as
+/// it is (the same address, action, and changed fields with the same values, as shown), one
+/// line each; empty when the fresh plan is all in the reviewed one. An action of the reviewed
+/// plan that is no longer needed is no difference: less is done than was approved. Pure.
+pub fn changed_since_review(reviewed: &super::Plan, fresh: &super::Plan) -> Vec<String> {
+    use crate::output::Inert;
+    let mut out = Vec::new();
+    if reviewed.target != fresh.target {
+        out.push(format!(
+            "the target: reviewed for {}, now {}",
+            Inert(&reviewed.target),
+            Inert(&fresh.target)
+        ));
+    }
+    let value = |v: &Option<serde_json::Value>| {
+        v.as_ref()
+            .map(|v| Inert(v.to_string()).to_string())
+            .unwrap_or_else(|| "(none)".to_string())
+    };
+    for a in &fresh.actions {
+        let head = format!(
+            "{} {} {}",
+            a.action.symbol(),
+            a.action.as_str(),
+            Inert(&a.address)
+        );
+        let r = reviewed
+            .actions
+            .iter()
+            .find(|r| r.address == a.address && r.action == a.action);
+        let shown = |x: &super::Action| -> Vec<FieldShown> {
+            let kind = x.address.kind;
+            x.shown_fields()
+                .iter()
+                .map(|f| {
+                    let f = super::normalize::displayed(kind, f);
+                    (f.path.clone(), f.before.clone(), f.after.clone())
+                })
+                .collect()
+        };
+        let Some(r) = r else {
+            let was = reviewed
+                .actions
+                .iter()
+                .find(|r| r.address == a.address)
+                .map(|r| format!("reviewed: {}", r.action.as_str()))
+                .unwrap_or_else(|| "not in the reviewed plan".to_string());
+            match a.action {
+                // An update says what it would change.
+                super::ActionKind::Update if !a.fields.is_empty() => {
+                    for (path, before, after) in shown(a) {
+                        out.push(format!(
+                            "{head} ({was}): {}: {} -> {}",
+                            Inert(&path),
+                            value(&before),
+                            value(&after)
+                        ));
+                    }
+                }
+                _ => out.push(format!("{head} ({was})")),
+            }
+            continue;
+        };
+        let (now, then) = (shown(a), shown(r));
+        for (path, before, after) in &now {
+            let change = format!("{} -> {}", value(before), value(after));
+            match then.iter().find(|(p, _, _)| p == path) {
+                Some((_, b, a)) if b == before && a == after => {}
+                Some((_, b, a)) => out.push(format!(
+                    "{head}: {}: {change} (reviewed: {} -> {})",
+                    Inert(path),
+                    value(b),
+                    value(a)
+                )),
+                None => out.push(format!("{head}: {}: {change} (not reviewed)", Inert(path))),
+            }
+        }
+    }
+    out
+}
+
+/// A field as shown: its path, before and after.
+type FieldShown = (String, Option<serde_json::Value>, Option<serde_json::Value>);
