@@ -313,6 +313,7 @@ async fn another_environments_token_is_never_printed() {
             assert!(text.contains("[REDACTED]"), "{args:?}: {text}");
         }
     }
+}
 
 /// R4-4: an overlay folder that is a symlink (`envs/st -> ../../../outside`) would read files
 /// from outside the repository into an environment's manifests: refused at its setting, as a
