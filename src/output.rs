@@ -33,9 +33,26 @@ static SECRETS: RwLock<Vec<redact::Form>> = RwLock::new(Vec::new());
 /// in any form [`redact`] decodes (JSON, URL and HTML escapes), form-encoded (a space as `+`),
 /// base64-encoded, or cut short.
 pub fn register_secret(secret: &str) {
+    let forms = forms_of(secret);
+    if forms.is_empty() {
+        return;
+    }
+    let mut secrets = SECRETS.write().unwrap_or_else(|e| e.into_inner());
+    for form in forms {
+        if !secrets.contains(&form) {
+            secrets.push(form);
+        }
+    }
+    // Longest first, so a secret that contains another is replaced whole.
+    secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+}
+
+/// The forms a secret is searched in (none for a value too short to be a secret): as it is,
+/// form-encoded (a space as `+`) and base64-encoded, each normalised (`redact`).
+fn forms_of(secret: &str) -> Vec<redact::Form> {
     let secret = secret.trim();
     if secret.chars().count() < MIN_SECRET_LEN {
-        return;
+        return Vec::new();
     }
     let mut forms = vec![secret.to_string()];
     if secret.contains(' ') {
@@ -44,15 +61,14 @@ pub fn register_secret(secret: &str) {
     // A value a server or a log shows encoded (a basic-auth header, a data URL) is the same
     // secret.
     forms.extend(base64_forms(secret.as_bytes()));
-    let mut secrets = SECRETS.write().unwrap_or_else(|e| e.into_inner());
+    let mut normal: Vec<redact::Form> = Vec::with_capacity(forms.len());
     for f in forms {
         let form = redact::Form::new(&f);
-        if !secrets.contains(&form) {
-            secrets.push(form);
+        if !normal.contains(&form) {
+            normal.push(form);
         }
     }
-    // Longest first, so a secret that contains another is replaced whole.
-    secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    normal
 }
 
 /// The base64 forms of a value: standard and URL-safe alphabets, with and without padding.
