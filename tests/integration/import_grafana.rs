@@ -152,11 +152,9 @@ async fn the_imported_dashboards_validate_apply_and_plan_clean() {
     assert!(r.stdout.contains("21 unchanged"), "{}", r.stdout);
 }
 
-/// The import's folder as written: its `.json` files are data only once `${file:}` JSON files
-/// under DIR are first-class (the dashboards branch, issue 41 item 1); today's loader reads
-/// them as manifests.
+/// The import's folder as written: its `.json` files are data (`${file:}` JSON files under
+/// DIR are first-class: issue 41 item 1), so it validates, applies and plans clean as it is.
 #[tokio::test]
-#[ignore = "needs ${file:} JSON files under DIR as data: the dashboards branch (issue 41 item 1)"]
 async fn the_import_as_written_validates_applies_and_plans_clean() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
