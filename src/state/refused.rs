@@ -7,10 +7,18 @@ use super::{ClientError, Kind, KindRead};
 /// and the planner decides whether the plan needs it (`plan::refused`). Any other failure
 /// ends the reading.
 fn refusal(e: &ClientError) -> Option<String> {
-    match e.status() {
-        Some(403 | 404 | 501) => Some(crate::output::Inert(e).to_string()),
-        _ => None,
-    }
+    let status = e.status().filter(|s| matches!(s, 403 | 404 | 501))?;
+    // The status and the server's message: no request id, so that the note reads the same
+    // from one run to the next (a pull-request comment does not churn).
+    let reason = reqwest::StatusCode::from_u16(status)
+        .ok()
+        .and_then(|s| s.canonical_reason())
+        .unwrap_or_default();
+    let answer = match e.server_message().map(str::trim).filter(|m| !m.is_empty()) {
+        Some(message) => format!("{status} {reason}: {message}"),
+        None => format!("{status} {reason}"),
+    };
+    Some(crate::output::Inert(answer).to_string())
 }
 
 /// A refused kind's reading, hashed by its status alone (a message may carry a request id).

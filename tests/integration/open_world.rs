@@ -35,7 +35,7 @@ async fn a_refused_kind_the_plan_does_not_need_is_a_note_and_the_plan_goes_on() 
         let text = run.transcript();
         assert!(
             text.contains("LogScaleAction was not read: the target refused its list")
-                && text.contains(&format!(": {status}"))
+                && text.contains(&format!("its list ({status} "))
                 && text.contains("nothing in this plan needs it"),
             "{status}: {text}"
         );
