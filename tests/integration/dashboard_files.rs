@@ -354,3 +354,55 @@ async fn an_export_with_dashboards_as_files_validates_and_plans_clean() {
     );
     assert_eq!(read(o, "export/classic-dashboards/payments.yaml"), manifest);
 }
+
+#[tokio::test]
+async fn pull_env_writes_a_dashboard_into_its_file_and_refuses_an_env_reference() {
+    let dir = repo();
+    let d = dir.path();
+    let t = Tenant::start(Config::default()).await;
+    write(
+        d,
+        "cfgctl.yaml",
+        &format!(
+            "environments:\n  staging:\n    url: {}\n    vars: {{region: eu}}\n",
+            t.emulator.url()
+        ),
+    );
+    write(d, "teams/core.yaml", "api_version: v1/config\nkind: Team\nspec:\n  slug: core\n  name: Core\n  description: ${env:CORE_DESC}\n");
+    let a = Cfgctl::bare()
+        .dir(d)
+        .args(&["apply", ".", "--env", "staging", "--auto-approve"])
+        .env("CORE_DESC", "Core services")
+        .run()
+        .await;
+    assert_eq!(a.code, 0, "{}", a.transcript());
+    edit_panel_title(&t, 1, "Errors (5xx)").await;
+    let team = Kind::named("Team");
+    let mut object = t.read(team, Some("core")).await.body["team"].clone();
+    for f in team.def().server_owned {
+        object.as_object_mut().unwrap().remove(*f);
+    }
+    object["description"] = json!("Edited in the UI");
+    assert_eq!(t.update(team, Some("core"), object).await.status, 200);
+
+    let p = Cfgctl::bare()
+        .dir(d)
+        .args(&["pull", ".", "--env", "staging"])
+        .env("CORE_DESC", "Core services")
+        .run()
+        .await;
+    assert_eq!(p.code, 1, "{}", p.transcript());
+    assert!(
+        p.stdout.contains(
+            "! Team/core description: teams/core.yaml:6 ${env:CORE_DESC} (an environment variable)"
+        ),
+        "{}",
+        p.stdout
+    );
+    assert_eq!(
+        read(d, "dashboards/payments.json"),
+        PAYMENTS_JSON.replace("\"title\": \"Errors\"", "\"title\": \"Errors (5xx)\"")
+    );
+    assert_eq!(read(d, "dashboards/payments.yaml"), PAYMENTS_YAML);
+    assert!(read(d, "teams/core.yaml").contains("description: ${env:CORE_DESC}\n"));
+}
