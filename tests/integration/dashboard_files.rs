@@ -191,6 +191,23 @@ fn a_file_referenced_from_elsewhere_in_the_repository_is_data_too() {
         .run_blocking();
     assert_eq!(v.code, 0, "{}", v.transcript());
     assert_eq!(read(d, "grafana/payments.json"), PAYMENTS_JSON);
+
+    // A manifest file named as a value is a value: said, since its manifests are not loaded.
+    write(
+        d,
+        "teams/core.yaml",
+        "api_version: v1/config\nkind: Team\nspec:\n  slug: core\n  name: Core\n",
+    );
+    write(d, "teams/other.yaml", "api_version: v1/config\nkind: Team\nspec:\n  slug: other\n  name: Other\n  description: ${file:core.yaml}\n");
+    let v = Cfgctl::bare()
+        .dir(d)
+        .args(&["validate", "."])
+        .run_blocking();
+    assert!(
+        v.transcript().contains("teams/core.yaml:1:1: warning: not read as a manifest: a `${file:…}` names this file, so it is a value: the 1 manifest(s) it holds are not loaded"),
+        "{}",
+        v.transcript()
+    );
 }
 
 #[tokio::test]
