@@ -48,8 +48,42 @@ impl FileScope {
         let full = manifest.parent().unwrap_or(Path::new("")).join(written);
         let canonical = std::fs::canonicalize(&full)
             .map_err(|e| format!("cannot read {}: {e}", full.display()))?;
+        self.allows(written, path, &canonical, secret)?;
+        Ok(canonical)
+    }
+
+    /// Where a secret field's `${file:PATH}` that does not exist (yet: a secret mounted only
+    /// where `apply` runs) would point, checked as far as it can be: `Ok(None)` when it would be
+    /// allowed, `Ok(Some(path))` when it exists (then [`FileScope::resolve`] it).
+    pub fn check_missing(&self, manifest: &Path, path: &str) -> Result<Option<PathBuf>, String> {
+        let written = Path::new(path);
+        let full = manifest.parent().unwrap_or(Path::new("")).join(written);
+        if full.exists() {
+            return Ok(Some(full));
+        }
+        // The manifest's folder exists: the rest is folded by its names.
+        let folder = manifest.parent().unwrap_or(Path::new("."));
+        let folder = std::fs::canonicalize(if folder.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            folder
+        })
+        .map_err(|e| format!("cannot read {}: {e}", folder.display()))?;
+        let lexical = joined(&folder.join("x"), path);
+        self.allows(written, path, &lexical, true)?;
+        Ok(None)
+    }
+
+    /// Whether `canonical` (what `path`, as `written`, names) may be read.
+    fn allows(
+        &self,
+        written: &Path,
+        path: &str,
+        canonical: &Path,
+        secret: bool,
+    ) -> Result<(), String> {
         let Some(root) = &self.root else {
-            return Ok(canonical);
+            return Ok(());
         };
         let in_secret_dir = || secret && self.secret_dirs.iter().any(|d| canonical.starts_with(d));
         let absolute = written.has_root()
@@ -64,7 +98,7 @@ impl FileScope {
             ));
         }
         if canonical.starts_with(root) || in_secret_dir() {
-            return Ok(canonical);
+            return Ok(());
         }
         Err(format!(
             "`{path}` leads outside the repository (to {}); a `${{file:…}}` reads only files \

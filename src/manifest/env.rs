@@ -123,10 +123,7 @@ fn load_envs(
     let mut out: Vec<Loaded> = (0..contexts.len()).map(|_| common.clone()).collect();
     for (i, ((results, hash), (path, shown))) in per_file.into_iter().zip(&walk.files).enumerate() {
         if in_overlay(path) || data.contains(&i) {
-            for loaded in &mut out {
-                loaded.manifest_files -= 1;
-                loaded.sources.0.push((shown.clone(), hash));
-            }
+            set_aside(&mut out, &results, shown, hash, !in_overlay(path));
             continue;
         }
         let shared = results.len() == 1;
@@ -153,6 +150,26 @@ fn load_envs(
         finish(loaded);
     }
     Ok(out)
+}
+
+/// A file that is no base manifest (an overlay's, or a value a `${file:…}` names): counted
+/// with the other files and hashed; a value that also reads as manifests is said to be one.
+fn set_aside(out: &mut [Loaded], results: &[Loaded], shown: &Path, hash: [u8; 32], value: bool) {
+    let declared = results.iter().map(|r| r.manifests.len()).max().unwrap_or(0);
+    for loaded in out {
+        loaded.manifest_files -= 1;
+        loaded.sources.0.push((shown.to_path_buf(), hash));
+        if declared > 0 && value {
+            loaded.diagnostics.push(Diagnostic::warning(
+                shown,
+                Pos::new(1, 1),
+                Problem::NotAManifest(format!(
+                    "a `${{file:…}}` names this file, so it is a value: the {declared} \
+                     manifest(s) it holds are not loaded"
+                )),
+            ));
+        }
+    }
 }
 
 /// `cfgctl.yaml` into the load: its settings or its problems, and its hash.

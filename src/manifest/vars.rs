@@ -241,7 +241,8 @@ impl Expansion<'_, '_> {
                 }
             },
             Some(crate::registry::SecretRef::File(path)) => {
-                let scope = self.ctx.files.cloned().unwrap_or_default();
+                let unconfined = crate::file_ref::FileScope::default();
+                let scope = self.ctx.files.unwrap_or(&unconfined);
                 scope.resolve(self.src.path, path, false).and_then(|full| {
                     let text = crate::file_ref::read(&full)?;
                     self.outcome.files.push(full);
@@ -286,12 +287,18 @@ fn check_secret_file(
     let Some(crate::registry::SecretRef::File(path)) = crate::registry::parse_reference(s) else {
         return;
     };
-    let scope = ctx.files.cloned().unwrap_or_default();
-    let checked = scope.resolve(src.path, path, true).and_then(|full| {
-        crate::file_ref::check(&full)?;
-        outcome.files.push(full);
-        Ok(())
-    });
+    let unconfined = crate::file_ref::FileScope::default();
+    let scope = ctx.files.unwrap_or(&unconfined);
+    // A secret needs nothing before it is sent: a file not there yet is checked by its path.
+    let checked = match scope.check_missing(src.path, path) {
+        Ok(Some(_)) => scope.resolve(src.path, path, true).and_then(|full| {
+            crate::file_ref::check(&full)?;
+            outcome.files.push(full);
+            Ok(())
+        }),
+        Ok(None) => Ok(()),
+        Err(e) => Err(e),
+    };
     if let Err(reason) = checked {
         let problem = Problem::UnresolvedReference {
             reference: s.to_string(),

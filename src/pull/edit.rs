@@ -258,7 +258,18 @@ fn scalar_in_place(
         (Value::String(_) | Value::Number(_) | Value::Bool(_), _) => {
             let t = serde_saphyr::to_string(value).ok()?;
             let t = t.strip_suffix('\n').unwrap_or(&t);
+            let quoted = t.starts_with(['"', '\'']) || t.contains('\n');
             match value {
+                // A plain scalar that must now be quoted takes its neighbours' quotes.
+                Value::String(s)
+                    if quoted && neighbours_quote(lines, spans, pointer) == Some('\'') =>
+                {
+                    if s.chars().any(|c| c.is_control() || escaped(c)) {
+                        double_quoted(s)
+                    } else {
+                        format!("'{}'", s.replace('\'', "''"))
+                    }
+                }
                 // A long string the serialiser would fold stays on its line, quoted.
                 Value::String(s) if t.contains('\n') && !s.contains('\n') => double_quoted(s),
                 _ if t.contains('\n') => return None,
@@ -268,6 +279,26 @@ fn scalar_in_place(
         _ => return None,
     };
     Some((start..start + plain.len(), text))
+}
+
+/// The quote the other values of `pointer`'s mapping or list are written with, when they
+/// agree on one (`'` or `"`); `None` when none is quoted or they differ.
+fn neighbours_quote(lines: &[Line], spans: &Spans, pointer: &str) -> Option<char> {
+    let parent = &pointer[..pointer.rfind('/')?];
+    let inside = format!("{parent}/");
+    let mut quote = None;
+    for (p, _) in spans.iter() {
+        let sibling = p.strip_prefix(&inside).is_some_and(|r| !r.contains('/'));
+        if !sibling || p.as_str() == pointer {
+            continue;
+        }
+        match (value_char(lines, spans, p), quote) {
+            (Some(c @ ('\'' | '"')), None) => quote = Some(c),
+            (Some(c @ ('\'' | '"')), Some(q)) if c != q => return None,
+            _ => {}
+        }
+    }
+    quote
 }
 
 /// The first character of the value at `pointer` as written.

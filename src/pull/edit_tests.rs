@@ -72,6 +72,17 @@ fn a_long_string_stays_on_its_line() {
 }
 
 #[test]
+fn a_plain_scalar_that_needs_quotes_takes_its_neighbours_quotes() {
+    let text = "spec:\n  a: x\n  b: 'it''s'\n  c: 'z'\n";
+    let out = apply(text, json!({"spec": {"a": "yes", "b": "it's", "c": "z"}})).unwrap();
+    assert_eq!(out, "spec:\n  a: 'yes'\n  b: 'it''s'\n  c: 'z'\n");
+    // Neighbours that disagree, or none quoted: the serialiser's choice.
+    let text = "spec:\n  a: x\n  b: y1\n";
+    let out = apply(text, json!({"spec": {"a": "yes", "b": "y1"}})).unwrap();
+    assert_eq!(out, "spec:\n  a: \"yes\"\n  b: y1\n");
+}
+
+#[test]
 fn flow_collections_stay_flow_on_their_line() {
     let out = apply(
         "spec: {a: 1, b: 2}  # c\n",

@@ -45,6 +45,8 @@ struct Change {
     pointer: String,
     value: Option<Value>,
     patch: bool,
+    /// The value as loaded (a reference's value, for a document written back to its file).
+    old: Option<Value>,
 }
 
 /// Splits the pulls of `addresses` (updates) over the files their values were written in.
@@ -101,6 +103,7 @@ pub(super) fn pull_env(
                 .entry(address.clone())
                 .or_default()
                 .push(Change {
+                    old: m.spec.pointer(&pointer).cloned(),
                     pointer,
                     value,
                     patch,
@@ -127,21 +130,31 @@ pub(super) fn pull_env(
             if let Some(spec) = envelope.get_mut("spec") {
                 for change in changes {
                     // A value written as `${env:…}`/`${file:…}` is never replaced by a literal.
-                    match references.iter().find(|r| r.covers(&change.pointer)) {
-                        Some(r) => {
-                            let at = refs::Pulling {
-                                file: &file,
-                                doc,
-                                address,
-                            };
-                            out.refused.push(r.refused(&at));
-                        }
-                        None => write_change(spec, change),
+                    let Some(r) = references.iter().find(|r| r.covers(&change.pointer)) else {
+                        write_change(spec, change);
+                        continue;
+                    };
+                    let at = refs::Pulling {
+                        file: &file,
+                        doc,
+                        address,
+                    };
+                    let values = (change.old.as_ref(), change.value.as_ref());
+                    match r.write_back(&at, &change.pointer, values, input)? {
+                        Some(Ok(data)) => out.rewritten.push(data),
+                        Some(Err(why)) => out.refused.push(r.refused_because(&at, why)),
+                        None => out.refused.push(r.refused(&at)),
                     }
                 }
             }
-            let written = doc.address.clone().unwrap_or_else(|| address.clone());
-            wanted.push((doc, written, envelope));
+            if envelope != doc.value {
+                let written = doc.address.clone().unwrap_or_else(|| address.clone());
+                wanted.push((doc, written, envelope));
+            }
+        }
+        // Every change went elsewhere (a document's own file) or was refused.
+        if wanted.is_empty() {
+            continue;
         }
         let new_text = rewrite_docs(&file, text, &docs, &wanted)?;
         out.rewritten.push(RewrittenFile {
@@ -150,6 +163,7 @@ pub(super) fn pull_env(
             addresses: changes.into_keys().collect(),
         });
     }
+    out.rewritten.sort_by(|a, b| a.path.cmp(&b.path));
     out.refused
         .sort_by(|a, b| (&a.address, &a.field).cmp(&(&b.address, &b.field)));
     Ok(())
@@ -307,6 +321,7 @@ mod tests {
             pointer: pointer.into(),
             value,
             patch,
+            old: None,
         };
         write_change(&mut spec, &change("/doc", Some(json!("{\"k\":2}")), false));
         write_change(&mut spec, &change("/l/x", None, false));

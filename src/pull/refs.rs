@@ -122,28 +122,14 @@ pub(super) fn restore(
     refs: &[RefLeaf],
     input: &PullInput,
 ) -> Result<Restored, PullError> {
-    let kind = at.address.kind;
     let mut out = Restored::default();
     for r in refs {
         let (before, after) = (resolved.pointer(&r.pointer), spec.pointer(&r.pointer));
         if before != after {
-            let embedded = kind
-                .def()
-                .embedded_json
-                .iter()
-                .any(|e| r.pointer == format!("/{}", e.field));
-            let file_ref = match crate::registry::parse_reference(&r.text) {
-                Some(crate::registry::SecretRef::File(path)) if embedded => Some(path),
-                _ => None,
-            };
-            match (file_ref, before, after) {
-                (Some(path), Some(Value::String(old)), Some(Value::String(new))) => {
-                    match write_back(at, path, old, new, input)? {
-                        Ok(file) => out.files.push(file),
-                        Err(why) => out.refused.push(refused(at, r, why)),
-                    }
-                }
-                _ => out.refused.push(refused(at, r, why_refused(&r.text))),
+            match r.write_back(at, &r.pointer, (before, after), input)? {
+                Some(Ok(file)) => out.files.push(file),
+                Some(Err(why)) => out.refused.push(r.refused_because(at, why)),
+                None => out.refused.push(r.refused(at)),
             }
         }
         set(spec, &r.pointer, Value::String(r.text.clone()));
@@ -160,6 +146,36 @@ impl RefLeaf {
     /// This reference, refused.
     pub(super) fn refused(&self, at: &Pulling<'_>) -> Refused {
         refused(at, self, why_refused(&self.text))
+    }
+
+    /// This reference, refused for `why`.
+    pub(super) fn refused_because(&self, at: &Pulling<'_>, why: String) -> Refused {
+        refused(at, self, why)
+    }
+
+    /// A change at `pointer` (its value before and after) of the whole embedded document
+    /// this reference names as `${file:NAME}`: NAME's new text, or why it is not written;
+    /// `None` when it is no such change.
+    pub(super) fn write_back(
+        &self,
+        at: &Pulling<'_>,
+        pointer: &str,
+        (before, after): (Option<&Value>, Option<&Value>),
+        input: &PullInput,
+    ) -> Result<Option<Result<RewrittenFile, String>>, PullError> {
+        let embedded = (at.address.kind.def().embedded_json)
+            .iter()
+            .any(|e| self.pointer == format!("/{}", e.field));
+        let path = match crate::registry::parse_reference(&self.text) {
+            Some(crate::registry::SecretRef::File(path)) if embedded && pointer == self.pointer => {
+                path
+            }
+            _ => return Ok(None),
+        };
+        let (Some(Value::String(old)), Some(Value::String(new))) = (before, after) else {
+            return Ok(None);
+        };
+        write_back(at, path, old, new, input).map(Some)
     }
 }
 

@@ -191,6 +191,23 @@ fn a_file_referenced_from_elsewhere_in_the_repository_is_data_too() {
         .run_blocking();
     assert_eq!(v.code, 0, "{}", v.transcript());
     assert_eq!(read(d, "grafana/payments.json"), PAYMENTS_JSON);
+
+    // A manifest file named as a value is a value: said, since its manifests are not loaded.
+    write(
+        d,
+        "teams/core.yaml",
+        "api_version: v1/config\nkind: Team\nspec:\n  slug: core\n  name: Core\n",
+    );
+    write(d, "teams/other.yaml", "api_version: v1/config\nkind: Team\nspec:\n  slug: other\n  name: Other\n  description: ${file:core.yaml}\n");
+    let v = Cfgctl::bare()
+        .dir(d)
+        .args(&["validate", "."])
+        .run_blocking();
+    assert!(
+        v.transcript().contains("teams/core.yaml:1:1: warning: not read as a manifest: a `${file:…}` names this file, so it is a value: the 1 manifest(s) it holds are not loaded"),
+        "{}",
+        v.transcript()
+    );
 }
 
 #[tokio::test]
@@ -353,4 +370,56 @@ async fn an_export_with_dashboards_as_files_validates_and_plans_clean() {
         doc.replace("\"title\": \"Latency p99\"", "\"title\": \"p99\"")
     );
     assert_eq!(read(o, "export/classic-dashboards/payments.yaml"), manifest);
+}
+
+#[tokio::test]
+async fn pull_env_writes_a_dashboard_into_its_file_and_refuses_an_env_reference() {
+    let dir = repo();
+    let d = dir.path();
+    let t = Tenant::start(Config::default()).await;
+    write(
+        d,
+        "cfgctl.yaml",
+        &format!(
+            "environments:\n  staging:\n    url: {}\n    vars: {{region: eu}}\n",
+            t.emulator.url()
+        ),
+    );
+    write(d, "teams/core.yaml", "api_version: v1/config\nkind: Team\nspec:\n  slug: core\n  name: Core\n  description: ${env:CORE_DESC}\n");
+    let a = Cfgctl::bare()
+        .dir(d)
+        .args(&["apply", ".", "--env", "staging", "--auto-approve"])
+        .env("CORE_DESC", "Core services")
+        .run()
+        .await;
+    assert_eq!(a.code, 0, "{}", a.transcript());
+    edit_panel_title(&t, 1, "Errors (5xx)").await;
+    let team = Kind::named("Team");
+    let mut object = t.read(team, Some("core")).await.body["team"].clone();
+    for f in team.def().server_owned {
+        object.as_object_mut().unwrap().remove(*f);
+    }
+    object["description"] = json!("Edited in the UI");
+    assert_eq!(t.update(team, Some("core"), object).await.status, 200);
+
+    let p = Cfgctl::bare()
+        .dir(d)
+        .args(&["pull", ".", "--env", "staging"])
+        .env("CORE_DESC", "Core services")
+        .run()
+        .await;
+    assert_eq!(p.code, 1, "{}", p.transcript());
+    assert!(
+        p.stdout.contains(
+            "! Team/core description: teams/core.yaml:6 ${env:CORE_DESC} (an environment variable)"
+        ),
+        "{}",
+        p.stdout
+    );
+    assert_eq!(
+        read(d, "dashboards/payments.json"),
+        PAYMENTS_JSON.replace("\"title\": \"Errors\"", "\"title\": \"Errors (5xx)\"")
+    );
+    assert_eq!(read(d, "dashboards/payments.yaml"), PAYMENTS_YAML);
+    assert!(read(d, "teams/core.yaml").contains("description: ${env:CORE_DESC}\n"));
 }

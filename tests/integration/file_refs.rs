@@ -154,6 +154,43 @@ async fn a_secret_field_reads_inside_the_repository_or_an_allowed_directory_only
 }
 
 #[test]
+fn a_secret_file_not_there_yet_is_checked_by_its_path_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    write(
+        &repo,
+        "connections/chat.yaml",
+        &connection("${file:secrets/token.txt}"),
+    );
+    let v = Cfgctl::bare()
+        .dir(&repo)
+        .args(&["validate", "."])
+        .run_blocking();
+    assert_eq!(
+        v.code,
+        0,
+        "a secret needs nothing before it is sent: {}",
+        v.transcript()
+    );
+    write(
+        &repo,
+        "connections/chat.yaml",
+        &connection("${file:../../elsewhere/token.txt}"),
+    );
+    let v = Cfgctl::bare()
+        .dir(&repo)
+        .args(&["validate", "."])
+        .run_blocking();
+    assert_eq!(v.code, 1, "{}", v.transcript());
+    assert!(
+        v.transcript()
+            .contains("`../../elsewhere/token.txt` leads outside the repository"),
+        "{}",
+        v.transcript()
+    );
+}
+
+#[test]
 fn secrets_file_dirs_is_checked() {
     let dir = tempfile::tempdir().unwrap();
     write(
