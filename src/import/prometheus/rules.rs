@@ -155,7 +155,13 @@ pub(super) fn map_group(
                     ),
                 );
             }
-            let spec = monitor(name, i, query, rules, group, ctx, slugs, report);
+            let cluster = Cluster {
+                name,
+                index: i,
+                query,
+                rules,
+            };
+            let spec = monitor(cluster, group, ctx, slugs, report);
             docs.push((ctx.kinds.monitor, spec));
         }
     }
@@ -178,17 +184,28 @@ fn owned(spec: &mut Map<String, Value>, owner: &Owner) {
     };
 }
 
-#[allow(clippy::too_many_arguments)]
-fn monitor(
-    name: &str,
+/// The rules of one alert name whose queries agree: one Monitor. `index` counts the
+/// Monitors of the name (`Name`, `Name (2)`, ...).
+struct Cluster<'a> {
+    name: &'a str,
     index: usize,
-    query: &str,
-    rules: &[&Alert],
+    query: &'a str,
+    rules: &'a [&'a Alert],
+}
+
+fn monitor(
+    cluster: Cluster<'_>,
     group: &Group,
     ctx: &Context,
     slugs: &mut RuleSlugs,
     report: &mut Report,
 ) -> Value {
+    let Cluster {
+        name,
+        index,
+        query,
+        rules,
+    } = cluster;
     let subject = format!("alert {name}");
     let mut conditions: BTreeMap<Level, Vec<Value>> = BTreeMap::new();
     let mut labels: BTreeMap<String, (String, &Alert)> = BTreeMap::new();
