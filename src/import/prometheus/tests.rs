@@ -81,7 +81,7 @@ const TWO_SEVERITIES: &str = r#"groups:
     labels: {severity: warning, team: api}
     annotations: {summary: Errors are high}
   - alert: HighErrors
-    expr: rate(errors_total[5m])  >  20
+    expr: rate( errors_total[5m] )  >  20
     for: 2m
     keep_firing_for: 5m
     labels: {severity: critical, team: api}
