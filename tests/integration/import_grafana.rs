@@ -66,11 +66,11 @@ fn the_corpus_imports_one_manifest_and_one_json_file_per_dashboard() {
     assert_eq!(r.code, 0, "{}", r.transcript());
     assert_eq!(
         r.stdout,
-        format!("wrote 44 files and IMPORT.md to {}\n", first.display())
+        format!("wrote 42 files and IMPORT.md to {}\n", first.display())
     );
     assert!(
         r.stderr.contains(&format!(
-            "imported 22 manifests (GrafanaDashboard 22) into {} (16 not mapped or changed",
+            "imported 21 manifests (GrafanaDashboard 21) into {} (12 not mapped or changed",
             first.display()
         )),
         "{}",
@@ -84,7 +84,7 @@ fn the_corpus_imports_one_manifest_and_one_json_file_per_dashboard() {
         r.stderr
     );
     let files = tree(&first);
-    assert_eq!(files.len(), 45);
+    assert_eq!(files.len(), 43);
     let manifest = String::from_utf8(files["grafana-dashboards/imqx6j-gz.yaml"].clone()).unwrap();
     assert_eq!(
         manifest,
@@ -154,13 +154,13 @@ async fn the_imported_dashboards_validate_apply_and_plan_clean() {
         .run()
         .await;
     assert_eq!(r.code, 0, "{}", r.transcript());
-    assert!(r.stdout.contains("Apply: 22 done"), "{}", r.stdout);
+    assert!(r.stdout.contains("Apply: 21 done"), "{}", r.stdout);
     let r = Cfgctl::new(&t)
         .args(&["plan", m, "--detailed-exitcode"])
         .run()
         .await;
     assert_eq!(r.code, 0, "{}", r.transcript());
-    assert!(r.stdout.contains("22 unchanged"), "{}", r.stdout);
+    assert!(r.stdout.contains("21 unchanged"), "{}", r.stdout);
 }
 
 /// The import's folder as written: its `.json` files are data only once `${file:}` JSON files
@@ -187,5 +187,5 @@ async fn the_import_as_written_validates_applies_and_plans_clean() {
         .run()
         .await;
     assert_eq!(r.code, 0, "{}", r.transcript());
-    assert!(r.stdout.contains("22 unchanged"), "{}", r.stdout);
+    assert!(r.stdout.contains("21 unchanged"), "{}", r.stdout);
 }
