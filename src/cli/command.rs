@@ -280,7 +280,7 @@ pub struct ImportGrafanaArgs {
     /// The bucket the dashboards belong to.
     #[arg(long, value_name = "SLUG")]
     pub bucket: Option<String>,
-    /// Replace files an earlier import wrote in --out.
+    /// Replace the files --out already holds where the import writes (others are kept).
     #[arg(long)]
     pub force: bool,
 }
@@ -308,7 +308,7 @@ pub struct ImportPrometheusArgs {
     /// The team of the NotificationPolicy (else it belongs to --bucket).
     #[arg(long, value_name = "SLUG")]
     pub team: Option<String>,
-    /// Replace files an earlier import wrote in --out.
+    /// Replace the files --out already holds where the import writes (others are kept).
     #[arg(long)]
     pub force: bool,
 }

@@ -59,6 +59,12 @@ pub fn import(opts: &GrafanaSettings) -> Result<Output, ImportError> {
     for file in &files {
         found.extend(read(file, &super::read(file)?, &mut report)?);
     }
+    if found.is_empty() {
+        return Err(ImportError::Options(format!(
+            "no Grafana dashboard in {}",
+            report.inputs.join(", ")
+        )));
+    }
     let mut output = Output::default();
     let mut slugs = Slugs::default();
     let mut uids = BTreeSet::new();
@@ -164,6 +170,20 @@ fn read(path: &Path, text: &str, report: &mut Report) -> Result<Vec<Found>, Impo
                 || map.contains_key("rows")
                 || map.contains_key("schemaVersion")
             {
+                for (key, ok) in [
+                    ("panels", map.get("panels").is_none_or(Value::is_array)),
+                    ("rows", map.get("rows").is_none_or(Value::is_array)),
+                    ("title", map.get("title").is_none_or(Value::is_string)),
+                ] {
+                    if !ok {
+                        let what = if key == "title" { "a string" } else { "a list" };
+                        return Err(located(
+                            path,
+                            at(&format!("{pointer}/{key}")),
+                            format!("a dashboard's `{key}` must be {what}"),
+                        ));
+                    }
+                }
                 out.push(Found {
                     source: source(&pointer),
                     dashboard: map.clone(),

@@ -388,7 +388,7 @@ pub fn read(path: &Path) -> Result<String, ImportError> {
     })
 }
 
-/// A located error at `source`'s file and line.
+/// A located error at `pos` in `file`.
 pub fn located(file: &Path, pos: crate::yaml::Pos, message: impl Into<String>) -> ImportError {
     ImportError::Located {
         file: file.to_path_buf(),

@@ -70,7 +70,7 @@ fn the_corpus_imports_one_manifest_and_one_json_file_per_dashboard() {
     );
     assert!(
         r.stderr.contains(&format!(
-            "imported 21 manifests (GrafanaDashboard 21) into {} (14 not mapped or changed",
+            "imported 21 manifests (GrafanaDashboard 21) into {} (12 not mapped or changed",
             first.display()
         )),
         "{}",
@@ -90,6 +90,17 @@ fn the_corpus_imports_one_manifest_and_one_json_file_per_dashboard() {
         manifest,
         "api_version: v1/config\nkind: GrafanaDashboard\nspec:\n  slug: imqx6j-gz\n  name: Panel - Panel Library\n  collection_slug: dashboards\n  dashboard_json: ${file:imqx6j-gz.json}\n"
     );
+    // A collapsed row keeps the panels it holds.
+    let apache: serde_json::Value =
+        serde_json::from_slice(&files["grafana-dashboards/apache-http.json"]).unwrap();
+    let collapsed: Vec<usize> = apache["panels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["collapsed"] == true)
+        .map(|p| p["panels"].as_array().unwrap().len())
+        .collect();
+    assert_eq!(collapsed, [4, 4]);
     // Every manifest has its JSON file beside it, which holds an object without `id`.
     for (path, bytes) in files.iter().filter(|(p, _)| p.ends_with(".json")) {
         let value: serde_json::Value = serde_json::from_slice(bytes).unwrap();

@@ -12,12 +12,16 @@ fn run(files: &[(&str, &str)]) -> Result<Output, ImportError> {
     let out = import(&GrafanaSettings {
         inputs: files.iter().map(|(n, _)| dir.path().join(n)).collect(),
         collection: Some("c".into()),
+        command: "cfgctl import grafana".into(),
         ..GrafanaSettings::default()
     });
     let prefix = format!("{}/", dir.path().display());
     out.map(|mut o| {
         for n in &mut o.report.notes {
             n.source.file = n.source.file.replace(&prefix, "");
+        }
+        for i in &mut o.report.inputs {
+            *i = i.replace(&prefix, "");
         }
         o
     })
@@ -147,4 +151,11 @@ fn bad_input_is_located() {
         let e = run(&[(name, text)]).unwrap_err().to_string();
         assert!(e.starts_with(want), "{text}\n got: {e}\nwant: {want}");
     }
+}
+
+#[test]
+fn the_report_of_a_small_input() {
+    let envelope = r#"{"dashboard": {"id": 3, "uid": "svc", "title": "Service", "__inputs": [{"name": "DS_PROM"}], "panels": [{"id": 1, "datasource": {"uid": "prom-main"}, "targets": [{"datasource": "$ds"}]}]}, "meta": {}}"#;
+    let out = run(&[("svc.json", envelope)]).unwrap();
+    insta::assert_snapshot!(out.report.markdown());
 }

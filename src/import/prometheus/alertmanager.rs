@@ -358,8 +358,10 @@ impl Integ<'_> {
             } else if self.is_secret(stem) && known.contains(stem) {
                 let name = variable(&[self.receiver, self.part, stem]);
                 let holds = format!(
-                    "{} `{key}` of receiver `{}`",
-                    self.integration.field, self.receiver
+                    "{} {} of receiver `{}`",
+                    self.integration.field,
+                    held(key),
+                    self.receiver
                 );
                 body.insert(
                     stem.to_string(),
@@ -416,7 +418,7 @@ impl Integ<'_> {
                     continue;
                 }
                 let value = if self.is_secret(field) {
-                    let holds = format!("global `{key}`");
+                    let holds = format!("global {}", held(&key));
                     credentials.reference(
                         self.config,
                         &at,
@@ -449,7 +451,8 @@ impl Integ<'_> {
                 }
                 ("bearer_token" | "bearer_token_file", _) => {
                     let name = variable(&[self.receiver, self.part, "bearer_token"]);
-                    let holds = format!("http_config `{key}` of receiver `{}`", self.receiver);
+                    let holds =
+                        format!("http_config {} of receiver `{}`", held(key), self.receiver);
                     out.insert(
                         "bearer_token".into(),
                         credentials.reference(self.config, &here, name, holds, report),
@@ -493,7 +496,11 @@ impl Integ<'_> {
                 && v.as_str().is_none_or(|t| t.eq_ignore_ascii_case("bearer"));
             if HTTP_SECRETS.contains(&stem) {
                 let name = variable(&[self.receiver, self.part, key, stem]);
-                let holds = format!("http_config `{key}.{k}` of receiver `{}`", self.receiver);
+                let holds = format!(
+                    "http_config {} of receiver `{}`",
+                    held(&format!("{key}.{k}")),
+                    self.receiver
+                );
                 let reference = credentials.reference(self.config, &p, name, holds, report);
                 if key == "basic_auth" {
                     auth.insert("password".into(), reference);
@@ -513,6 +520,15 @@ impl Integ<'_> {
         if !auth.is_empty() {
             out.insert("basic_auth".into(), Value::Object(auth));
         }
+    }
+}
+
+/// What a credential's variable holds, by the key it replaces: the value itself, or for a
+/// `*_file` key the contents of the file Alertmanager read it from.
+fn held(key: &str) -> String {
+    match key.strip_suffix("_file") {
+        Some(stem) => format!("`{stem}` (the contents of the file `{key}` named)"),
+        None => format!("`{key}`"),
     }
 }
 

@@ -100,7 +100,86 @@ fn checked(config: Config) -> Result<Config, ImportError> {
     if !matches!(config.get("/route"), Some(Value::Object(_))) {
         return Err(config.err("", "an Alertmanager configuration needs a `route`"));
     }
+    check_route(&config, "/route")?;
+    check_receivers(&config)?;
     Ok(config)
+}
+
+/// The shape Alertmanager requires of a route and its children, located.
+fn check_route(config: &Config, at: &str) -> Result<(), ImportError> {
+    if !matches!(config.get(at), Some(Value::Object(_))) {
+        return Err(config.err(at, "a route must be a mapping"));
+    }
+    for key in ["repeat_interval", "group_wait", "group_interval"] {
+        let p = format!("{at}/{key}");
+        if let Some(v) = config.get(&p) {
+            if v.as_str().and_then(super::parse_duration).is_none() {
+                return Err(config.err(&p, format!("`{key}` is not a duration (such as 5m or 4h)")));
+            }
+        }
+    }
+    let lists = [("group_by", true), ("matchers", true), ("routes", false)];
+    for (key, of_strings) in lists {
+        let p = format!("{at}/{key}");
+        match config.get(&p) {
+            None | Some(Value::Null) => {}
+            Some(Value::Array(items)) if !of_strings || items.iter().all(Value::is_string) => {}
+            Some(_) if of_strings => {
+                return Err(config.err(&p, format!("`{key}` must be a list of strings")))
+            }
+            Some(_) => return Err(config.err(&p, format!("`{key}` must be a list"))),
+        }
+    }
+    for key in ["match", "match_re"] {
+        let p = format!("{at}/{key}");
+        if config.get(&p).is_some_and(|v| !v.is_object()) {
+            return Err(config.err(&p, format!("`{key}` must be a mapping of label values")));
+        }
+    }
+    let n = config
+        .get(&format!("{at}/routes"))
+        .and_then(Value::as_array)
+        .map_or(0, Vec::len);
+    for i in 0..n {
+        check_route(config, &format!("{at}/routes/{i}"))?;
+    }
+    Ok(())
+}
+
+/// Receivers: a list of mappings, each named once, each integration a list of mappings.
+fn check_receivers(config: &Config) -> Result<(), ImportError> {
+    let receivers = match config.get("/receivers") {
+        None | Some(Value::Null) => return Ok(()),
+        Some(Value::Array(list)) => list,
+        Some(_) => return Err(config.err("/receivers", "`receivers` must be a list")),
+    };
+    let mut names = std::collections::BTreeSet::new();
+    for (i, receiver) in receivers.iter().enumerate() {
+        let at = format!("/receivers/{i}");
+        let Value::Object(members) = receiver else {
+            return Err(config.err(&at, "a receiver must be a mapping"));
+        };
+        let name = members.get("name").and_then(Value::as_str).unwrap_or("");
+        if name.is_empty() {
+            return Err(config.err(&at, "a receiver needs a `name`"));
+        }
+        if !names.insert(name) {
+            return Err(config.err(
+                &format!("{at}/name"),
+                format!("receiver `{name}` is defined twice"),
+            ));
+        }
+        for (key, value) in members.iter().filter(|(k, _)| k.ends_with("_configs")) {
+            let p = format!("{at}/{key}");
+            let ok = value
+                .as_array()
+                .is_some_and(|l| l.iter().all(Value::is_object));
+            if !ok {
+                return Err(config.err(&p, format!("`{key}` must be a list of mappings")));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Standard base64 (padding optional, white space ignored).

@@ -326,6 +326,15 @@ fn read_rule(
     let alert = d.text(&format!("{at}/alert"))?;
     let record = d.text(&format!("{at}/record"))?;
     match (alert, record) {
+        (Some(name), None) if name.trim().is_empty() => {
+            return Err(d.err(&format!("{at}/alert"), "an alert needs a name"))
+        }
+        (None, Some(record)) if !is_metric_name(&record) => {
+            return Err(d.err(
+                &format!("{at}/record"),
+                format!("`{record}` is not a metric name (letters, digits, `_` and `:`, not starting with a digit)"),
+            ))
+        }
         (Some(name), None) => group.alerts.push(Alert {
             name,
             expr,
@@ -345,4 +354,13 @@ fn read_rule(
         (None, None) => return Err(d.err(at, "a rule needs `alert` or `record`")),
     }
     Ok(())
+}
+
+/// A Prometheus metric name: `[a-zA-Z_:][a-zA-Z0-9_:]*`.
+fn is_metric_name(text: &str) -> bool {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || c == ':')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':')
 }

@@ -104,9 +104,11 @@ fn clamp(secs: u64) -> u64 {
     secs.min(i32::MAX as u64)
 }
 
-/// A query's text with its white space collapsed: two rules "agree" when these are equal.
-fn same_query(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
+/// Two rules' queries "agree" when they parse to the same expression (white space, comments
+/// and the author's layout aside); a text that does not parse agrees only with itself.
+fn same_query(a: &str, b: &str) -> bool {
+    use promql_parser::parser::parse;
+    a == b || matches!((parse(a), parse(b)), (Ok(x), Ok(y)) if x == y)
 }
 
 /// The manifests of one group: its recording rules, then its monitors, in rule order.
@@ -132,10 +134,7 @@ pub(super) fn map_group(
         }
         let (query, _) = condition(alert);
         let clusters = by_query.entry(&alert.name).or_default();
-        match clusters
-            .iter_mut()
-            .find(|(q, _)| same_query(q) == same_query(&query))
-        {
+        match clusters.iter_mut().find(|(q, _)| same_query(q, &query)) {
             Some((_, rules)) => rules.push(alert),
             None => clusters.push((query, vec![alert])),
         }
@@ -155,7 +154,13 @@ pub(super) fn map_group(
                     ),
                 );
             }
-            let spec = monitor(name, i, query, rules, group, ctx, slugs, report);
+            let cluster = Cluster {
+                name,
+                index: i,
+                query,
+                rules,
+            };
+            let spec = monitor(cluster, group, ctx, slugs, report);
             docs.push((ctx.kinds.monitor, spec));
         }
     }
@@ -178,17 +183,28 @@ fn owned(spec: &mut Map<String, Value>, owner: &Owner) {
     };
 }
 
-#[allow(clippy::too_many_arguments)]
-fn monitor(
-    name: &str,
+/// The rules of one alert name whose queries agree: one Monitor. `index` counts the
+/// Monitors of the name (`Name`, `Name (2)`, ...).
+struct Cluster<'a> {
+    name: &'a str,
     index: usize,
-    query: &str,
-    rules: &[&Alert],
+    query: &'a str,
+    rules: &'a [&'a Alert],
+}
+
+fn monitor(
+    cluster: Cluster<'_>,
     group: &Group,
     ctx: &Context,
     slugs: &mut RuleSlugs,
     report: &mut Report,
 ) -> Value {
+    let Cluster {
+        name,
+        index,
+        query,
+        rules,
+    } = cluster;
     let subject = format!("alert {name}");
     let mut conditions: BTreeMap<Level, Vec<Value>> = BTreeMap::new();
     let mut labels: BTreeMap<String, (String, &Alert)> = BTreeMap::new();

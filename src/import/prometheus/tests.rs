@@ -81,7 +81,7 @@ const TWO_SEVERITIES: &str = r#"groups:
     labels: {severity: warning, team: api}
     annotations: {summary: Errors are high}
   - alert: HighErrors
-    expr: rate(errors_total[5m])  >  20
+    expr: rate( errors_total[5m] )  >  20
     for: 2m
     keep_firing_for: 5m
     labels: {severity: critical, team: api}
@@ -259,6 +259,14 @@ fn bad_input_is_a_located_error() {
             "g.yaml:4:5: a rule needs `alert` or `record`",
         ),
         ("groups: [\n", "g.yaml:1:9: unclosed bracket"),
+        (
+            "groups:\n- name: g\n  rules:\n  - record: 'a b'\n    expr: up\n",
+            "g.yaml:4:5: `a b` is not a metric name",
+        ),
+        (
+            "groups:\n- name: g\n  rules:\n  - alert: ''\n    expr: up\n",
+            "g.yaml:4:5: an alert needs a name",
+        ),
         (
             "foo: bar\n",
             "g.yaml:1:1: not a Prometheus rule file: no `groups` and no `kind`",
@@ -507,4 +515,39 @@ fn a_route_to_an_undefined_receiver_is_a_located_error() {
         e.ends_with("am.yml:5:5: receiver `nobody` is not defined in `receivers`"),
         "{e}"
     );
+}
+
+#[test]
+fn a_malformed_alertmanager_configuration_is_a_located_error() {
+    for (am, want) in [
+        (
+            "route: {receiver: a}\nreceivers: x\n",
+            "am.yml:2:1: `receivers` must be a list",
+        ),
+        (
+            "route: {receiver: a}\nreceivers: [{name: a}, {name: a}]\n",
+            "am.yml:2:25: receiver `a` is defined twice",
+        ),
+        (
+            "route: {receiver: a}\nreceivers: [{name: a, slack_configs: [1]}]\n",
+            "am.yml:2:23: `slack_configs` must be a list of mappings",
+        ),
+        (
+            "route: {receiver: a, routes: [1]}\nreceivers: [{name: a}]\n",
+            "am.yml:1:31: a route must be a mapping",
+        ),
+        (
+            "route: {receiver: a, repeat_interval: soon}\nreceivers: [{name: a}]\n",
+            "am.yml:1:22: `repeat_interval` is not a duration (such as 5m or 4h)",
+        ),
+        (
+            "route: {receiver: a, group_by: 5}\nreceivers: [{name: a}]\n",
+            "am.yml:1:22: `group_by` must be a list of strings",
+        ),
+    ] {
+        let e = run(&[("g.yaml", "groups: []\n")], Some(am))
+            .unwrap_err()
+            .to_string();
+        assert!(e.ends_with(want), "{am}\n got: {e}\nwant: {want}");
+    }
 }
