@@ -120,9 +120,11 @@ pub fn resolve(dir: &Path, rev: &str) -> Result<String, BaseError> {
 
 /// The secret references at `commit` of the resources `wanted` names (address, the file that
 /// declares it now): each file read at `commit` (`git show COMMIT:./FILE`, relative to the
-/// file's folder), once. A file that did not exist then, or a resource it did not declare
-/// then, has no base: its references stand as they are (a create sends them anyway).
+/// file's folder), once. A resource its file did not declare then (the file is new, or the
+/// resource moved to it) is looked for in every file under `dir` at `commit` (one `git
+/// cat-file --batch`); one declared nowhere then has no base: its references stand as they are.
 pub fn read_refs(
+    dir: &Path,
     rev: &str,
     commit: &str,
     wanted: &[(Address, PathBuf)],
@@ -132,17 +134,128 @@ pub fn read_refs(
         by_file.entry(file.as_path()).or_default().push(address);
     }
     let mut refs = BaseRefs::default();
+    let mut seen = std::collections::BTreeSet::new();
     for (file, addresses) in by_file {
         let Some(text) = show(rev, commit, file)? else {
             continue;
         };
         for (address, found) in documents_refs(&text) {
             if addresses.contains(&&address) {
-                refs.0.insert(address, found);
+                seen.insert(address.clone());
+                if !found.is_empty() {
+                    refs.0.insert(address, found);
+                }
+            }
+        }
+    }
+    let missing: std::collections::BTreeSet<&Address> = wanted
+        .iter()
+        .map(|(a, _)| a)
+        .filter(|a| !seen.contains(*a))
+        .collect();
+    if missing.is_empty() {
+        return Ok(refs);
+    }
+    for text in texts_under(dir, rev, commit)? {
+        for (address, found) in documents_refs(&text) {
+            if missing.contains(&address) && !found.is_empty() {
+                refs.0.entry(address).or_insert(found);
             }
         }
     }
     Ok(refs)
+}
+
+/// The texts of the manifest files (`*.yaml`, `*.yml`, `*.json`) under `dir` at `commit`.
+fn texts_under(dir: &Path, rev: &str, commit: &str) -> Result<Vec<String>, BaseError> {
+    use std::io::Write as _;
+    let failed = |detail: String| BaseError::Read {
+        rev: rev.into(),
+        file: dir.to_path_buf(),
+        detail,
+    };
+    let no_git = |source| BaseError::NoGit {
+        rev: rev.into(),
+        source,
+    };
+    let listed = git(
+        dir,
+        &[
+            "ls-tree",
+            "-r",
+            "-z",
+            "--full-name",
+            "--name-only",
+            commit,
+            "--",
+            ".",
+        ],
+    )
+    .map_err(no_git)?;
+    if !listed.status.success() {
+        return Err(failed(text(&listed.stderr)));
+    }
+    let input: String = listed
+        .stdout
+        .split(|b| *b == 0)
+        .filter_map(|name| std::str::from_utf8(name).ok())
+        .filter(|n| [".yaml", ".yml", ".json"].iter().any(|e| n.ends_with(e)))
+        .map(|n| format!("{commit}:{n}\n"))
+        .collect();
+    if input.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut child = Command::new("git")
+        .arg("-C")
+        .arg(if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        })
+        .args(["cat-file", "--batch"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(no_git)?;
+    // Written on its own thread: git answers while it reads, and a full pipe would stop both.
+    let stdin = child.stdin.take();
+    let writer = std::thread::spawn(move || {
+        if let Some(mut stdin) = stdin {
+            let _ = stdin.write_all(input.as_bytes());
+        }
+    });
+    let out = child.wait_with_output().map_err(no_git)?;
+    let _ = writer.join();
+    if !out.status.success() {
+        return Err(failed(text(&out.stderr)));
+    }
+    Ok(batch_texts(&out.stdout))
+}
+
+/// The objects of `git cat-file --batch`'s answer (`OID TYPE SIZE\n` then SIZE bytes and a
+/// line feed; `NAME missing\n` for none), as text (what is not UTF-8 is left out).
+fn batch_texts(mut out: &[u8]) -> Vec<String> {
+    let mut texts = Vec::new();
+    while let Some(end) = out.iter().position(|b| *b == b'\n') {
+        let header = String::from_utf8_lossy(&out[..end]).to_string();
+        out = &out[end + 1..];
+        let size = header
+            .rsplit(' ')
+            .next()
+            .and_then(|s| s.parse::<usize>().ok());
+        let Some(size) = size.filter(|_| !header.ends_with(" missing")) else {
+            continue;
+        };
+        let Some(body) = out.get(..size) else {
+            break;
+        };
+        if let Ok(text) = std::str::from_utf8(body) {
+            texts.push(text.to_string());
+        }
+        out = out.get(size + 1..).unwrap_or_default();
+    }
+    texts
 }
 
 /// A file's text at `commit`; `None` when it did not exist there.
@@ -175,8 +288,9 @@ fn show(rev: &str, commit: &str, file: &Path) -> Result<Option<String>, BaseErro
     })
 }
 
-/// The secret references of every manifest a file's text declares (a text that does not
-/// parse declares none: the base is only compared with, never checked).
+/// The secret references of every manifest a file's text declares, by address (none for a
+/// manifest without one; a text that does not parse declares none: the base is only compared
+/// with, never checked).
 fn documents_refs(text: &str) -> Vec<(Address, BTreeMap<String, String>)> {
     let docs: Vec<Value> = match crate::yaml::parse_documents(text) {
         Ok(docs) => docs.into_iter().map(|d| d.value).collect(),
@@ -210,9 +324,7 @@ fn documents_refs(text: &str) -> Vec<(Address, BTreeMap<String, String>)> {
             .filter(|f| crate::secrets::parse(&f.value).is_some())
             .map(|f| (f.pointer, f.value))
             .collect();
-        if !found.is_empty() {
-            out.push((Address::new(kind, slug), found));
-        }
+        out.push((Address::new(kind, slug), found));
     }
     out
 }
@@ -222,26 +334,46 @@ fn documents_refs(text: &str) -> Vec<(Address, BTreeMap<String, String>)> {
 /// holding secrets, read on a blocking thread.
 pub(super) async fn review_of(
     loaded: &crate::manifest::Loaded,
+    dir: &Path,
+    current: &crate::plan::Current,
     base: Option<(String, String)>,
 ) -> anyhow::Result<(Option<BaseRefs>, crate::plan::review::Review)> {
     use anyhow::Context;
-    let wanted: Vec<(Address, PathBuf)> = loaded
+    let holding: Vec<&crate::manifest::Manifest> = loaded
         .manifests
         .iter()
         .filter(|m| !m.kind.def().secrets_in(&m.spec).is_empty())
-        .map(|m| (m.address(), m.file.clone()))
         .collect();
     let mut review = crate::plan::review::Review {
-        holds_secrets: !wanted.is_empty(),
+        holds_secrets: !holding.is_empty(),
         ..Default::default()
     };
     let Some((rev, commit)) = base else {
         return Ok((None, review));
     };
-    let (r, c) = (rev.clone(), commit.clone());
-    let refs = tokio::task::spawn_blocking(move || read_refs(&r, &c, &wanted))
+    // Only what the target has: a create sends its secrets anyway.
+    let wanted: Vec<(Address, PathBuf)> = holding
+        .iter()
+        .map(|m| (m.address(), m.file.clone()))
+        .filter(|(a, _)| current.resources.contains_key(a))
+        .collect();
+    let (r, c, d) = (rev.clone(), commit.clone(), dir.to_path_buf());
+    let refs = tokio::task::spawn_blocking(move || read_refs(&d, &r, &c, &wanted))
         .await
         .context("reading the base")??;
     review.base = Some(crate::plan::review::Base { rev, commit });
     Ok((Some(refs), review))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::batch_texts;
+
+    #[test]
+    fn a_batch_answer_is_read_object_by_object() {
+        let answer = b"1111 blob 5\nabc\n\n\nHEAD:gone.yaml missing\n2222 blob 3\nxyz\n3333 blob 2\n\xff\xfe\n";
+        assert_eq!(batch_texts(answer), ["abc\n\n", "xyz"]);
+        // A cut answer gives what it holds whole.
+        assert_eq!(batch_texts(b"1111 blob 10\nabc"), Vec::<String>::new());
+    }
 }

@@ -418,7 +418,7 @@ async fn planned(
     let answers = fetched.answers;
     // Secrets answered in clear were compared with the resolved values, which no key holds.
     let in_clear = crate::secrets::answered_in_clear(&fetched.current);
-    let (refs, review) = super::base::review_of(&loaded, base).await?;
+    let (refs, review) = super::base::review_of(&loaded, &req.dir, &fetched.current, base).await?;
     let (mut plan, current) =
         plan_fetched(&conn, &loaded, fetched, req.prune, &req.only, refs.as_ref())?;
     plan.review = review;

@@ -661,3 +661,35 @@ async fn apply_reviewed_applies_what_was_reviewed_and_refuses_what_moved_since()
     let run = apply(&["--reviewed", "../reviewed.json"]).await;
     assert_eq!(run.code, 0, "{}", run.transcript());
 }
+
+#[tokio::test]
+async fn a_reference_changed_in_a_file_moved_since_the_base_is_still_seen() {
+    let t = Tenant::full().await;
+    let work = tempfile::tempdir().unwrap();
+    let (dir, cache) = (work.path().join("repo"), work.path().join("cache"));
+    repo_with(
+        &dir,
+        &[
+            ("config/notifiers/pd.yaml", &notifier("PD_KEY")),
+            ("config/other.yaml", BUCKETS),
+        ],
+    );
+    let config = dir.join("config");
+    let run = cfgctl(&t, &config, &cache)
+        .args(&["apply", ".", "--auto-approve"])
+        .run()
+        .await;
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    git(
+        &dir,
+        &["mv", "config/notifiers/pd.yaml", "config/alerting.yaml"],
+    );
+    write(&config, "alerting.yaml", &notifier("PD_KEY_2026"));
+    let run = cfgctl(&t, &config, &cache)
+        .args(&["plan", ".", "--base", "HEAD"])
+        .run()
+        .await;
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert!(run.stdout.contains(ROTATED), "{}", run.stdout);
+    assert_clean("the plan", &run.stdout);
+}
