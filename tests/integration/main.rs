@@ -29,6 +29,8 @@ mod promql;
 mod property;
 mod pull;
 mod review;
+mod review_comment;
+mod reviewed;
 mod risk;
 mod saved_guards;
 mod schema;
