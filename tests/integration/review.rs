@@ -1,6 +1,7 @@
 //! The review tells the whole truth (docs/product.md §6), secrets: references compared through
 //! git (`--base REV`, in a real repository the test makes), and a secret to be sent resolvable
 //! at plan time. The helpers here serve `review_comment` and `reviewed` too.
+
 use std::path::Path;
 use std::process::Command;
 
