@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
@@ -71,7 +71,7 @@ fn git(dir: &Path, args: &[&str]) -> std::io::Result<std::process::Output> {
         })
         .args(args)
         .env("GIT_TERMINAL_PROMPT", "0")
-        .stdin(std::process::Stdio::null())
+        .stdin(Stdio::null())
         .output()
 }
 
@@ -213,9 +213,9 @@ fn texts_under(dir: &Path, rev: &str, commit: &str) -> Result<Vec<String>, BaseE
             dir
         })
         .args(["cat-file", "--batch"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
         .spawn()
         .map_err(no_git)?;
     // Written on its own thread: git answers while it reads, and a full pipe would stop both.
