@@ -119,10 +119,11 @@ pub fn resolve(dir: &Path, rev: &str) -> Result<String, BaseError> {
 }
 
 /// The secret references at `commit` of the resources `wanted` names (address, the file that
-/// declares it now): each file read at `commit` (`git show COMMIT:./FILE`, relative to the
-/// file's folder), once. A resource its file did not declare then (the file is new, or the
-/// resource moved to it) is looked for in every file under `dir` at `commit` (one `git
-/// cat-file --batch`); one declared nowhere then has no base: its references stand as they are.
+/// declares it now): each file read at `commit` once, all of them through one `git cat-file
+/// --batch` run in `dir` (`COMMIT:./FILE`, the file's path under `dir`). A resource its file
+/// did not declare then (the file is new, or the resource moved to it) is looked for in every
+/// manifest file under `dir` at `commit` (a second batch); one declared nowhere then has no
+/// base: its references stand as they are.
 pub fn read_refs(
     dir: &Path,
     rev: &str,
@@ -133,13 +134,15 @@ pub fn read_refs(
     for (address, file) in wanted {
         by_file.entry(file.as_path()).or_default().push(address);
     }
+    let objects: Vec<String> = by_file
+        .keys()
+        .map(|file| format!("{commit}:./{}", under(dir, file).display()))
+        .collect();
+    let texts = cat_files(dir, rev, &objects)?;
     let mut refs = BaseRefs::default();
     let mut seen = std::collections::BTreeSet::new();
-    for (file, addresses) in by_file {
-        let Some(text) = show(rev, commit, file)? else {
-            continue;
-        };
-        for (address, found) in documents_refs(&text) {
+    for ((_, addresses), text) in by_file.iter().zip(texts) {
+        for (address, found) in text.as_deref().map(documents_refs).unwrap_or_default() {
             if addresses.contains(&&address) {
                 seen.insert(address.clone());
                 if !found.is_empty() {
@@ -166,18 +169,14 @@ pub fn read_refs(
     Ok(refs)
 }
 
+/// A manifest's file as a path under `dir` (the loader names it `dir` joined with it; a
+/// directory given as `.` may be left out of it).
+fn under<'a>(dir: &Path, file: &'a Path) -> &'a Path {
+    file.strip_prefix(dir).unwrap_or(file)
+}
+
 /// The texts of the manifest files (`*.yaml`, `*.yml`, `*.json`) under `dir` at `commit`.
 fn texts_under(dir: &Path, rev: &str, commit: &str) -> Result<Vec<String>, BaseError> {
-    use std::io::Write as _;
-    let failed = |detail: String| BaseError::Read {
-        rev: rev.into(),
-        file: dir.to_path_buf(),
-        detail,
-    };
-    let no_git = |source| BaseError::NoGit {
-        rev: rev.into(),
-        source,
-    };
     let listed = git(
         dir,
         &[
@@ -191,20 +190,42 @@ fn texts_under(dir: &Path, rev: &str, commit: &str) -> Result<Vec<String>, BaseE
             ".",
         ],
     )
-    .map_err(no_git)?;
+    .map_err(|source| BaseError::NoGit {
+        rev: rev.into(),
+        source,
+    })?;
     if !listed.status.success() {
-        return Err(failed(text(&listed.stderr)));
+        return Err(BaseError::Read {
+            rev: rev.into(),
+            file: dir.to_path_buf(),
+            detail: text(&listed.stderr),
+        });
     }
-    let input: String = listed
+    let objects: Vec<String> = listed
         .stdout
         .split(|b| *b == 0)
         .filter_map(|name| std::str::from_utf8(name).ok())
         .filter(|n| [".yaml", ".yml", ".json"].iter().any(|e| n.ends_with(e)))
-        .map(|n| format!("{commit}:{n}\n"))
+        .map(|n| format!("{commit}:{n}"))
         .collect();
-    if input.is_empty() {
+    Ok(cat_files(dir, rev, &objects)?
+        .into_iter()
+        .flatten()
+        .collect())
+}
+
+/// The text of each object (`COMMIT:PATH`) by one `git cat-file --batch` in `dir`, in order;
+/// `None` for one that does not exist (or is not UTF-8 text).
+fn cat_files(dir: &Path, rev: &str, objects: &[String]) -> Result<Vec<Option<String>>, BaseError> {
+    use std::io::Write as _;
+    if objects.is_empty() {
         return Ok(Vec::new());
     }
+    let no_git = |source| BaseError::NoGit {
+        rev: rev.into(),
+        source,
+    };
+    let input: String = objects.iter().map(|o| format!("{o}\n")).collect();
     let mut child = Command::new("git")
         .arg("-C")
         .arg(if dir.as_os_str().is_empty() {
@@ -228,64 +249,40 @@ fn texts_under(dir: &Path, rev: &str, commit: &str) -> Result<Vec<String>, BaseE
     let out = child.wait_with_output().map_err(no_git)?;
     let _ = writer.join();
     if !out.status.success() {
-        return Err(failed(text(&out.stderr)));
+        return Err(BaseError::Read {
+            rev: rev.into(),
+            file: dir.to_path_buf(),
+            detail: text(&out.stderr),
+        });
     }
-    Ok(batch_texts(&out.stdout))
+    Ok(batch_objects(&out.stdout, objects.len()))
 }
 
-/// The objects of `git cat-file --batch`'s answer (`OID TYPE SIZE\n` then SIZE bytes and a
-/// line feed; `NAME missing\n` for none), as text (what is not UTF-8 is left out).
-fn batch_texts(mut out: &[u8]) -> Vec<String> {
-    let mut texts = Vec::new();
+/// The objects of `git cat-file --batch`'s answer, one per object asked for (`OID TYPE
+/// SIZE\n`, SIZE bytes and a line feed; `NAME missing\n` or `NAME ambiguous\n` for none), as
+/// text; `None` where there is none (or it is not UTF-8).
+fn batch_objects(mut out: &[u8], asked: usize) -> Vec<Option<String>> {
+    let mut objects = Vec::with_capacity(asked);
     while let Some(end) = out.iter().position(|b| *b == b'\n') {
         let header = String::from_utf8_lossy(&out[..end]).to_string();
         out = &out[end + 1..];
-        let size = header
-            .rsplit(' ')
-            .next()
-            .and_then(|s| s.parse::<usize>().ok());
-        let Some(size) = size.filter(|_| !header.ends_with(" missing")) else {
+        let fields: Vec<&str> = header.split(' ').collect();
+        let size = match fields.as_slice() {
+            [_, _, size] => size.parse::<usize>().ok(),
+            _ => None,
+        };
+        let Some(size) = size else {
+            objects.push(None);
             continue;
         };
         let Some(body) = out.get(..size) else {
             break;
         };
-        if let Ok(text) = std::str::from_utf8(body) {
-            texts.push(text.to_string());
-        }
+        objects.push(std::str::from_utf8(body).ok().map(str::to_string));
         out = out.get(size + 1..).unwrap_or_default();
     }
-    texts
-}
-
-/// A file's text at `commit`; `None` when it did not exist there.
-fn show(rev: &str, commit: &str, file: &Path) -> Result<Option<String>, BaseError> {
-    let folder = file.parent().unwrap_or(Path::new(""));
-    let name = file.file_name().map(Path::new).unwrap_or(file);
-    let object = format!("{commit}:./{}", name.display());
-    let out = git(folder, &["show", &object]).map_err(|source| BaseError::NoGit {
-        rev: rev.into(),
-        source,
-    })?;
-    if out.status.success() {
-        return String::from_utf8(out.stdout)
-            .map(Some)
-            .map_err(|_| BaseError::Read {
-                rev: rev.into(),
-                file: file.to_path_buf(),
-                detail: "not UTF-8 text".into(),
-            });
-    }
-    let err = text(&out.stderr);
-    // "path 'x' does not exist in 'c'", "exists on disk, but not in 'c'": no base for it.
-    if err.contains("does not exist") || err.contains("exists on disk, but not in") {
-        return Ok(None);
-    }
-    Err(BaseError::Read {
-        rev: rev.into(),
-        file: file.to_path_buf(),
-        detail: err,
-    })
+    objects.resize(asked, None);
+    objects
 }
 
 /// The secret references of every manifest a file's text declares, by address (none for a
@@ -367,13 +364,17 @@ pub(super) async fn review_of(
 
 #[cfg(test)]
 mod tests {
-    use super::batch_texts;
+    use super::batch_objects;
 
     #[test]
     fn a_batch_answer_is_read_object_by_object() {
         let answer = b"1111 blob 5\nabc\n\n\nHEAD:gone.yaml missing\n2222 blob 3\nxyz\n3333 blob 2\n\xff\xfe\n";
-        assert_eq!(batch_texts(answer), ["abc\n\n", "xyz"]);
-        // A cut answer gives what it holds whole.
-        assert_eq!(batch_texts(b"1111 blob 10\nabc"), Vec::<String>::new());
+        let some = |s: &str| Some(s.to_string());
+        assert_eq!(
+            batch_objects(answer, 4),
+            [some("abc\n\n"), None, some("xyz"), None]
+        );
+        // A cut answer gives what it holds whole, the rest none.
+        assert_eq!(batch_objects(b"1111 blob 10\nabc", 2), [None, None]);
     }
 }

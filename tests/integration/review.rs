@@ -399,4 +399,24 @@ async fn a_reference_changed_in_a_file_moved_since_the_base_is_still_seen() {
     assert_eq!(run.code, 0, "{}", run.transcript());
     assert!(run.stdout.contains(ROTATED), "{}", run.stdout);
     assert_clean("the plan", &run.stdout);
+    // Committed where it is now, changed again: its file at REV is read, with the directory
+    // named from the repository's root and by its absolute path from outside the repository.
+    git(&dir, &["commit", "-q", "-am", "move"]);
+    write(&config, "alerting.yaml", &notifier("PD_KEY_2027"));
+    let absolute = config.display().to_string();
+    for (cwd, arg) in [(dir.as_path(), "config"), (work.path(), absolute.as_str())] {
+        let run = cfgctl(&t, cwd, &cache)
+            .env("PD_KEY_2027", "k3")
+            .args(&["plan", arg, "--base", "HEAD"])
+            .run()
+            .await;
+        assert_eq!(run.code, 0, "{arg}: {}", run.transcript());
+        assert!(
+            run.stdout.contains(
+                "~ pagerduty.routing_key: (sensitive) ${env:PD_KEY_2026} -> ${env:PD_KEY_2027}"
+            ),
+            "{arg}: {}",
+            run.stdout
+        );
+    }
 }
