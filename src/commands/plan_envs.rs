@@ -88,29 +88,48 @@ pub fn plan_several(settings: &PlanSettings, envs: Vec<Environment>) -> anyhow::
             (o.name, kept)
         })
         .collect();
+    let mut kept = kept;
+    // The policy's findings are part of each environment's plan: shown in the report, enforced
+    // once it is printed whole.
+    let findings = if settings.request.drift {
+        Vec::new()
+    } else {
+        policy_findings(settings, &mut kept)?
+    };
     let code = render(settings, &kept)?;
-    if !settings.request.drift {
-        enforce_policy(settings, &kept)?;
-    }
+    enforce_policy(findings)?;
     // The command ends here (`let_go`).
     ops::let_go(kept);
     Ok(ExitCode::from(code))
 }
 
 /// The policy on every planned environment's plan, with that environment's manifests, as
-/// `plan` runs it on one: the findings on stderr, each prefixed with its environment; fails
-/// naming the environments it denies.
-fn enforce_policy(settings: &PlanSettings, kept: &[Kept]) -> anyhow::Result<()> {
-    let mut denied = Vec::new();
-    for (name, kept) in kept {
+/// `plan` runs it on one, recorded in the plan (`ops::policy_into_plan`).
+fn policy_findings(
+    settings: &PlanSettings,
+    kept: &mut [Kept],
+) -> anyhow::Result<Vec<(String, crate::policy::Findings)>> {
+    let mut out = Vec::new();
+    for (name, kept) in kept.iter_mut() {
         let Ok((plan, _)) = kept else { continue };
-        let findings = crate::policy::check_plan(&settings.request.dir, plan, Some(name))
+        let name: &str = name;
+        let findings = ops::policy_into_plan(&settings.request.dir, plan, Some(name))
             .with_context(|| format!("running the policy for {}", crate::output::Inert(name)))?;
-        match findings.print_and_enforce_in(Some(name)) {
+        out.push((name.to_string(), findings));
+    }
+    Ok(out)
+}
+
+/// The findings on stderr, each prefixed with its environment; fails naming the environments
+/// the policy denies.
+fn enforce_policy(findings: Vec<(String, crate::policy::Findings)>) -> anyhow::Result<()> {
+    let mut denied = Vec::new();
+    for (name, findings) in findings {
+        match findings.print_and_enforce_in(Some(&name)) {
             Ok(()) => {}
             Err(crate::policy::PolicyError::Failed { errors }) => denied.push(format!(
                 "{}: {}",
-                crate::output::Inert(name),
+                crate::output::Inert(&name),
                 super::plural(errors, "error", "errors")
             )),
             Err(e) => return Err(e.into()),

@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
@@ -71,7 +71,7 @@ fn git(dir: &Path, args: &[&str]) -> std::io::Result<std::process::Output> {
         })
         .args(args)
         .env("GIT_TERMINAL_PROMPT", "0")
-        .stdin(std::process::Stdio::null())
+        .stdin(Stdio::null())
         .output()
 }
 
@@ -119,10 +119,13 @@ pub fn resolve(dir: &Path, rev: &str) -> Result<String, BaseError> {
 }
 
 /// The secret references at `commit` of the resources `wanted` names (address, the file that
-/// declares it now): each file read at `commit` (`git show COMMIT:./FILE`, relative to the
-/// file's folder), once. A file that did not exist then, or a resource it did not declare
-/// then, has no base: its references stand as they are (a create sends them anyway).
+/// declares it now): each file read at `commit` once, all of them through one `git cat-file
+/// --batch` run in `dir` (`COMMIT:./FILE`, the file's path under `dir`). A resource its file
+/// did not declare then (the file is new, or the resource moved to it) is looked for in every
+/// manifest file under `dir` at `commit` (a second batch); one declared nowhere then has no
+/// base: its references stand as they are.
 pub fn read_refs(
+    dir: &Path,
     rev: &str,
     commit: &str,
     wanted: &[(Address, PathBuf)],
@@ -131,52 +134,160 @@ pub fn read_refs(
     for (address, file) in wanted {
         by_file.entry(file.as_path()).or_default().push(address);
     }
+    let objects: Vec<String> = by_file
+        .keys()
+        .map(|file| format!("{commit}:./{}", under(dir, file).display()))
+        .collect();
+    let texts = cat_files(dir, rev, &objects)?;
     let mut refs = BaseRefs::default();
-    for (file, addresses) in by_file {
-        let Some(text) = show(rev, commit, file)? else {
-            continue;
-        };
-        for (address, found) in documents_refs(&text) {
+    let mut seen = std::collections::BTreeSet::new();
+    for ((_, addresses), text) in by_file.iter().zip(texts) {
+        for (address, found) in text.as_deref().map(documents_refs).unwrap_or_default() {
             if addresses.contains(&&address) {
-                refs.0.insert(address, found);
+                seen.insert(address.clone());
+                if !found.is_empty() {
+                    refs.0.insert(address, found);
+                }
+            }
+        }
+    }
+    let missing: std::collections::BTreeSet<&Address> = wanted
+        .iter()
+        .map(|(a, _)| a)
+        .filter(|a| !seen.contains(*a))
+        .collect();
+    if missing.is_empty() {
+        return Ok(refs);
+    }
+    for text in texts_under(dir, rev, commit)? {
+        for (address, found) in documents_refs(&text) {
+            if missing.contains(&address) && !found.is_empty() {
+                refs.0.entry(address).or_insert(found);
             }
         }
     }
     Ok(refs)
 }
 
-/// A file's text at `commit`; `None` when it did not exist there.
-fn show(rev: &str, commit: &str, file: &Path) -> Result<Option<String>, BaseError> {
-    let folder = file.parent().unwrap_or(Path::new(""));
-    let name = file.file_name().map(Path::new).unwrap_or(file);
-    let object = format!("{commit}:./{}", name.display());
-    let out = git(folder, &["show", &object]).map_err(|source| BaseError::NoGit {
+/// A manifest's file as a path under `dir` (the loader names it `dir` joined with it; a
+/// directory given as `.` may be left out of it).
+fn under<'a>(dir: &Path, file: &'a Path) -> &'a Path {
+    file.strip_prefix(dir).unwrap_or(file)
+}
+
+/// The texts of the manifest files (`*.yaml`, `*.yml`, `*.json`) under `dir` at `commit`.
+fn texts_under(dir: &Path, rev: &str, commit: &str) -> Result<Vec<String>, BaseError> {
+    let listed = git(
+        dir,
+        &[
+            "ls-tree",
+            "-r",
+            "-z",
+            "--full-name",
+            "--name-only",
+            commit,
+            "--",
+            ".",
+        ],
+    )
+    .map_err(|source| BaseError::NoGit {
         rev: rev.into(),
         source,
     })?;
-    if out.status.success() {
-        return String::from_utf8(out.stdout)
-            .map(Some)
-            .map_err(|_| BaseError::Read {
-                rev: rev.into(),
-                file: file.to_path_buf(),
-                detail: "not UTF-8 text".into(),
-            });
+    if !listed.status.success() {
+        return Err(BaseError::Read {
+            rev: rev.into(),
+            file: dir.to_path_buf(),
+            detail: text(&listed.stderr),
+        });
     }
-    let err = text(&out.stderr);
-    // "path 'x' does not exist in 'c'", "exists on disk, but not in 'c'": no base for it.
-    if err.contains("does not exist") || err.contains("exists on disk, but not in") {
-        return Ok(None);
-    }
-    Err(BaseError::Read {
-        rev: rev.into(),
-        file: file.to_path_buf(),
-        detail: err,
-    })
+    let objects: Vec<String> = listed
+        .stdout
+        .split(|b| *b == 0)
+        .filter_map(|name| std::str::from_utf8(name).ok())
+        .filter(|n| [".yaml", ".yml", ".json"].iter().any(|e| n.ends_with(e)))
+        .map(|n| format!("{commit}:{n}"))
+        .collect();
+    Ok(cat_files(dir, rev, &objects)?
+        .into_iter()
+        .flatten()
+        .collect())
 }
 
-/// The secret references of every manifest a file's text declares (a text that does not
-/// parse declares none: the base is only compared with, never checked).
+/// The text of each object (`COMMIT:PATH`) by one `git cat-file --batch` in `dir`, in order;
+/// `None` for one that does not exist (or is not UTF-8 text).
+fn cat_files(dir: &Path, rev: &str, objects: &[String]) -> Result<Vec<Option<String>>, BaseError> {
+    use std::io::Write as _;
+    if objects.is_empty() {
+        return Ok(Vec::new());
+    }
+    let no_git = |source| BaseError::NoGit {
+        rev: rev.into(),
+        source,
+    };
+    let input: String = objects.iter().map(|o| format!("{o}\n")).collect();
+    let mut child = Command::new("git")
+        .arg("-C")
+        .arg(if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        })
+        .args(["cat-file", "--batch"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(no_git)?;
+    // Written on its own thread: git answers while it reads, and a full pipe would stop both.
+    let stdin = child.stdin.take();
+    let writer = std::thread::spawn(move || {
+        if let Some(mut stdin) = stdin {
+            let _ = stdin.write_all(input.as_bytes());
+        }
+    });
+    let out = child.wait_with_output().map_err(no_git)?;
+    let _ = writer.join();
+    if !out.status.success() {
+        return Err(BaseError::Read {
+            rev: rev.into(),
+            file: dir.to_path_buf(),
+            detail: text(&out.stderr),
+        });
+    }
+    Ok(batch_objects(&out.stdout, objects.len()))
+}
+
+/// The objects of `git cat-file --batch`'s answer, one per object asked for (`OID TYPE
+/// SIZE\n`, SIZE bytes and a line feed; `NAME missing\n` or `NAME ambiguous\n` for none), as
+/// text; `None` where there is none (or it is not UTF-8).
+fn batch_objects(mut out: &[u8], asked: usize) -> Vec<Option<String>> {
+    let mut objects = Vec::with_capacity(asked);
+    while let Some(end) = out.iter().position(|b| *b == b'\n') {
+        let header = String::from_utf8_lossy(&out[..end]).to_string();
+        out = &out[end + 1..];
+        let fields: Vec<&str> = header.split(' ').collect();
+        let size = match fields.as_slice() {
+            [_, _, size] => size.parse::<usize>().ok(),
+            _ => None,
+        };
+        let Some(size) = size else {
+            objects.push(None);
+            continue;
+        };
+        let Some(body) = out.get(..size) else {
+            break;
+        };
+        objects.push(std::str::from_utf8(body).ok().map(str::to_string));
+        out = out.get(size + 1..).unwrap_or_default();
+    }
+    objects.resize(asked, None);
+    objects
+}
+
+/// The secret references of every manifest a file's text declares, by address (none for a
+/// manifest without one; a text that does not parse declares none: the base is only compared
+/// with, never checked).
 fn documents_refs(text: &str) -> Vec<(Address, BTreeMap<String, String>)> {
     let docs: Vec<Value> = match crate::yaml::parse_documents(text) {
         Ok(docs) => docs.into_iter().map(|d| d.value).collect(),
@@ -210,9 +321,7 @@ fn documents_refs(text: &str) -> Vec<(Address, BTreeMap<String, String>)> {
             .filter(|f| crate::secrets::parse(&f.value).is_some())
             .map(|f| (f.pointer, f.value))
             .collect();
-        if !found.is_empty() {
-            out.push((Address::new(kind, slug), found));
-        }
+        out.push((Address::new(kind, slug), found));
     }
     out
 }
@@ -222,26 +331,50 @@ fn documents_refs(text: &str) -> Vec<(Address, BTreeMap<String, String>)> {
 /// holding secrets, read on a blocking thread.
 pub(super) async fn review_of(
     loaded: &crate::manifest::Loaded,
+    dir: &Path,
+    current: &crate::plan::Current,
     base: Option<(String, String)>,
 ) -> anyhow::Result<(Option<BaseRefs>, crate::plan::review::Review)> {
     use anyhow::Context;
-    let wanted: Vec<(Address, PathBuf)> = loaded
+    let holding: Vec<&crate::manifest::Manifest> = loaded
         .manifests
         .iter()
         .filter(|m| !m.kind.def().secrets_in(&m.spec).is_empty())
-        .map(|m| (m.address(), m.file.clone()))
         .collect();
     let mut review = crate::plan::review::Review {
-        holds_secrets: !wanted.is_empty(),
+        holds_secrets: !holding.is_empty(),
         ..Default::default()
     };
     let Some((rev, commit)) = base else {
         return Ok((None, review));
     };
-    let (r, c) = (rev.clone(), commit.clone());
-    let refs = tokio::task::spawn_blocking(move || read_refs(&r, &c, &wanted))
+    // Only what the target has: a create sends its secrets anyway.
+    let wanted: Vec<(Address, PathBuf)> = holding
+        .iter()
+        .map(|m| (m.address(), m.file.clone()))
+        .filter(|(a, _)| current.resources.contains_key(a))
+        .collect();
+    let (r, c, d) = (rev.clone(), commit.clone(), dir.to_path_buf());
+    let refs = tokio::task::spawn_blocking(move || read_refs(&d, &r, &c, &wanted))
         .await
         .context("reading the base")??;
     review.base = Some(crate::plan::review::Base { rev, commit });
     Ok((Some(refs), review))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::batch_objects;
+
+    #[test]
+    fn a_batch_answer_is_read_object_by_object() {
+        let answer = b"1111 blob 5\nabc\n\n\nHEAD:gone.yaml missing\n2222 blob 3\nxyz\n3333 blob 2\n\xff\xfe\n";
+        let some = |s: &str| Some(s.to_string());
+        assert_eq!(
+            batch_objects(answer, 4),
+            [some("abc\n\n"), None, some("xyz"), None]
+        );
+        // A cut answer gives what it holds whole, the rest none.
+        assert_eq!(batch_objects(b"1111 blob 10\nabc", 2), [None, None]);
+    }
 }

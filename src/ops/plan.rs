@@ -114,16 +114,22 @@ pub(super) async fn plan_sharing(
     req: &PlanRequest,
     shared: Option<&SharedLoad>,
 ) -> anyhow::Result<Planned> {
-    // The base and the commit first: a base that cannot be read fails before any request.
-    let (dir, rev) = (req.dir.clone(), req.base.clone());
-    let (base, commit) = tokio::task::spawn_blocking(move || {
-        let base = rev.map(|rev| super::base::resolve(&dir, &rev).map(|commit| (rev, commit)));
-        (base.transpose(), super::base::head_commit(&dir))
-    })
-    .await
-    .context("reading git")?;
-    let mut planned = plan_read(req, shared, base?).await?;
-    planned.plan.review.commit = commit;
+    // The commit is asked of git while the plan is made; the base first: one that cannot be
+    // read fails before any request.
+    let dir = req.dir.clone();
+    let commit = tokio::task::spawn_blocking(move || super::base::head_commit(&dir));
+    let base = match req.base.clone() {
+        Some(rev) => {
+            let dir = req.dir.clone();
+            let resolved = tokio::task::spawn_blocking(move || {
+                super::base::resolve(&dir, &rev).map(|commit| (rev, commit))
+            });
+            Some(resolved.await.context("reading git")??)
+        }
+        None => None,
+    };
+    let mut planned = plan_read(req, shared, base).await?;
+    planned.plan.review.commit = commit.await.context("reading git")?;
     Ok(planned)
 }
 
@@ -412,7 +418,7 @@ async fn planned(
     let answers = fetched.answers;
     // Secrets answered in clear were compared with the resolved values, which no key holds.
     let in_clear = crate::secrets::answered_in_clear(&fetched.current);
-    let (refs, review) = super::base::review_of(&loaded, base).await?;
+    let (refs, review) = super::base::review_of(&loaded, &req.dir, &fetched.current, base).await?;
     let (mut plan, current) =
         plan_fetched(&conn, &loaded, fetched, req.prune, &req.only, refs.as_ref())?;
     plan.review = review;

@@ -194,3 +194,79 @@ pub fn changed_since_review(reviewed: &super::Plan, fresh: &super::Plan) -> Vec<
 
 /// A field as shown: its path, before and after.
 type FieldShown = (String, Option<serde_json::Value>, Option<serde_json::Value>);
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{json, Value};
+
+    use super::changed_since_review;
+    use crate::plan::normalize::FieldChange;
+    use crate::plan::{Action, ActionKind, Plan};
+    use crate::registry::{Address, Kind};
+
+    fn update(slug: &str, path: &str, before: Value, after: Value) -> Action {
+        Action {
+            address: Address::new(Kind::named("Bucket"), Some(slug.to_string())),
+            action: ActionKind::Update,
+            source: None,
+            fields: vec![FieldChange {
+                path: path.into(),
+                before: Some(before),
+                after: Some(after),
+            }],
+            depends_on: vec![],
+            reason: None,
+            body: None,
+            intended: None,
+            fingerprint: None,
+            cascade: vec![],
+        }
+    }
+
+    fn plan(actions: Vec<Action>) -> Plan {
+        Plan {
+            target: "https://t.example.com".into(),
+            actions,
+            unchanged: 0,
+            unmanaged: vec![],
+            orphaned: vec![],
+            observed: vec![],
+            warnings: vec![],
+            guard_violations: vec![],
+            guard: Default::default(),
+            review: Default::default(),
+        }
+    }
+
+    #[test]
+    fn a_fresh_plan_inside_the_reviewed_one_has_no_difference() {
+        let a = update("a", "name", json!("A"), json!("B"));
+        let b = update("b", "name", json!("C"), json!("D"));
+        let reviewed = plan(vec![a.clone(), b]);
+        // Less than reviewed (b done meanwhile) is no difference.
+        assert!(changed_since_review(&reviewed, &plan(vec![a])).is_empty());
+    }
+
+    #[test]
+    fn every_difference_is_one_line() {
+        let reviewed = plan(vec![update("a", "name", json!("A"), json!("B"))]);
+        let mut delete = update("c", "name", json!("x"), json!("x"));
+        delete.action = ActionKind::Delete;
+        delete.fields.clear();
+        let mut fresh = plan(vec![
+            update("a", "name", json!("Z"), json!("B")),
+            update("b", "name", json!("C"), json!("D")),
+            delete,
+        ]);
+        fresh.target = "https://other.example.com".into();
+        assert_eq!(
+            changed_since_review(&reviewed, &fresh),
+            [
+                "the target: reviewed for https://t.example.com, now https://other.example.com",
+                "~ update Bucket/a: name: \"Z\" -> \"B\" (reviewed: \"A\" -> \"B\")",
+                "~ update Bucket/b (not in the reviewed plan): name: \"C\" -> \"D\"",
+                "- delete Bucket/c (not in the reviewed plan)",
+            ]
+        );
+    }
+}

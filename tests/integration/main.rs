@@ -35,6 +35,8 @@ mod property;
 mod pull;
 mod pull_style;
 mod review;
+mod review_comment;
+mod reviewed;
 mod risk;
 mod saved_guards;
 mod schema;

@@ -465,6 +465,13 @@ async fn a_deny_in_one_environment_fails_its_plan_and_stops_its_apply_only() {
             "{}",
             r.stderr
         );
+        // The deny is part of prod's plan in the report too.
+        let shown = match format {
+            "text" => "policy deny: no scratch team in prod [main.deny]",
+            "json" => "\"message\": \"no scratch team in prod\"",
+            _ => "⛔ **deny** <code>Team/scratch</code>: no scratch team in prod",
+        };
+        assert!(r.stdout.contains(shown), "{format}: {}", r.stdout);
     }
     // The same one environment asked for alone.
     let r = Cfgctl::bare()

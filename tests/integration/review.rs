@@ -1,6 +1,6 @@
-//! The review tells the whole truth (docs/product.md §6): secret references compared through
-//! git (`--base REV`, in a real repository the test makes), a secret to be sent resolvable at
-//! plan time, and `apply --reviewed`.
+//! The review tells the whole truth (docs/product.md §6), secrets: references compared through
+//! git (`--base REV`, in a real repository the test makes), and a secret to be sent resolvable
+//! at plan time. The helpers here serve `review_comment` and `reviewed` too.
 
 use std::path::Path;
 use std::process::Command;
@@ -12,10 +12,10 @@ use crate::support::files::write;
 use crate::support::run::{Cfgctl, Run};
 use crate::support::tenant::Tenant;
 
-const OLD_KEY: &str = "pd-old/key+with=signs";
-const NEW_KEY: &str = "pd-new/2026+key=rotated";
+pub(crate) const OLD_KEY: &str = "pd-old/key+with=signs";
+pub(crate) const NEW_KEY: &str = "pd-new/2026+key=rotated";
 
-fn notifier(var: &str) -> String {
+pub(crate) fn notifier(var: &str) -> String {
     format!(
         "api_version: v1/config\nkind: Notifier\nspec:\n  slug: pd\n  name: PagerDuty\n  pagerduty:\n    routing_key: ${{env:{var}}}\n"
     )
@@ -56,7 +56,7 @@ pub(crate) fn commit(dir: &Path, files: &[(&str, &str)], message: &str) {
     git(dir, &["commit", "-q", "-m", message]);
 }
 
-fn assert_clean(what: &str, text: &str) {
+pub(crate) fn assert_clean(what: &str, text: &str) {
     for secret in [OLD_KEY, NEW_KEY] {
         for form in crate::secrets::forms(secret) {
             assert!(!text.contains(&form), "{what} holds a secret ({form})");
@@ -76,7 +76,7 @@ fn assert_files_clean(dir: &Path) {
     }
 }
 
-fn cfgctl(t: &Tenant, dir: &Path, cache: &Path) -> Cfgctl {
+pub(crate) fn cfgctl(t: &Tenant, dir: &Path, cache: &Path) -> Cfgctl {
     Cfgctl::new(t)
         .dir(dir)
         .env("PD_KEY", OLD_KEY)
@@ -97,7 +97,16 @@ async fn stored_key(data: &Path) -> Value {
     read.body["notifier"]["pagerduty"]["routing_key"].clone()
 }
 
-const ROTATED: &str = "~ pagerduty.routing_key: (sensitive) ${env:PD_KEY} -> ${env:PD_KEY_2026}";
+pub(crate) fn monitor(value: &str) -> String {
+    format!(
+        "api_version: v1/config\nkind: Monitor\nspec:\n  slug: cpu\n  name: CPU\n  bucket_slug: platform\n  interval_secs: 60\n  prometheus_query: up == 0\n  series_conditions:\n    defaults:\n      critical:\n        conditions:\n          - {{op: GT, value: {value}}}\n"
+    )
+}
+
+pub(crate) const BUCKETS: &str = "api_version: v1/config\nkind: Bucket\nspec:\n  slug: platform\n  name: Platform\n---\napi_version: v1/config\nkind: Bucket\nspec:\n  slug: scratch\n  name: Scratch\n";
+
+pub(crate) const ROTATED: &str =
+    "~ pagerduty.routing_key: (sensitive) ${env:PD_KEY} -> ${env:PD_KEY_2026}";
 
 #[tokio::test]
 async fn a_rotated_reference_is_planned_with_both_references_applied_and_then_clean() {
@@ -360,304 +369,54 @@ async fn a_secret_the_plan_sends_must_resolve_at_plan_time_and_one_not_sent_need
     );
 }
 
-/// A repository whose policy denies one bucket (a manifest rule) and warns on every create (a
-/// plan rule).
-fn policed_repository(dir: &Path) {
-    write(dir, "cfgctl.yaml", "policy: rules\n");
-    write(
-        dir,
-        "rules/buckets.rego",
-        "package main\n\ndeny contains msg if {\n\tinput.kind == \"Bucket\"\n\tobject.get(input.spec, [\"labels\", \"team\"], \"\") == \"\"\n\tmsg := \"no `team` label\"\n}\n",
-    );
-    write(
-        dir,
-        "rules/plan.rego",
-        "package cfgctl.plan\n\nwarn contains {\"msg\": \"a new bucket: check its retention\", \"address\": c.address} if {\n\tsome c in input.changes\n\tc.action == \"create\"\n\tc.kind == \"Bucket\"\n}\n",
-    );
-    write(
-        dir,
-        "buckets.yaml",
-        "api_version: v1/config\nkind: Bucket\nspec:\n  slug: owned\n  name: Owned\n  labels: {team: checkout}\n---\napi_version: v1/config\nkind: Bucket\nspec:\n  slug: ownerless\n  name: Ownerless\n",
-    );
-}
-
 #[tokio::test]
-async fn policy_findings_are_part_of_the_plan_in_every_format() {
-    let t = Tenant::full().await;
-    let work = tempfile::tempdir().unwrap();
-    policed_repository(work.path());
-    let plan = |format: &'static str| {
-        Cfgctl::new(&t)
-            .dir(work.path())
-            .args(&["plan", ".", "--format", format])
-            .run()
-    };
-    let text = plan("text").await;
-    assert_eq!(text.code, 1, "a denied plan fails: {}", text.transcript());
-    assert!(
-        text.stdout
-            .contains("policy deny: no `team` label [main.deny]"),
-        "{}",
-        text.stdout
-    );
-    crate::support::cfgctl_snapshot!("policy_text", text.stdout);
-
-    let json = plan("json").await;
-    assert_eq!(json.code, 1, "{}", json.transcript());
-    let v: Value = serde_json::from_str(&json.stdout).expect("the whole plan is printed");
-    assert_eq!(v["summary"]["create"], 2);
-    crate::support::cfgctl_snapshot!(
-        "policy_json",
-        serde_json::to_string_pretty(&v["policy"]).unwrap()
-    );
-
-    let md = plan("markdown").await;
-    assert_eq!(md.code, 1, "{}", md.transcript());
-    let policy = md.stdout.find("#### Policy").expect("a policy section");
-    let first_action = md.stdout.find("<details>").expect("the actions");
-    assert!(policy < first_action, "{}", md.stdout);
-    crate::support::cfgctl_snapshot!("policy_markdown", md.stdout);
-    assert!(
-        t.emulator.stats().log.iter().all(|l| l.method == "GET"),
-        "nothing was sent"
-    );
-}
-
-fn monitor(value: &str) -> String {
-    format!(
-        "api_version: v1/config\nkind: Monitor\nspec:\n  slug: cpu\n  name: CPU\n  bucket_slug: platform\n  interval_secs: 60\n  prometheus_query: up == 0\n  series_conditions:\n    defaults:\n      critical:\n        conditions:\n          - {{op: GT, value: {value}}}\n"
-    )
-}
-
-const BUCKETS: &str = "api_version: v1/config\nkind: Bucket\nspec:\n  slug: platform\n  name: Platform\n---\napi_version: v1/config\nkind: Bucket\nspec:\n  slug: scratch\n  name: Scratch\n";
-
-/// Every line of every ```` ```diff ```` block of a Markdown plan.
-fn diff_lines(md: &str) -> Vec<&str> {
-    let mut inside = false;
-    let mut out = Vec::new();
-    for line in md.lines() {
-        if line.starts_with("```") {
-            inside = line.ends_with("diff");
-        } else if inside {
-            out.push(line);
-        }
-    }
-    out
-}
-
-/// What the comment must hold whatever it shows: no grey `~` line in a diff block, the risky
-/// headline before the tables, every delete marked, under GitHub's 65,536 characters.
-fn assert_glanceable(md: &str) {
-    let diffs = diff_lines(md);
-    assert!(!diffs.is_empty(), "{md}");
-    assert!(
-        diffs.iter().all(|l| !l.starts_with('~')),
-        "a `~` line in a diff block:\n{md}"
-    );
-    let table = md.find("| action |").expect("the counts");
-    let headline = md
-        .find("\n> ")
-        .or_else(|| md.find("\nNo deletes"))
-        .expect("a headline");
-    assert!(headline < table, "risk first:\n{md}");
-    assert!(!md.contains("| 0 |"), "no row of zeros:\n{md}");
-    for line in md.lines().filter(|l| l.contains("<code>- delete</code>")) {
-        assert!(line.contains("⚠️"), "an unmarked delete: {line}");
-    }
-    assert!(md.len() < 65_536);
-}
-
-#[tokio::test]
-async fn the_markdown_comment_reads_at_a_glance() {
+async fn a_reference_changed_in_a_file_moved_since_the_base_is_still_seen() {
     let t = Tenant::full().await;
     let work = tempfile::tempdir().unwrap();
     let (dir, cache) = (work.path().join("repo"), work.path().join("cache"));
     repo_with(
         &dir,
         &[
-            ("cfgctl.yaml", "prune: [\"Bucket/*\"]\n"),
-            ("buckets.yaml", BUCKETS),
-            ("monitors/cpu.yaml", &monitor("1")),
-            ("notifiers/pd.yaml", &notifier("PD_KEY")),
+            ("config/notifiers/pd.yaml", &notifier("PD_KEY")),
+            ("config/other.yaml", BUCKETS),
         ],
     );
-    let run = cfgctl(&t, &dir, &cache)
+    let config = dir.join("config");
+    let run = cfgctl(&t, &config, &cache)
         .args(&["apply", ".", "--auto-approve"])
         .run()
         .await;
     assert_eq!(run.code, 0, "{}", run.transcript());
-    let markdown = |args: &'static [&'static str]| {
-        cfgctl(&t, &dir, &cache)
-            .args(&["plan", ".", "--format", "markdown"])
-            .args(args)
-            .run()
-    };
-
-    write(&dir, "monitors/cpu.yaml", &monitor("2.5"));
-    let run = markdown(&[]).await;
-    assert_eq!(run.code, 0, "{}", run.transcript());
-    assert!(
-        run.stdout.contains(
-            "- series_conditions.defaults.critical.conditions[0].value: 1\n+ series_conditions.defaults.critical.conditions[0].value: 2.5\n"
-        ),
-        "{}",
-        run.stdout
-    );
-    assert_glanceable(&run.stdout);
-    crate::support::cfgctl_snapshot!("markdown_threshold", run.stdout);
-    git(&dir, &["checkout", "--", "monitors/cpu.yaml"]);
-
-    write(&dir, "buckets.yaml", BUCKETS.split("---").next().unwrap());
-    let run = markdown(&["--prune"]).await;
-    assert_eq!(run.code, 0, "{}", run.transcript());
-    assert!(
-        run.stdout.starts_with(
-            "### cfgctl plan for `[TARGET]`\n\n> ⚠️ **1 delete**: <code>Bucket/scratch</code>"
-        ),
-        "{}",
-        run.stdout
-    );
-    assert_glanceable(&run.stdout);
-    crate::support::cfgctl_snapshot!("markdown_delete", run.stdout);
-    git(&dir, &["checkout", "--", "buckets.yaml"]);
-
-    write(&dir, "notifiers/pd.yaml", &notifier("PD_KEY_2026"));
-    let run = markdown(&["--base", "HEAD"]).await;
-    assert_eq!(run.code, 0, "{}", run.transcript());
-    assert!(
-        run.stdout.contains(
-            "- pagerduty.routing_key: (sensitive) ${env:PD_KEY}\n+ pagerduty.routing_key: ${env:PD_KEY_2026}\n"
-        ),
-        "{}",
-        run.stdout
-    );
-    assert!(
-        run.stdout
-            .contains("> 🔑 **1 secret sent**: <code>Notifier/pd</code>"),
-        "{}",
-        run.stdout
-    );
-    assert_glanceable(&run.stdout);
-    crate::support::cfgctl_snapshot!("markdown_rotation", run.stdout);
-    assert_clean("the comment", &run.stdout);
-
-    // The policy deny's comment (`policy_markdown`) reads the same way.
-    let policed = work.path().join("policed");
-    policed_repository(&policed);
-    let run = Cfgctl::new(&t)
-        .dir(&policed)
-        .args(&[
-            "plan",
-            ".",
-            "--format",
-            "markdown",
-            "--only",
-            "Bucket/owner*",
-        ])
-        .run()
-        .await;
-    assert_eq!(run.code, 1, "{}", run.transcript());
-    assert!(
-        run.stdout.contains("> ⛔ **1 policy denial** (below)"),
-        "{}",
-        run.stdout
-    );
-    assert_glanceable(&run.stdout);
-}
-
-#[tokio::test]
-async fn apply_reviewed_applies_what_was_reviewed_and_refuses_what_moved_since() {
-    let t = Tenant::full().await;
-    let work = tempfile::tempdir().unwrap();
-    let (dir, cache) = (work.path().join("repo"), work.path().join("cache"));
-    let platform =
-        "api_version: v1/config\nkind: Bucket\nspec:\n  slug: platform\n  name: Platform\n";
-    repo_with(
+    git(
         &dir,
-        &[
-            ("buckets.yaml", platform),
-            ("monitors/cpu.yaml", &monitor("1")),
-        ],
+        &["mv", "config/notifiers/pd.yaml", "config/alerting.yaml"],
     );
-    let apply = |extra: &'static [&'static str]| {
-        cfgctl(&t, &dir, &cache)
-            .args(&["apply", ".", "--auto-approve"])
-            .args(extra)
-            .run()
-    };
-    let run = apply(&[]).await;
-    assert_eq!(run.code, 0, "{}", run.transcript());
-    // The pull request: the threshold changes, and its plan is saved for review.
-    write(&dir, "monitors/cpu.yaml", &monitor("2.5"));
-    let run = cfgctl(&t, &dir, &cache)
-        .args(&["plan", ".", "--out", "../reviewed.json"])
+    write(&config, "alerting.yaml", &notifier("PD_KEY_2026"));
+    let run = cfgctl(&t, &config, &cache)
+        .args(&["plan", ".", "--base", "HEAD"])
         .run()
         .await;
     assert_eq!(run.code, 0, "{}", run.transcript());
-    let writes = |t: &Tenant| {
-        t.emulator
-            .stats()
-            .log
-            .iter()
-            .filter(|l| l.method != "GET")
-            .count()
-    };
-
-    // The tenant moved after review: refused, nothing sent, the difference listed.
-    let bucket = Kind::named("Bucket");
-    let moved = t
-        .update(
-            bucket,
-            Some("platform"),
-            serde_json::json!({"slug": "platform", "name": "Platform (UI)"}),
-        )
-        .await;
-    assert_eq!(moved.status, 200, "{moved:?}");
-    t.emulator.reset_stats();
-    let run = apply(&["--reviewed", "../reviewed.json"]).await;
-    assert_eq!(run.code, 1, "{}", run.transcript());
-    assert!(
-        run.stderr.contains(
-            "changed since review:\n  ~ update Bucket/platform (not in the reviewed plan): name: \"Platform (UI)\" -> \"Platform\"\n"
-        ),
-        "{}",
-        run.stderr
-    );
-    assert!(run.stderr.contains("nothing was changed"), "{}", run.stderr);
-    assert_eq!(writes(&t), 0, "nothing was sent");
-    let back = t
-        .update(
-            bucket,
-            Some("platform"),
-            serde_json::json!({"slug": "platform", "name": "Platform"}),
-        )
-        .await;
-    assert_eq!(back.status, 200, "{back:?}");
-
-    // The repository moved after review: refused, the difference listed.
-    write(&dir, "monitors/cpu.yaml", &monitor("5"));
-    t.emulator.reset_stats();
-    let run = apply(&["--reviewed", "../reviewed.json"]).await;
-    assert_eq!(run.code, 1, "{}", run.transcript());
-    assert!(
-        run.stderr.contains(
-            "changed since review:\n  ~ update Monitor/cpu: series_conditions.defaults.critical.conditions[0].value: 1 -> 5 (reviewed: 1 -> 2.5)"
-        ),
-        "{}",
-        run.stderr
-    );
-    assert_eq!(writes(&t), 0, "nothing was sent");
-
-    // As reviewed: applied.
-    write(&dir, "monitors/cpu.yaml", &monitor("2.5"));
-    let run = apply(&["--reviewed", "../reviewed.json"]).await;
-    assert_eq!(run.code, 0, "{}", run.transcript());
-    let read = t.read(Kind::named("Monitor"), Some("cpu")).await;
-    assert_eq!(
-        read.body["monitor"]["series_conditions"]["defaults"]["critical"]["conditions"][0]["value"],
-        2.5
-    );
-    // Nothing left to do is in any reviewed plan.
-    let run = apply(&["--reviewed", "../reviewed.json"]).await;
-    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert!(run.stdout.contains(ROTATED), "{}", run.stdout);
+    assert_clean("the plan", &run.stdout);
+    // Committed where it is now, changed again: its file at REV is read, with the directory
+    // named from the repository's root and by its absolute path from outside the repository.
+    git(&dir, &["commit", "-q", "-am", "move"]);
+    write(&config, "alerting.yaml", &notifier("PD_KEY_2027"));
+    let absolute = config.display().to_string();
+    for (cwd, arg) in [(dir.as_path(), "config"), (work.path(), absolute.as_str())] {
+        let run = cfgctl(&t, cwd, &cache)
+            .env("PD_KEY_2027", "k3")
+            .args(&["plan", arg, "--base", "HEAD"])
+            .run()
+            .await;
+        assert_eq!(run.code, 0, "{arg}: {}", run.transcript());
+        assert!(
+            run.stdout.contains(
+                "~ pagerduty.routing_key: (sensitive) ${env:PD_KEY_2026} -> ${env:PD_KEY_2027}"
+            ),
+            "{arg}: {}",
+            run.stdout
+        );
+    }
 }
