@@ -105,6 +105,11 @@ pub struct Loaded {
     pub file_scope: crate::file_ref::FileScope,
     /// Every file a `${file:…}` named (canonical): data, never read as a manifest.
     pub data_files: std::collections::BTreeSet<PathBuf>,
+    /// Every `${env:…}`/`${file:…}` outside a secret field resolved at load, as `env:NAME` or
+    /// `file:CANONICAL-PATH`, with the BLAKE3 hash of its value: a remembered no-change plan
+    /// holds only while each still resolves to the same value (`memo`), since the files
+    /// hashed do not say what a variable or a data file holds.
+    pub resolved: Vec<(String, [u8; 32])>,
 }
 
 impl Loaded {
@@ -259,7 +264,7 @@ fn load_located(
         };
         if let Some(m) = check.check(value) {
             if let Some(outcome) = substituted {
-                loaded.provenance.record(&m, outcome, &mut loaded.sources);
+                loaded.provenance.record(&m, outcome, &mut loaded.resolved);
             }
             loaded.manifests.push(m);
         }

@@ -159,6 +159,10 @@ struct Body {
     /// The manifests hold secret references (the plan says they were not compared).
     #[serde(default)]
     holds_secrets: bool,
+    /// The `${env:…}`/`${file:…}` the load resolved (`env:NAME`, `file:PATH`) and the hash of
+    /// each value: the entry holds only while each resolves to the same value again.
+    #[serde(default)]
+    resolved: Vec<(String, String)>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -266,6 +270,12 @@ impl Memo {
             return None;
         }
         let body: Body = serde_json::from_slice(body).ok()?;
+        if !still_resolved(&body.resolved) {
+            tracing::info!(
+                "a variable or a data file the manifests name has changed: not remembered"
+            );
+            return None;
+        }
         remembered(body)
     }
 
@@ -276,6 +286,19 @@ impl Memo {
         answers: Answers,
         plan: &Plan,
         known: &BTreeSet<Kind>,
+    ) -> Result<bool, MemoError> {
+        self.remember_resolved(id, answers, plan, known, &[])
+    }
+
+    /// [`Memo::remember`] of a plan whose manifests resolved `resolved` at load
+    /// (`manifest::Loaded::resolved`): recalled only while each resolves as it did.
+    pub fn remember_resolved(
+        &self,
+        id: &[u8; 32],
+        answers: Answers,
+        plan: &Plan,
+        known: &BTreeSet<Kind>,
+        resolved: &[(String, [u8; 32])],
     ) -> Result<bool, MemoError> {
         if !plan.actions.is_empty()
             || !plan.observed.is_empty()
@@ -301,6 +324,7 @@ impl Memo {
             guards: crate::plan::file::guards_file(plan),
             known: known.iter().map(|k| k.name().to_string()).collect(),
             holds_secrets: plan.review.holds_secrets,
+            resolved: resolved.iter().map(|(s, h)| (s.clone(), hex(h))).collect(),
         };
         // Plain data always serialises.
         let body = serde_json::to_vec(&body).unwrap_or_default();
@@ -325,6 +349,22 @@ impl Memo {
         field(&mut h, body);
         h.finalize()
     }
+}
+
+/// Whether each `env:NAME` / `file:PATH` resolves to a value of the hash it had (hex).
+fn still_resolved(resolved: &[(String, String)]) -> bool {
+    resolved.iter().all(|(source, hash)| {
+        let value = if let Some(name) = source.strip_prefix("env:") {
+            std::env::var(name).ok()
+        } else if let Some(path) = source.strip_prefix("file:") {
+            crate::file_ref::read(Path::new(path))
+                .ok()
+                .map(crate::file_ref::value_of)
+        } else {
+            None
+        };
+        value.is_some_and(|v| hex(blake3::hash(v.as_bytes()).as_bytes()) == *hash)
+    })
 }
 
 /// A field into a hash, its length first (so that no two lists of fields hash alike).

@@ -220,6 +220,7 @@ fn add_file(loaded: &mut Loaded, mut one: Loaded, shown: &Path, hash: [u8; 32]) 
     loaded.sources.0.push((shown.to_path_buf(), hash));
     // What `${env:…}`/`${file:…}` read at load counts as read.
     loaded.sources.0.append(&mut one.sources.0);
+    loaded.resolved.append(&mut one.resolved);
     loaded.provenance.extend(one.provenance);
     loaded.data_files.append(&mut one.data_files);
 }

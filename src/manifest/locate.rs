@@ -70,7 +70,7 @@ pub(super) fn load_plain(
     for (m, outcome) in manifests {
         if let Some(mut outcome) = outcome {
             loaded.data_files.extend(outcome.files.drain(..));
-            loaded.provenance.record(&m, outcome, &mut loaded.sources);
+            loaded.provenance.record(&m, outcome, &mut loaded.resolved);
         }
         loaded.manifests.push(m);
     }

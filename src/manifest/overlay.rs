@@ -47,10 +47,13 @@ pub struct FieldOrigin {
 }
 
 impl Provenance {
-    pub(super) fn record(&mut self, m: &Manifest, outcome: Outcome, sources: &mut Sources) {
-        for (token, hash) in outcome.resolved {
-            sources.0.push((PathBuf::from(token), hash));
-        }
+    pub(super) fn record(
+        &mut self,
+        m: &Manifest,
+        outcome: Outcome,
+        resolved: &mut Vec<(String, [u8; 32])>,
+    ) {
+        resolved.extend(outcome.resolved);
         let vars = spec_vars(outcome.vars);
         if !vars.is_empty() {
             self.0.entry(m.address()).or_default().vars = vars;
@@ -412,9 +415,9 @@ impl Merger<'_> {
             from_files: &[],
         };
         if let Some(m) = check.check(value) {
-            let mut sources = Sources::default();
-            self.loaded.provenance.record(&m, outcome, &mut sources);
-            self.loaded.sources.0.append(&mut sources.0);
+            self.loaded
+                .provenance
+                .record(&m, outcome, &mut self.loaded.resolved);
             self.loaded.manifests.push(m);
         }
     }

@@ -232,7 +232,7 @@ impl Expansion<'_, '_> {
         let resolved = match crate::registry::parse_reference(token) {
             None => Err("not a valid reference (`${env:NAME}` or `${file:PATH}`)".to_string()),
             Some(crate::registry::SecretRef::Env(name)) => match std::env::var(name) {
-                Ok(v) => Ok(v),
+                Ok(v) => Ok((format!("env:{name}"), v)),
                 Err(std::env::VarError::NotPresent) => {
                     Err(format!("environment variable {name} is not set"))
                 }
@@ -245,15 +245,16 @@ impl Expansion<'_, '_> {
                 let scope = self.ctx.files.unwrap_or(&unconfined);
                 scope.resolve(self.src.path, path, false).and_then(|full| {
                     let text = crate::file_ref::read(&full)?;
+                    let source = format!("file:{}", full.display());
                     self.outcome.files.push(full);
-                    Ok(crate::file_ref::value_of(text))
+                    Ok((source, crate::file_ref::value_of(text)))
                 })
             }
         };
         match resolved {
-            Ok(v) => {
+            Ok((source, v)) => {
                 let hash = *blake3::hash(v.as_bytes()).as_bytes();
-                self.outcome.resolved.push((token.to_string(), hash));
+                self.outcome.resolved.push((source, hash));
                 Some(v)
             }
             Err(reason) => {

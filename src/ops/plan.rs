@@ -451,7 +451,9 @@ async fn planned(
         let id = memo.entry_id(&conn.name, &loaded.sources);
         if in_clear {
             tracing::info!("secrets answered in clear: the plan is not remembered");
-        } else if let Err(e) = memo.remember(&id, answers, &plan, &current.known) {
+        } else if let Err(e) =
+            memo.remember_resolved(&id, answers, &plan, &current.known, &loaded.resolved)
+        {
             tracing::warn!("{e}");
         }
     }

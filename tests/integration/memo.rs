@@ -300,3 +300,56 @@ async fn a_cache_others_may_write_is_not_used_and_the_token_is_never_in_it() {
     assert!(!r.stderr.contains(token));
     assert_eq!(entries(shared.path()), 0);
 }
+
+/// A repository whose manifests read a variable or a data file outside secret fields (a
+/// dashboard kept in its own file, `description: ${env:DESC}`) is remembered too, and a change
+/// of the variable's value or of the data file is never answered from the memo.
+#[tokio::test]
+async fn a_variable_or_data_file_the_manifests_read_is_checked_again() {
+    let t = Tenant::full().await;
+    let dir = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "team.yaml",
+        "api_version: v1/config\nkind: Team\nspec:\n  slug: platform\n  name: Platform\n  description: ${env:MEMO_DESC}\n---\napi_version: v1/config\nkind: Bucket\nspec:\n  slug: b\n  name: B\n  description: ${file:desc.txt}\n",
+    );
+    write(dir.path(), "desc.txt", "first\n");
+    let plan = |desc: &'static str| {
+        Cfgctl::new(&t)
+            .dir(dir.path())
+            .args(&["plan", ".", "--detailed-exitcode"])
+            .env("CFGCTL_CACHE_DIR", cache.path())
+            .env("CFGCTL_LOG", "cfgctl=info")
+            .env("MEMO_DESC", desc)
+            .run()
+    };
+    let r = Cfgctl::new(&t)
+        .dir(dir.path())
+        .args(&["apply", ".", "--auto-approve"])
+        .env("MEMO_DESC", "one")
+        .run()
+        .await;
+    assert_eq!(r.code, 0, "{}", r.transcript());
+    let r = plan("one").await;
+    assert_eq!(r.code, 0, "{}", r.transcript());
+    assert!(!recalled(&r), "{}", r.transcript());
+    let r = plan("one").await;
+    assert_eq!(r.code, 0, "{}", r.transcript());
+    assert!(
+        recalled(&r),
+        "the second no-change plan is remembered: {}",
+        r.transcript()
+    );
+    // Another value of the variable: planned again, and the change shown.
+    let r = plan("two").await;
+    assert_eq!(r.code, 2, "{}", r.transcript());
+    assert!(!recalled(&r), "{}", r.transcript());
+    assert!(r.stdout.contains("\"two\""), "{}", r.stdout);
+    // The data file changed (no manifest file did): planned again.
+    write(dir.path(), "desc.txt", "second\n");
+    let r = plan("one").await;
+    assert_eq!(r.code, 2, "{}", r.transcript());
+    assert!(!recalled(&r), "{}", r.transcript());
+    assert!(r.stdout.contains("second"), "{}", r.stdout);
+}
