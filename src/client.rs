@@ -252,11 +252,25 @@ impl Client {
             }
             return A::from_body(bytes).map_err(not_json);
         }
+        // A body of another shape that still has a `message` (a string `code`, say) is read
+        // for it, whole.
+        let lenient = || {
+            serde_json::from_slice::<serde_json::Value>(&bytes)
+                .ok()
+                .and_then(|v| v.get("message")?.as_str().map(str::to_string))
+        };
         let (message, code) = match serde_json::from_slice::<ErrorBody>(&bytes) {
             Ok(b) => (b.message, b.code),
+            Err(_) if lenient().is_some() => (lenient().unwrap_or_default(), None),
             Err(_) => {
-                let text = String::from_utf8_lossy(&bytes);
-                let text: String = text.chars().take(200).collect();
+                // Redacted whole before it is cut: a cut inside a secret the server echoed
+                // would leave a prefix of it that no longer matches it.
+                let whole = String::from_utf8_lossy(&bytes);
+                let whole = crate::output::redact(&whole);
+                let mut text: String = whole.chars().take(200).collect();
+                if text.len() < whole.len() {
+                    text.push('…');
+                }
                 let message = if text.trim().is_empty() {
                     status.canonical_reason().unwrap_or("error").to_string()
                 } else {

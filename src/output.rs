@@ -58,9 +58,11 @@ fn forms_of(secret: &str) -> Vec<redact::Form> {
     if secret.contains(' ') {
         forms.push(secret.replace(' ', "+"));
     }
-    // A value a server or a log shows encoded (a basic-auth header, a data URL) is the same
-    // secret.
+    // A value a server or a log shows encoded (a basic-auth header, a data URL, hex) is the
+    // same secret.
     forms.extend(base64_forms(secret.as_bytes()));
+    forms.push(secret.bytes().map(|b| format!("{b:02x}")).collect());
+    forms.extend(url_parts(secret));
     let mut normal: Vec<redact::Form> = Vec::with_capacity(forms.len());
     for f in forms {
         let form = redact::Form::new(&f);
@@ -69,6 +71,21 @@ fn forms_of(secret: &str) -> Vec<redact::Form> {
         }
     }
     normal
+}
+
+/// A URL secret's parts a server may echo alone: without its scheme, and its path and query
+/// (a Slack webhook's secret is its path), when long enough to be secret.
+fn url_parts(secret: &str) -> Vec<String> {
+    const LONG_ENOUGH: usize = 12;
+    let Some((_, rest)) = secret.split_once("://") else {
+        return Vec::new();
+    };
+    let mut parts = vec![rest.to_string()];
+    if let Some(at) = rest.find('/') {
+        parts.push(rest[at..].to_string());
+    }
+    parts.retain(|p| p.len() >= LONG_ENOUGH);
+    parts
 }
 
 /// The base64 forms of a value: standard and URL-safe alphabets, with and without padding.

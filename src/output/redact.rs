@@ -247,17 +247,29 @@ fn html_entity(text: &[u8]) -> (Option<Decoded>, usize) {
     }
 }
 
-/// The spans of `text` (decoded) that hold a form or a prefix of one cut short.
+/// Where `key` starts in `text`, ASCII case ignored (a server may echo a secret lower-cased:
+/// `https%3a%2f%2fhooks...`).
+fn find_iter_ci<'a>(text: &'a [u8], key: &'a [u8]) -> impl Iterator<Item = usize> + 'a {
+    let first = key.first().copied().unwrap_or_default();
+    let (lower, upper) = (first.to_ascii_lowercase(), first.to_ascii_uppercase());
+    memchr::memchr2_iter(lower, upper, text).filter(move |&at| {
+        text.get(at..at + key.len())
+            .is_some_and(|t| t.eq_ignore_ascii_case(key))
+    })
+}
+
+/// The spans of `text` (decoded) that hold a form or a prefix of one cut short, ASCII case
+/// ignored.
 fn matches(text: &[u8], forms: &[Form]) -> Vec<(usize, usize)> {
     let mut found = Vec::new();
     for form in forms {
         let floor = prefix_floor(form.len());
         let key = &form.bytes[..floor];
-        for at in memchr::memmem::find_iter(text, key) {
+        for at in find_iter_ci(text, key) {
             let common = text[at..]
                 .iter()
                 .zip(&form.bytes)
-                .take_while(|(a, b)| a == b)
+                .take_while(|(a, b)| a.eq_ignore_ascii_case(b))
                 .count();
             if common == form.len() || ends_a_cut(common, form.len(), &text[at + common..]) {
                 found.push((at, at + common));

@@ -360,3 +360,27 @@ mod dialects {
         }
     }
 }
+
+/// D18 of the red team: a URL secret echoed without its scheme, as its path, lower-cased and
+/// percent-encoded, or in hex.
+#[test]
+fn a_url_secret_is_redacted_by_its_parts_in_any_case_and_in_hex() {
+    let url = "https://hooks.slack.com/services/T0D18/B0D18/ZZsecretD18ZZ";
+    register_secret(url);
+    let hex: String = url.bytes().map(|b| format!("{b:02x}")).collect();
+    for echo in [
+        "sub=hooks.slack.com/services/T0D18/B0D18/ZZsecretD18ZZ".to_string(),
+        "path=/services/T0D18/B0D18/ZZsecretD18ZZ".to_string(),
+        "pctl=https%3a%2f%2fhooks.slack.com%2fservices%2ft0d18%2fb0d18%2fzzsecretd18zz".to_string(),
+        format!("hex={hex}"),
+        format!("HEX={}", hex.to_uppercase()),
+    ] {
+        let shown = redact(&echo);
+        assert!(
+            !shown.to_lowercase().contains("secretd18"),
+            "{echo} -> {shown}"
+        );
+        assert!(!shown.contains(&hex[20..]), "{echo} -> {shown}");
+        assert!(shown.contains(REDACTED), "{echo} -> {shown}");
+    }
+}

@@ -978,3 +978,52 @@ fn a_hostile_description_walk_is_bounded() {
         );
     }
 }
+
+/// D3 of the red team: a server whose error body is JSON of another shape (a string `code`)
+/// echoes the sent secret past 200 bytes of padding: the message is redacted whole before it
+/// is cut, so no prefix of the secret is printed.
+#[test]
+fn a_secret_echoed_where_a_long_message_is_cut_is_redacted_before_the_cut() {
+    const SLK: &str = "a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6";
+    for pad in [120, 140, 170, 190] {
+        let server = Hostile::start(move |r| {
+            (r.method == "POST").then(|| {
+                let sent = r.body.to_string();
+                let at = sent.find("a1b2").unwrap_or(0);
+                let body = json!({"code": "invalid_argument",
+                    "message": format!("{}secret raw={}", "x".repeat(pad), &sent[at..])});
+                Answer {
+                    status: 400,
+                    headers: vec![],
+                    body: format!("{} ", body),
+                }
+            })
+        });
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("n.yaml"),
+            "api_version: v1/config\nkind: Notifier\nspec:\n  slug: n\n  name: N\n  slack:\n    channel: '#x'\n    api_url: ${env:D3_SLK}\n",
+        )
+        .unwrap();
+        let url = server.url();
+        let run = cfgctl_in(
+            dir.path(),
+            &[
+                "--url",
+                &url,
+                "--token",
+                TOKEN,
+                "--color",
+                "never",
+                "apply",
+                ".",
+                "--auto-approve",
+            ],
+            &[("D3_SLK", SLK)],
+        );
+        assert_eq!(run.code, 1, "{}", run.transcript());
+        let text = run.transcript();
+        assert!(text.contains("secret raw="), "{pad}: {text}");
+        assert!(!text.contains("a1b2c3"), "{pad}: {text}");
+    }
+}
