@@ -159,13 +159,15 @@ fn set_aside(out: &mut [Loaded], results: &[Loaded], shown: &Path, hash: [u8; 32
     for loaded in out {
         loaded.manifest_files -= 1;
         loaded.sources.0.push((shown.to_path_buf(), hash));
+        // A file is a manifest or a value, never both: its resources would otherwise vanish
+        // from the plan (and be pruned) because a field somewhere names the file.
         if declared > 0 && value {
-            loaded.diagnostics.push(Diagnostic::warning(
+            loaded.diagnostics.push(Diagnostic::error(
                 shown,
                 Pos::new(1, 1),
                 Problem::NotAManifest(format!(
-                    "a `${{file:…}}` names this file, so it is a value: the {declared} \
-                     manifest(s) it holds are not loaded"
+                    "a `${{file:…}}` names this file as a value, but it holds {declared} \
+                     manifest(s): keep the value in a file of its own (a file is a manifest or a value, never both)"
                 )),
             ));
         }

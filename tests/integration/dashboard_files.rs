@@ -192,7 +192,8 @@ fn a_file_referenced_from_elsewhere_in_the_repository_is_data_too() {
     assert_eq!(v.code, 0, "{}", v.transcript());
     assert_eq!(read(d, "grafana/payments.json"), PAYMENTS_JSON);
 
-    // A manifest file named as a value is a value: said, since its manifests are not loaded.
+    // A manifest file named as a value is an error (red team D4): its resources would vanish
+    // from the plan, and be pruned, because a field somewhere names the file.
     write(
         d,
         "teams/core.yaml",
@@ -203,8 +204,9 @@ fn a_file_referenced_from_elsewhere_in_the_repository_is_data_too() {
         .dir(d)
         .args(&["validate", "."])
         .run_blocking();
+    assert_eq!(v.code, 1, "{}", v.transcript());
     assert!(
-        v.transcript().contains("teams/core.yaml:1:1: warning: not read as a manifest: a `${file:…}` names this file, so it is a value: the 1 manifest(s) it holds are not loaded"),
+        v.transcript().contains("teams/core.yaml:1:1: error: not read as a manifest: a `${file:…}` names this file as a value, but it holds 1 manifest(s)"),
         "{}",
         v.transcript()
     );
