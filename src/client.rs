@@ -252,33 +252,7 @@ impl Client {
             }
             return A::from_body(bytes).map_err(not_json);
         }
-        // A body of another shape that still has a `message` (a string `code`, say) is read
-        // for it, whole.
-        let lenient = || {
-            serde_json::from_slice::<serde_json::Value>(&bytes)
-                .ok()
-                .and_then(|v| v.get("message")?.as_str().map(str::to_string))
-        };
-        let (message, code) = match serde_json::from_slice::<ErrorBody>(&bytes) {
-            Ok(b) => (b.message, b.code),
-            Err(_) if lenient().is_some() => (lenient().unwrap_or_default(), None),
-            Err(_) => {
-                // Redacted whole before it is cut: a cut inside a secret the server echoed
-                // would leave a prefix of it that no longer matches it.
-                let whole = String::from_utf8_lossy(&bytes);
-                let whole = crate::output::redact(&whole);
-                let mut text: String = whole.chars().take(200).collect();
-                if text.len() < whole.len() {
-                    text.push('…');
-                }
-                let message = if text.trim().is_empty() {
-                    status.canonical_reason().unwrap_or("error").to_string()
-                } else {
-                    text.trim().to_string()
-                };
-                (message, None)
-            }
-        };
+        let (message, code) = error_reply(status, &bytes);
         Err(ClientError::Status {
             method: method.clone(),
             path: path.to_string(),
@@ -405,6 +379,34 @@ impl Client {
         .await
         .map(|_| ())
     }
+}
+
+/// The message and code of an error answer: its `ErrorBody`; a body of another shape that
+/// still has a `message` (a string `code`, say), read for it whole; else the text itself,
+/// redacted whole before it is cut to 200 characters (a cut inside a secret the server echoed
+/// would leave a prefix of it that no longer matches it), the cut marked.
+fn error_reply(status: reqwest::StatusCode, bytes: &[u8]) -> (String, Option<i32>) {
+    if let Ok(b) = serde_json::from_slice::<ErrorBody>(bytes) {
+        return (b.message, b.code);
+    }
+    let lenient = serde_json::from_slice::<serde_json::Value>(bytes)
+        .ok()
+        .and_then(|v| v.get("message")?.as_str().map(str::to_string));
+    if let Some(message) = lenient {
+        return (message, None);
+    }
+    let whole = String::from_utf8_lossy(bytes);
+    let whole = crate::output::redact(&whole);
+    let mut text: String = whole.chars().take(200).collect();
+    if text.len() < whole.len() {
+        text.push('…');
+    }
+    let message = if text.trim().is_empty() {
+        status.canonical_reason().unwrap_or("error").to_string()
+    } else {
+        text.trim().to_string()
+    };
+    (message, None)
 }
 
 /// Refuses a slug that would not stay one path segment (`.`, `..`, empty): the URL would name
