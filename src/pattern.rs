@@ -96,9 +96,15 @@ impl Pattern {
         self.kind.matches(kind.name())
     }
 
-    /// Whether the kind part is `kind`'s name, not a glob (`LogScaleAction/*`, not `*/*`).
+    /// Whether the kind part picks `kind` out of the others: its name or a glob that is not
+    /// every kind (`LogScaleAction/*`, `LogScale*/*`; not `*/*`).
     pub fn names_kind(&self, kind: crate::registry::Kind) -> bool {
-        !self.kind_is_glob && self.matches_kind(kind)
+        let every = self
+            .text
+            .split('/')
+            .next()
+            .is_some_and(|k| k.chars().all(|c| c == '*'));
+        !every && self.matches_kind(kind)
     }
 }
 

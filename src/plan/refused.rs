@@ -60,6 +60,18 @@ pub(super) fn check(
             ));
             continue;
         }
+        if let Some(p) = opts.only.iter().find(|p| p.names_kind(kind)) {
+            problems.push(Diagnostic::error(
+                PathBuf::from("(command line)"),
+                Pos::new(1, 1),
+                Problem::RefusedKind {
+                    kind,
+                    answer: answer.clone(),
+                    need: format!("`--only {p}` names it"),
+                },
+            ));
+            continue;
+        }
         notes.push(format!(
             "{kind} was not read: the target refused its list ({answer}); nothing in this plan needs it"
         ));

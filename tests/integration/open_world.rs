@@ -133,6 +133,43 @@ async fn a_refused_kind_the_plan_needs_is_an_error_naming_the_kind_and_the_answe
     );
 }
 
+/// Red team D10: a prune glob that picks the refused kind out (`LogScale*/*`) and `--only`
+/// naming it need it too; only a pattern of every kind (`*/*`) does not.
+#[tokio::test]
+async fn a_glob_or_only_that_names_a_refused_kind_needs_it() {
+    let t = refusing("403:log-scale-actions").await;
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "team.yaml", TEAM);
+    write(dir.path(), "cfgctl.yaml", "prune: [\"LogScale*/*\"]\n");
+    let run = Cfgctl::new(&t)
+        .dir(dir.path())
+        .args(&["plan", ".", "--prune"])
+        .run()
+        .await;
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    assert!(
+        run.stderr
+            .contains("LogScaleAction: the target refused to list this kind")
+            && run
+                .stderr
+                .contains("the prune pattern `LogScale*/*` names it"),
+        "{}",
+        run.stderr
+    );
+    write(dir.path(), "cfgctl.yaml", "prune: [\"*/*\"]\n");
+    let run = Cfgctl::new(&t)
+        .dir(dir.path())
+        .args(&["plan", ".", "--prune", "--only", "LogScaleAction/*"])
+        .run()
+        .await;
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    assert!(
+        run.stderr.contains("`--only LogScaleAction/*` names it"),
+        "{}",
+        run.stderr
+    );
+}
+
 #[tokio::test]
 async fn export_names_what_it_did_not_export() {
     let t = refusing("403:log-scale-actions").await;
