@@ -35,6 +35,25 @@ pub struct SecretError {
 /// The value of a reference; `base` is the manifest's file (a `${file:…}` is relative to its
 /// folder). The value is registered as a secret before it is returned.
 pub fn resolve(reference: SecretRef<'_>, base: &Path) -> Result<String, String> {
+    resolve_in(reference, base, None)
+}
+
+/// [`resolve`], a `${file:…}` confined to `scope` when given (a saved plan's references, which
+/// no load checked here: `saved_plan_scope`).
+pub fn resolve_in(
+    reference: SecretRef<'_>,
+    base: &Path,
+    scope: Option<&crate::file_ref::FileScope>,
+) -> Result<String, String> {
+    if let (SecretRef::File(path), Some(scope)) = (reference, scope) {
+        let value = scope
+            .resolve(base, path, true)
+            .and_then(|full| crate::file_ref::read(&full))
+            .map(crate::file_ref::value_of)
+            .map_err(|e| format!("cannot read secret file: {e}"))?;
+        crate::output::register_secret(&value);
+        return Ok(value);
+    }
     let value = match reference {
         SecretRef::Env(name) => match std::env::var(name) {
             Ok(v) => v,
@@ -68,13 +87,24 @@ pub fn fill(
     line: u32,
     address: &Address,
 ) -> Result<Option<Value>, SecretError> {
+    fill_in(kind, object, (file, line), address, None)
+}
+
+/// [`fill`], `${file:…}` confined to `scope` when given.
+fn fill_in(
+    kind: Kind,
+    object: &Value,
+    (file, line): (&Path, u32),
+    address: &Address,
+    scope: Option<&crate::file_ref::FileScope>,
+) -> Result<Option<Value>, SecretError> {
     let found = kind.def().secrets_in(object);
     let mut filled: Option<Value> = None;
     for f in found {
         let Some(reference) = parse(&f.value) else {
             continue;
         };
-        let value = resolve(reference, file).map_err(|reason| SecretError {
+        let value = resolve_in(reference, file, scope).map_err(|reason| SecretError {
             file: file.to_path_buf(),
             line,
             address: address.to_string(),
@@ -94,6 +124,45 @@ pub fn fill(
 /// what is shown and saved). Fails, before anything is sent, on the first reference that
 /// cannot be resolved.
 pub fn fill_plan(plan: &Plan) -> Result<Option<Plan>, SecretError> {
+    fill_plan_in(plan, None)
+}
+
+/// Where a saved plan's `${file:…}` secrets may be read (red team D23): a saved plan is an
+/// artifact another job wrote, so its references are held to the checkout it is applied in,
+/// as a load would hold them: inside the current directory, or under a directory that a
+/// `cfgctl.yaml` of that checkout (beside a step's manifest or above it) allows for secrets.
+pub fn saved_plan_scope(plan: &Plan) -> crate::file_ref::FileScope {
+    let here = Path::new(".");
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    let folders: std::collections::BTreeSet<PathBuf> = plan
+        .actions
+        .iter()
+        .filter_map(|a| a.source.as_ref()?.file.parent().map(Path::to_path_buf))
+        .collect();
+    for folder in folders {
+        for dir in folder.ancestors() {
+            let file = if dir.as_os_str().is_empty() {
+                here.join(crate::settings::FILE_NAME)
+            } else {
+                dir.join(crate::settings::FILE_NAME)
+            };
+            let Ok(text) = std::fs::read_to_string(&file) else {
+                continue;
+            };
+            if let Ok(settings) = crate::settings::parse(&file, &text) {
+                let base = file.parent().unwrap_or(here);
+                dirs.extend(settings.secret_file_dirs.iter().map(|d| base.join(d)));
+            }
+        }
+    }
+    crate::file_ref::FileScope::of_dir(here, &dirs)
+}
+
+/// [`fill_plan`], `${file:…}` confined to `scope` when given.
+pub fn fill_plan_in(
+    plan: &Plan,
+    scope: Option<&crate::file_ref::FileScope>,
+) -> Result<Option<Plan>, SecretError> {
     // Most plans send no secret: then the plan itself is what is sent, not a copy of it.
     let sends_secrets = plan
         .actions
@@ -108,7 +177,8 @@ pub fn fill_plan(plan: &Plan) -> Result<Option<Plan>, SecretError> {
             continue;
         };
         let kind = action.address.kind;
-        if let Some(filled) = fill(kind, body, &source.file, source.line, &action.address)? {
+        let at = (source.file.as_path(), source.line);
+        if let Some(filled) = fill_in(kind, body, at, &action.address, scope)? {
             action.body = Some(Arc::new(filled));
         }
     }

@@ -279,7 +279,9 @@ fn apply_planned(
         let (conn, plan, current) = planned_or_saved(opts, saved).await?;
         // What is sent: the plan's secret references resolved (the plan keeps them, for what
         // is shown); a reference that cannot be resolved stops the run before any request.
-        let sent = crate::secrets::fill_plan(&plan)?;
+        // A saved plan's `${file:…}` are held to this checkout (no load checked them here).
+        let scope = from_file.then(|| crate::secrets::saved_plan_scope(&plan));
+        let sent = crate::secrets::fill_plan_in(&plan, scope.as_ref())?;
         // The very same check for a plan made now and a saved one; a saved plan whose guards
         // are not sealed for this user also keeps apply's own.
         let mut refused =

@@ -282,3 +282,75 @@ async fn a_resource_deleted_since_the_plan_makes_it_stale() {
         "the create and the delete of the test, nothing from apply"
     );
 }
+
+/// Red team D23: a saved plan is an artifact another job wrote; a `${file:}` reference put in
+/// it by hand is held to the checkout it is applied in (inside the current directory, or a
+/// directory its cfgctl.yaml allows for secrets), as a load would hold it: `/etc/passwd` is
+/// never read and sent. The plan's own reference still applies.
+#[tokio::test]
+async fn a_saved_plans_file_reference_is_held_to_the_checkout() {
+    let t = Tenant::start(Config {
+        redact_secrets: false,
+        ..Config::default()
+    })
+    .await;
+    let work = tempfile::tempdir().unwrap();
+    write(
+        work.path(),
+        "pf/n.yaml",
+        "api_version: v1/config\nkind: Notifier\nspec:\n  slug: pf1\n  name: PF\n  slack:\n    api_url: ${file:hook.txt}\n    channel: '#x'\n",
+    );
+    write(
+        work.path(),
+        "pf/hook.txt",
+        "https://hooks.example/services/D23/own\n",
+    );
+    let plan_file = work.path().join("pf.plan");
+    let r = Cfgctl::new(&t)
+        .dir(work.path())
+        .args(&["plan", "pf", "--out", plan_file.to_str().unwrap()])
+        .run()
+        .await;
+    assert_eq!(r.code, 0, "{}", r.transcript());
+    let text = std::fs::read_to_string(&plan_file).unwrap();
+    assert!(text.contains("${file:hook.txt}"), "{text}");
+    for hostile in [
+        "/etc/passwd",
+        "../../../../../../etc/passwd",
+        "/proc/self/environ",
+    ] {
+        let tampered = work.path().join("tampered.plan");
+        std::fs::write(
+            &tampered,
+            text.replace("${file:hook.txt}", &format!("${{file:{hostile}}}")),
+        )
+        .unwrap();
+        let r = Cfgctl::new(&t)
+            .dir(work.path())
+            .args(&["apply", "--auto-approve", tampered.to_str().unwrap()])
+            .run()
+            .await;
+        assert_eq!(r.code, 1, "{hostile}: {}", r.transcript());
+        assert!(
+            r.stderr.contains("cannot read secret file"),
+            "{hostile}: {}",
+            r.stderr
+        );
+        assert_eq!(
+            t.read(Kind::named("Notifier"), Some("pf1")).await.status,
+            404,
+            "{hostile}"
+        );
+    }
+    let r = Cfgctl::new(&t)
+        .dir(work.path())
+        .args(&["apply", "--auto-approve", plan_file.to_str().unwrap()])
+        .run()
+        .await;
+    assert_eq!(r.code, 0, "{}", r.transcript());
+    let read = t.read(Kind::named("Notifier"), Some("pf1")).await;
+    assert_eq!(
+        read.body["notifier"]["slack"]["api_url"],
+        "https://hooks.example/services/D23/own"
+    );
+}
