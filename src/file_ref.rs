@@ -97,6 +97,17 @@ impl FileScope {
                 secret_hint(secret)
             ));
         }
+        // Git's own folder is never data (red team D30): actions/checkout keeps the token it
+        // fetched with in `.git/config`.
+        let in_git = canonical
+            .strip_prefix(root)
+            .is_ok_and(|inside| inside.components().any(|c| c.as_os_str() == ".git"));
+        if in_git {
+            return Err(format!(
+                "`{path}` names a file inside `.git`, which holds git's own state (a checkout's \
+                 credentials among it), never a value"
+            ));
+        }
         if canonical.starts_with(root) || in_secret_dir() {
             return Ok(());
         }

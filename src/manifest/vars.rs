@@ -129,6 +129,13 @@ pub(super) fn substitute(
                 let shown = crate::file_ref::joined(src.shown, &s[7..s.len() - 1]);
                 outcome.whole_files.push((pointer.to_string(), shown));
             }
+            // A secret field that a variable made a `${file:…}` (red team D0) is checked as one
+            // written there: the scope holds it, whatever way it came.
+            if in_secret {
+                if let Value::String(reference) = &new {
+                    check_secret_file(reference, src, ctx, at, &mut outcome, diagnostics);
+                }
+            }
             *v = new;
         }
     });

@@ -209,3 +209,74 @@ fn secrets_file_dirs_is_checked() {
         v.transcript()
     );
 }
+
+/// Red team D0: a `${file:}` that reaches a secret field through a variable (`vars: {k:
+/// "${file:/proc/self/environ}"}`, `api_url: ${var:k}`) is held to the same scope as one written
+/// there; and D30: nothing inside `.git` is data (actions/checkout keeps its token in
+/// `.git/config`), for a secret field or any other.
+#[tokio::test]
+async fn a_file_reference_through_a_variable_or_into_git_is_refused() {
+    let t = Tenant::start(cfgctl::emulator::Config::default()).await;
+    let top = tempfile::tempdir().unwrap();
+    let repo = top.path().join("repo");
+    write(
+        &repo,
+        "cfgctl.yaml",
+        &format!(
+            "environments:\n  staging:\n    url: {}\n    vars: {{k: \"${{file:/proc/self/environ}}\"}}\n",
+            t.emulator.url()
+        ),
+    );
+    write(
+        &repo,
+        "n.yaml",
+        "api_version: v1/config\nkind: Notifier\nspec:\n  slug: d0\n  name: D0\n  slack:\n    api_url: ${var:k}\n    channel: '#x'\n",
+    );
+    let run = Cfgctl::bare()
+        .dir(&repo)
+        .args(&["apply", ".", "--env", "staging", "--auto-approve"])
+        .run()
+        .await;
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    assert!(
+        run.transcript().contains("is an absolute path"),
+        "{}",
+        run.transcript()
+    );
+    assert_eq!(
+        t.read(cfgctl::registry::Kind::named("Notifier"), Some("d0"))
+            .await
+            .status,
+        404
+    );
+
+    let repo = top.path().join("git-repo");
+    write(
+        &repo,
+        ".git/config",
+        "[http]\n\textraheader = AUTHORIZATION: basic c2VjcmV0\n",
+    );
+    write(
+        &repo,
+        "t.yaml",
+        "api_version: v1/config\nkind: Team\nspec:\n  slug: d30\n  name: D30\n  description: ${file:.git/config}\n",
+    );
+    write(
+        &repo,
+        "n.yaml",
+        "api_version: v1/config\nkind: Notifier\nspec:\n  slug: d30\n  name: D30\n  slack:\n    api_url: ${file:.git/config}\n    channel: '#x'\n",
+    );
+    let v = Cfgctl::bare()
+        .dir(&repo)
+        .args(&["validate", "."])
+        .run()
+        .await;
+    assert_eq!(v.code, 1, "{}", v.transcript());
+    assert_eq!(
+        v.stdout.matches("names a file inside `.git`").count(),
+        2,
+        "{}",
+        v.transcript()
+    );
+    assert!(!v.transcript().contains("c2VjcmV0"), "{}", v.transcript());
+}
