@@ -520,12 +520,22 @@ pub fn close_token_file(succeeded: bool) -> Result<(), TokenFileError> {
 /// The variable `export` and `pull` write for a secret: `${env:KIND_SLUG_FIELD}`, upper snake
 /// case (`${env:NOTIFIER_ONCALL_SLACK_API_URL}`).
 pub fn variable_for(address: &Address, path: &str) -> String {
-    let raw = format!(
-        "{}_{}_{}",
-        snake(address.kind.name()),
-        address.slug.as_deref().unwrap_or(""),
-        path
-    );
+    let slug = address.slug.as_deref().unwrap_or("");
+    // A slug the upper snake case folds without loss (`on-call`) is written as it folds; any
+    // other (`col_x`, `Col-X`, `a--b`) also gets a few hex digits of its hash, so two slugs that
+    // fold alike never share one variable (red team D28: one webhook sent to two notifiers).
+    let lossless = slug.split('-').all(|w| {
+        !w.is_empty()
+            && w.bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+    });
+    let slug = if lossless || slug.is_empty() {
+        slug.to_string()
+    } else {
+        let hash = blake3::hash(slug.as_bytes()).to_hex();
+        format!("{slug}_{}", &hash[..4])
+    };
+    let raw = format!("{}_{}_{}", snake(address.kind.name()), slug, path);
     let mut out = String::with_capacity(raw.len());
     let mut last_underscore = true;
     for c in raw.chars() {

@@ -34,6 +34,27 @@ fn variables_for_export_are_upper_snake_case() {
     );
 }
 
+/// Red team D28: slugs that fold to one name (`col-x`, `col_x`, `Col-X`) never share a
+/// variable; a slug that folds without loss keeps today's name.
+#[test]
+fn slugs_that_fold_alike_get_distinct_variables() {
+    let kind = Kind::named("Notifier");
+    let names: Vec<String> = ["col-x", "col_x", "Col-X", "col--x"]
+        .iter()
+        .map(|s| variable_for(&Address::new(kind, Some((*s).into())), "slack.api_url"))
+        .collect();
+    assert_eq!(names[0], "NOTIFIER_COL_X_SLACK_API_URL");
+    let distinct: std::collections::BTreeSet<&String> = names.iter().collect();
+    assert_eq!(distinct.len(), names.len(), "{names:?}");
+    for n in &names {
+        assert!(
+            n.bytes()
+                .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_'),
+            "{n}"
+        );
+    }
+}
+
 #[test]
 fn shown_masked_whole_or_inside_an_object() {
     let kind = Kind::named("Notifier");
