@@ -232,6 +232,10 @@ pub fn joined(manifest: &Path, path: &str) -> PathBuf {
 
 /// The value of a `${file:…}`: the file's text without one final line break.
 pub fn value_of(mut text: String) -> String {
+    // A byte-order mark (what Windows editors and PowerShell write first) is no part of it.
+    if text.starts_with('\u{feff}') {
+        text.drain(..'\u{feff}'.len_utf8());
+    }
     if text.ends_with('\n') {
         text.pop();
         if text.ends_with('\r') {
@@ -292,6 +296,8 @@ mod tests {
         let absolute = absolute.to_str().unwrap();
         let path = scope.resolve(&manifest, absolute, true).unwrap();
         assert_eq!(value_of(read(&path).unwrap()), "t");
+        // A byte-order mark is no part of the value (red team D22).
+        assert_eq!(value_of("\u{feff}{\"a\": 1}\r\n".to_string()), "{\"a\": 1}");
         // Not outside secret fields.
         assert!(scope.resolve(&manifest, absolute, false).is_err());
     }

@@ -260,7 +260,12 @@ fn write_back(
         )));
     }
     let text = input.text_of(&target)?;
-    // The value is the file's text without its final line break (`file_ref::value_of`).
+    // The value is the file's text without its byte-order mark and final line break
+    // (`file_ref::value_of`): both are kept as they were.
+    let (bom, text) = match text.strip_prefix('\u{feff}') {
+        Some(rest) => ("\u{feff}", rest),
+        None => ("", text.as_str()),
+    };
     let Some(ending) = text.strip_prefix(old) else {
         return Err(PullError::Unreadable {
             file: target,
@@ -269,7 +274,7 @@ fn write_back(
     };
     Ok(Ok(RewrittenFile {
         path: target,
-        text: format!("{new}{ending}"),
+        text: format!("{bom}{new}{ending}"),
         addresses: vec![at.address.clone()],
     }))
 }

@@ -425,3 +425,30 @@ async fn pull_env_writes_a_dashboard_into_its_file_and_refuses_an_env_reference(
     assert_eq!(read(d, "dashboards/payments.yaml"), PAYMENTS_YAML);
     assert!(read(d, "teams/core.yaml").contains("description: ${env:CORE_DESC}\n"));
 }
+
+/// Red team D22: a dashboard file that starts with a byte-order mark (Windows editors,
+/// PowerShell) is read without it, plans clean, and a pull into it keeps the mark.
+#[tokio::test]
+async fn a_dashboard_file_with_a_byte_order_mark_is_read_and_kept() {
+    let dir = repo();
+    let d = dir.path();
+    write(
+        d,
+        "dashboards/payments.json",
+        &format!("\u{feff}{PAYMENTS_JSON}"),
+    );
+    let v = Cfgctl::bare().dir(d).args(&["validate", "."]).run().await;
+    assert_eq!(v.code, 0, "{}", v.transcript());
+    let t = Tenant::start(Config::default()).await;
+    assert_eq!(run(&t, d, &["apply", ".", "--auto-approve"]).await.code, 0);
+    let p = run(&t, d, &["plan", ".", "--detailed-exitcode"]).await;
+    assert_eq!(p.code, 0, "{}", p.transcript());
+    edit_panel_title(&t, 1, "Errors (BOM)").await;
+    let p = run(&t, d, &["pull", "."]).await;
+    assert_eq!(p.code, 0, "{}", p.transcript());
+    let text = read(d, "dashboards/payments.json");
+    assert!(text.starts_with('\u{feff}'), "{text}");
+    assert!(text.contains("Errors (BOM)"), "{text}");
+    let p = run(&t, d, &["plan", ".", "--detailed-exitcode"]).await;
+    assert_eq!(p.code, 0, "{}", p.transcript());
+}
