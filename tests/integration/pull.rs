@@ -371,3 +371,54 @@ async fn drift_names_an_unmanaged_resource_inside_the_prune_scope() {
     assert!(report.contains("Team/interns"), "{report}");
     cfgctl_snapshot!("drift_unmanaged", report);
 }
+
+/// Red team D27: a literal secret (allowed) that differs on a tenant answering in clear is no
+/// reason to pull nothing: the other fields are pulled, and the secret becomes a reference
+/// whose variable is named (never the new value in clear).
+#[tokio::test]
+async fn a_differing_literal_secret_does_not_stop_the_pull() {
+    let t = Tenant::start(Config {
+        redact_secrets: false,
+        ..Config::default()
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "cfgctl.yaml", "allow_literal_secrets: true\n");
+    write(
+        dir.path(),
+        "n.yaml",
+        "api_version: v1/config\nkind: Notifier\nspec:\n  slug: lit\n  name: Lit\n  slack:\n    api_url: https://hooks.example/services/LIT1\n    channel: \"#a\"\n",
+    );
+    let r = Cfgctl::new(&t)
+        .dir(dir.path())
+        .args(&["apply", ".", "--auto-approve"])
+        .run()
+        .await;
+    assert_eq!(r.code, 0, "{}", r.transcript());
+    edit(&t, Kind::named("Notifier"), "lit", |o| {
+        o["slack"]["api_url"] = json!("https://hooks.example/services/LIT2-d27");
+        o["slack"]["channel"] = json!("#b");
+    })
+    .await;
+    let r = Cfgctl::new(&t)
+        .dir(dir.path())
+        .args(&["pull", "."])
+        .run()
+        .await;
+    assert_eq!(r.code, 0, "{}", r.transcript());
+    let text = read(dir.path(), "n.yaml");
+    assert!(text.contains("channel: \"#b\""), "{text}");
+    assert!(
+        text.contains("api_url: ${env:NOTIFIER_LIT_SLACK_API_URL}"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("LIT2-d27") && !r.transcript().contains("LIT2-d27"),
+        "{text}"
+    );
+    assert!(
+        r.transcript().contains("NOTIFIER_LIT_SLACK_API_URL"),
+        "{}",
+        r.transcript()
+    );
+}
