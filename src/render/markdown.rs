@@ -162,7 +162,7 @@ pub fn markdown(plan: &Plan, budget: usize, drift: bool) -> String {
         }
     }
     let mut shown = 0;
-    for a in &plan.actions {
+    for a in risky_first(plan) {
         let d = markdown_details(a);
         if out.len() + d.len() + tail.len() + NOTE_RESERVE > budget {
             break;
@@ -181,6 +181,27 @@ pub fn markdown(plan: &Plan, budget: usize, drift: bool) -> String {
     out.push('\n');
     out.push_str(&tail);
     out
+}
+
+/// The actions in the order a reviewer reads their details, so that a comment cut at its
+/// budget cuts the least risky (red team D21): deletes, unsupported actions, actions that send
+/// a secret, then the rest, each group in plan order.
+fn risky_first(plan: &Plan) -> Vec<&crate::plan::Action> {
+    let rank = |a: &crate::plan::Action| match a.action {
+        ActionKind::Delete => 0,
+        ActionKind::Unsupported => 1,
+        _ if a
+            .body
+            .as_ref()
+            .is_some_and(|b| !a.address.kind.def().secrets_in(b).is_empty()) =>
+        {
+            2
+        }
+        _ => 3,
+    };
+    let mut actions: Vec<&crate::plan::Action> = plan.actions.iter().collect();
+    actions.sort_by_key(|a| rank(a));
+    actions
 }
 
 /// What a reviewer must see first, before any table: the deletes, the secrets sent, the

@@ -250,8 +250,10 @@ fn a_comment_of_two_huge_environments_stays_under_githubs_limit_with_both_summar
             "{section}"
         );
         assert!(section.contains("more resources not shown:**"), "{section}");
+        // The deletes' details first (the riskiest are the last to be cut).
+        let first = section.find("<details><summary>").unwrap();
         assert!(
-            section.contains("<details><summary><code>+ create</code>"),
+            section[first..].starts_with("<details><summary>⚠️ <code>- delete</code>"),
             "{section}"
         );
     }
@@ -271,11 +273,7 @@ fn a_small_environment_is_whole_beside_a_huge_one() {
     let prod =
         &md[md.find("<summary><b>prod</b>").unwrap()..md.find("<summary><b>staging</b>").unwrap()];
     assert!(prod.len() > 50_000, "{}", prod.len());
-    assert!(
-        prod.matches("<details><summary><code>+ create</code> <b>Team/team-")
-            .count()
-            > 80
-    );
+    assert!(prod.matches("<details><summary>").count() > 80);
 }
 
 #[test]
