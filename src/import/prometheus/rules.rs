@@ -246,6 +246,25 @@ fn monitor(
             report,
         );
     }
+    // A label only some of the merged rules carry now labels every level (red team D19): the
+    // warning alert of `Disk` takes the critical one's `team`, and so its routes. Said.
+    for (k, (_, first)) in &labels {
+        let without = ordered
+            .iter()
+            .filter(|(_, a)| !a.labels.contains_key(k))
+            .count();
+        if without > 0 {
+            report.note(
+                &first.source,
+                &subject,
+                format!(
+                    "label `{k}` is on {} of its {} merged rules only: the Monitor gives it to every condition (check the routes that match it)",
+                    ordered.len() - without,
+                    ordered.len()
+                ),
+            );
+        }
+    }
     let mut spec = Map::new();
     spec.insert(
         "slug".into(),

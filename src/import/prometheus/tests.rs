@@ -551,3 +551,21 @@ fn a_malformed_alertmanager_configuration_is_a_located_error() {
         assert!(e.ends_with(want), "{am}\n got: {e}\nwant: {want}");
     }
 }
+
+/// Red team D19: a label that only the critical rule of a merged alert carries labels the
+/// warning condition too (its routing changes): said, at the rule that carries it.
+#[test]
+fn a_label_only_some_merged_rules_carry_is_reported() {
+    let rules = "groups:\n- name: g\n  rules:\n  - {alert: Disk, expr: disk_used > 90, labels: {severity: critical, team: storage}}\n  - {alert: Disk, expr: disk_used > 80, labels: {severity: warning}}\n";
+    let out = run(&[("lbl.yaml", rules)], None).unwrap();
+    let notes: Vec<String> = out
+        .report
+        .notes
+        .iter()
+        .map(|n| format!("{}: {}: {}", n.source, n.subject, n.message))
+        .collect();
+    assert!(
+        notes.contains(&"lbl.yaml:4: alert Disk: label `team` is on 1 of its 2 merged rules only: the Monitor gives it to every condition (check the routes that match it)".to_string()),
+        "{notes:#?}"
+    );
+}
