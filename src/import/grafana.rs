@@ -68,8 +68,17 @@ pub fn import(opts: &GrafanaSettings) -> Result<Output, ImportError> {
     let mut output = Output::default();
     let mut slugs = Slugs::default();
     let mut uids = BTreeSet::new();
+    // A uid that is a slug as it is keeps it, whichever files come with it (red team D24): a
+    // dashboard's slug does not depend on the others imported beside it.
+    let kept: BTreeSet<String> = found
+        .iter()
+        .filter_map(|f| f.dashboard.get("uid").and_then(Value::as_str))
+        .filter(|u| super::slug(u) == *u)
+        .map(str::to_string)
+        .collect();
     for item in found {
-        let (slug, manifest, json) = dashboard(item, &owner, &mut slugs, &mut uids, &mut report);
+        let mut names = (&mut slugs, &kept);
+        let (slug, manifest, json) = dashboard(item, &owner, &mut names, &mut uids, &mut report);
         let dir = PathBuf::from(kind.def().path);
         output.files.insert(
             dir.join(format!("{slug}.yaml")),
@@ -211,7 +220,7 @@ fn kind_of(value: &Value) -> &str {
 fn dashboard(
     item: Found,
     owner: &(&str, String),
-    slugs: &mut Slugs,
+    (slugs, kept): &mut (&mut Slugs, &BTreeSet<String>),
     uids: &mut BTreeSet<String>,
     report: &mut Report,
 ) -> (String, Value, String) {
@@ -248,13 +257,15 @@ fn dashboard(
             changed.push(format!("`{key}` (Grafana's export for sharing) left out; its `${{DS_...}}` datasource inputs stay in the panels as written"));
         }
     }
-    let slug = slugs.unique(uid.as_deref().unwrap_or(&name));
-    if let Some(u) = &uid {
-        if !uids.insert(u.clone()) {
-            changed.push(format!(
-                "uid `{u}` already imported: a duplicate, written as `{slug}`"
-            ));
-        }
+    let wanted = uid.as_deref().unwrap_or(&name);
+    let slug = slugs.unique_keeping(wanted, kept);
+    match &uid {
+        Some(u) if !uids.insert(u.clone()) => changed.push(format!(
+            "uid `{u}` already imported: a duplicate, written as `{slug}`"
+        )),
+        // Every rename is said (a uid not a slug as it is, or one another dashboard took).
+        Some(u) if *u != slug => changed.push(format!("uid `{u}` written as the slug `{slug}`")),
+        _ => {}
     }
     let value = Value::Object(d);
     let library = library_panels(&value);

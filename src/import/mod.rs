@@ -284,6 +284,23 @@ pub fn slug(text: &str) -> String {
 pub struct Slugs(BTreeSet<String>);
 
 impl Slugs {
+    /// `text`'s slug, unique among those given so far, and none of `kept` (slugs that belong
+    /// to their exact owners: a Grafana uid that is a slug as it is) unless `text` is one of
+    /// them itself and still free.
+    pub fn unique_keeping(&mut self, text: &str, kept: &BTreeSet<String>) -> String {
+        let base = slug(text);
+        if base == text && kept.contains(&base) && self.0.insert(base.clone()) {
+            return base;
+        }
+        let mut candidate = base.clone();
+        let mut n = 1;
+        while kept.contains(&candidate) || !self.0.insert(candidate.clone()) {
+            n += 1;
+            candidate = format!("{base}-{n}");
+        }
+        candidate
+    }
+
     pub fn unique(&mut self, text: &str) -> String {
         let base = slug(text);
         let mut candidate = base.clone();

@@ -70,7 +70,7 @@ fn the_corpus_imports_one_manifest_and_one_json_file_per_dashboard() {
     );
     assert!(
         r.stderr.contains(&format!(
-            "imported 21 manifests (GrafanaDashboard 21) into {} (12 not mapped or changed",
+            "imported 21 manifests (GrafanaDashboard 21) into {} (15 not mapped or changed",
             first.display()
         )),
         "{}",

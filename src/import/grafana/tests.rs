@@ -159,3 +159,51 @@ fn the_report_of_a_small_input() {
     let out = run(&[("svc.json", envelope)]).unwrap();
     insta::assert_snapshot!(out.report.markdown());
 }
+
+/// Red team D24: a uid that is a slug as it is keeps it whatever else is imported beside it;
+/// every other dashboard whose slug is not its uid is reported.
+#[test]
+fn a_uid_that_is_a_slug_keeps_it_and_every_rename_is_reported() {
+    let d = |uid: Option<&str>, title: &str| match uid {
+        Some(u) => format!(r#"{{"uid": "{u}", "title": "{title}", "panels": []}}"#),
+        None => format!(r#"{{"title": "{title}", "panels": []}}"#),
+    };
+    let all = [
+        ("a.json", d(Some("ABC"), "A")),
+        ("b.json", d(Some("abc"), "B")),
+        ("c.json", d(None, "abc")),
+        ("d.json", d(Some("a_b_c"), "D")),
+        ("e.json", d(Some("a-b-c"), "E")),
+    ];
+    let files: Vec<(&str, &str)> = all.iter().map(|(n, t)| (*n, t.as_str())).collect();
+    let out = run(&files).unwrap();
+    let slug_of = |title: &str| {
+        out.files
+            .iter()
+            .find(|(p, t)| {
+                p.extension().is_some_and(|e| e == "yaml")
+                    && t.contains(&format!("name: {title}\n"))
+            })
+            .map(|(p, _)| p.file_stem().unwrap().to_string_lossy().into_owned())
+            .unwrap()
+    };
+    assert_eq!(slug_of("B"), "abc");
+    assert_eq!(slug_of("E"), "a-b-c");
+    let notes = notes(&out);
+    for (file, uid) in [("a.json", "ABC"), ("d.json", "a_b_c")] {
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.starts_with(file)
+                    && n.contains(&format!("uid `{uid}` written as the slug"))),
+            "{file}: {notes:#?}"
+        );
+    }
+    // Without a.json, b.json's slug is the same.
+    let out = run(&files[1..]).unwrap();
+    assert!(
+        out.files.keys().any(|p| p.ends_with("abc.yaml")),
+        "{:?}",
+        out.files.keys()
+    );
+}
