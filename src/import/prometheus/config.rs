@@ -54,6 +54,17 @@ const SECRET_KEY: &str = "alertmanager.yaml";
 /// under `alertmanager.yaml` in `stringData` or (base64) `data`.
 pub fn read(path: &Path, text: &str) -> Result<Config, ImportError> {
     let docs = crate::yaml::parse_documents(text).map_err(|e| located(path, e.pos, e.message))?;
+    // One configuration a file (red team D29): a second document is never dropped silently.
+    if let Some(second) = docs.get(1) {
+        return Err(located(
+            path,
+            second.start,
+            format!(
+                "{} documents: an Alertmanager configuration (or the Secret holding it) is one document; give the file of the one to import",
+                docs.len()
+            ),
+        ));
+    }
     let Some(doc) = docs.into_iter().next() else {
         return Err(located(
             path,
@@ -62,12 +73,14 @@ pub fn read(path: &Path, text: &str) -> Result<Config, ImportError> {
         ));
     };
     let label = path.display().to_string();
-    if doc.value.get("kind").and_then(Value::as_str) != Some("Secret") {
-        return checked(Config { label, doc });
-    }
+    let base = match secret_at(&doc.value) {
+        Ok(Some(base)) => base,
+        Ok(None) => return checked(Config { label, doc }),
+        Err(message) => return Err(Config { label, doc }.err("", message)),
+    };
     let outer = Config { label, doc };
-    let string_data = format!("/stringData/{SECRET_KEY}");
-    let data = format!("/data/{SECRET_KEY}");
+    let string_data = format!("{base}/stringData/{SECRET_KEY}");
+    let data = format!("{base}/data/{SECRET_KEY}");
     let inner = if let Some(Value::String(s)) = outer.get(&string_data) {
         s.clone()
     } else if let Some(Value::String(s)) = outer.get(&data) {
@@ -91,6 +104,41 @@ pub fn read(path: &Path, text: &str) -> Result<Config, ImportError> {
         .next()
         .ok_or_else(|| outer.err("", "empty Alertmanager configuration"))?;
     checked(Config { label, doc })
+}
+
+/// Where the Secret holding the configuration is in a document: `Some("")` for a Secret, the
+/// pointer of the one item of a `List` that holds it (what `kubectl get secret -o yaml` gives
+/// for several names), `None` for a configuration itself.
+fn secret_at(doc: &Value) -> Result<Option<String>, String> {
+    match doc.get("kind").and_then(Value::as_str) {
+        Some("Secret") => Ok(Some(String::new())),
+        Some("List") => {
+            let items = doc
+                .get("items")
+                .and_then(Value::as_array)
+                .map_or(&[][..], Vec::as_slice);
+            let holding: Vec<usize> = items
+                .iter()
+                .enumerate()
+                .filter(|(_, i)| i.get("kind").and_then(Value::as_str) == Some("Secret"))
+                .filter(|(_, i)| {
+                    ["stringData", "data"]
+                        .iter()
+                        .any(|k| i.get(k).and_then(|d| d.get(SECRET_KEY)).is_some())
+                })
+                .map(|(n, _)| n)
+                .collect();
+            match holding.as_slice() {
+                [one] => Ok(Some(format!("/items/{one}"))),
+                [] => Err(format!("a List with no Secret holding `{SECRET_KEY}`")),
+                more => Err(format!(
+                    "a List with {} Secrets holding `{SECRET_KEY}`: give the file of the one to import",
+                    more.len()
+                )),
+            }
+        }
+        _ => Ok(None),
+    }
 }
 
 fn checked(config: Config) -> Result<Config, ImportError> {

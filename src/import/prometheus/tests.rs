@@ -569,3 +569,21 @@ fn a_label_only_some_merged_rules_carry_is_reported() {
         "{notes:#?}"
     );
 }
+
+/// Red team D29: a second document is never dropped silently, and a `List` holding the
+/// Secret (what `kubectl get secret A B -o yaml` gives) is read for the one that holds it.
+#[test]
+fn a_multi_document_alertmanager_file_is_refused_and_a_list_read() {
+    let two = "---\nroute: {receiver: x}\nreceivers: [{name: x}]\n---\nroute: {receiver: y}\nreceivers: [{name: y, webhook_configs: [{url: \"https://h/S\"}]}]\n";
+    let e = run(&[("g.yaml", "groups: []\n")], Some(two)).unwrap_err();
+    assert!(
+        e.to_string().contains("am.yml:5:1") && e.to_string().contains("2 documents"),
+        "{e}"
+    );
+    let list = "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Secret\n  metadata: {name: other}\n  stringData: {token: x}\n- apiVersion: v1\n  kind: Secret\n  metadata: {name: am}\n  stringData:\n    alertmanager.yaml: |\n      route: {receiver: x}\n      receivers:\n      - name: x\n        webhook_configs:\n        - url: https://FAKE-HOOK\n";
+    let out = run(&[("g.yaml", "groups: []\n")], Some(list)).unwrap();
+    assert_eq!(
+        specs(&out, "alertmanager/notifiers.yaml"),
+        [json!({"slug": "x", "name": "x", "webhook": {"url": "${env:AM_X_WEBHOOK_URL}"}})]
+    );
+}
