@@ -13,61 +13,27 @@ use anyhow::Context;
 use super::{plural, runtime};
 use crate::apply::report::Progress;
 use crate::apply::Outcome;
-use crate::plan::{Action, Plan};
+use crate::plan::Plan;
 
 pub use crate::ops::ApplySettings;
 
 /// `cfgctl apply DIR` against one target (the command line's, or the one environment
 /// selected: `cli::resolve`): plan, confirm, execute, report. Several environments are
-/// applied by `apply_envs`. Apply PLANFILE (`saved`) applies the saved plan to its target.
-fn run(opts: ApplySettings, saved: bool) -> anyhow::Result<ExitCode> {
-    let ui = Terminal {
-        auto_approve: opts.auto_approve,
-        verbose: opts.verbose,
-        progress: OnceLock::new(),
-        rendered: Mutex::new(None),
-    };
-    let runtime = runtime()?;
-    let applied = if saved {
-        runtime.block_on(crate::ops::apply_saved(opts, &ui))
-    } else {
-        runtime.block_on(crate::ops::apply(opts, &ui))
-    };
-    match applied {
-        Ok(ok) => Ok(ExitCode::from(u8::from(!ok))),
-        Err(e) => {
-            explain(&e);
-            Err(e)
-        }
-    }
-}
-
-/// `cfgctl apply DIR` against one target.
+/// applied by `apply_envs`.
 pub fn apply(opts: ApplySettings) -> anyhow::Result<ExitCode> {
-    run(opts, false)
+    let terminal = Terminal::new(opts.auto_approve, opts.verbose);
+    let ui = terminal.ui();
+    let ok = runtime()?.block_on(crate::ops::apply(opts, &ui))?;
+    Ok(ExitCode::from(u8::from(!ok)))
 }
 
 /// `cfgctl apply PLANFILE`: the saved plan read, against its target, confirmed, executed,
 /// reported.
 pub fn apply_saved(opts: ApplySettings) -> anyhow::Result<ExitCode> {
-    run(opts, true)
-}
-
-/// What an error lists above its line on stderr: the resources a stale saved plan changed,
-/// what changed since review.
-fn explain(e: &anyhow::Error) {
-    let mut err = crate::output::stderr();
-    if let Some(stale) = e.downcast_ref::<crate::ops::StalePlan>() {
-        for s in &stale.resources {
-            let _ = writeln!(err, "  {}", crate::output::Inert(s));
-        }
-    }
-    if let Some(crate::ops::ReviewedError::Changed { differences, .. }) = e.downcast_ref() {
-        let _ = writeln!(err, "changed since review:");
-        for d in differences {
-            let _ = writeln!(err, "  {d}");
-        }
-    }
+    let terminal = Terminal::new(opts.auto_approve, opts.verbose);
+    let ui = terminal.ui();
+    let ok = runtime()?.block_on(crate::ops::apply_saved(opts, &ui))?;
+    Ok(ExitCode::from(u8::from(!ok)))
 }
 
 /// The plan's text still being written, when approved ahead.
@@ -84,7 +50,31 @@ struct Terminal {
     rendered: Mutex<Option<std::thread::JoinHandle<anyhow::Result<()>>>>,
 }
 
-impl crate::ops::ApplyUi for Terminal {
+impl Terminal {
+    fn new(auto_approve: bool, verbose: bool) -> Terminal {
+        Terminal {
+            auto_approve,
+            verbose,
+            progress: OnceLock::new(),
+            rendered: Mutex::new(None),
+        }
+    }
+
+    /// What `ops::apply` asks of the terminal.
+    fn ui(&self) -> crate::ops::ApplyUi<'_> {
+        crate::ops::ApplyUi {
+            confirm: Box::new(|plan, refused| self.confirm(plan, refused)),
+            progress: Box::new(|action, outcome| {
+                if let Some(progress) = self.progress.get() {
+                    progress.report(action, outcome);
+                }
+            }),
+            summary: Box::new(|plan, outcomes, slowed| self.summary(plan, outcomes, slowed)),
+        }
+    }
+
+    /// The plan shown and confirmed (or refused); the progress made, let go once the plan's
+    /// text is out.
     fn confirm(&self, plan: &Arc<Plan>, refused: &[String]) -> anyhow::Result<bool> {
         let Some(rendering) = show_and_confirm(self, plan, refused)? else {
             return Ok(false);
@@ -109,13 +99,14 @@ impl crate::ops::ApplyUi for Terminal {
         Ok(true)
     }
 
-    fn progress(&self, action: &Action, outcome: &Outcome) {
-        if let Some(progress) = self.progress.get() {
-            progress.report(action, outcome);
-        }
-    }
-
-    fn finished(&self) -> anyhow::Result<()> {
+    /// Once every action finished: the plan's text waited for, the progress ended, the
+    /// summary on stdout.
+    fn summary(
+        &self,
+        plan: &Plan,
+        outcomes: &[Outcome],
+        slowed: Option<crate::throttle::SlowDown>,
+    ) -> anyhow::Result<()> {
         let rendered = self
             .rendered
             .lock()
@@ -129,15 +120,6 @@ impl crate::ops::ApplyUi for Terminal {
         if let Some(progress) = self.progress.get() {
             progress.finish();
         }
-        Ok(())
-    }
-
-    fn summary(
-        &self,
-        plan: &Plan,
-        outcomes: &[Outcome],
-        slowed: Option<crate::throttle::SlowDown>,
-    ) -> anyhow::Result<()> {
         let summary = crate::apply::report::summary(plan, outcomes, slowed);
         crate::output::stdout()
             .write_all(summary.as_bytes())

@@ -42,23 +42,27 @@ pub struct ApplySettings {
 }
 
 /// What apply asks of whoever runs it (the command's terminal), in this order: the plan
-/// shown and confirmed, each finished action, the end of the run, the summary.
-pub trait ApplyUi: Sync {
+/// shown and confirmed, each finished action, the summary. `ops` neither prints nor reads.
+pub struct ApplyUi<'a> {
     /// Shows the plan and what refuses it; an error when refused or not confirmed, `false`
     /// when there is nothing to send.
-    fn confirm(&self, plan: &Arc<Plan>, refused: &[String]) -> anyhow::Result<bool>;
+    pub confirm: Confirm<'a>,
     /// One action finished.
-    fn progress(&self, action: &Action, outcome: &Outcome);
-    /// Every action finished (what is still being shown is waited for).
-    fn finished(&self) -> anyhow::Result<()>;
-    /// The run's summary: the plan, each action's outcome, how the target slowed it down.
-    fn summary(
-        &self,
-        plan: &Plan,
-        outcomes: &[Outcome],
-        slowed: Option<crate::throttle::SlowDown>,
-    ) -> anyhow::Result<()>;
+    pub progress: Progress<'a>,
+    /// Every action finished: the run's summary (the plan, each action's outcome, how the
+    /// target slowed it down), once what is still being shown is out.
+    pub summary: Summary<'a>,
 }
+
+/// [`ApplyUi::confirm`].
+pub type Confirm<'a> = Box<dyn Fn(&Arc<Plan>, &[String]) -> anyhow::Result<bool> + 'a>;
+
+/// [`ApplyUi::progress`].
+pub type Progress<'a> = Box<dyn Fn(&Action, &Outcome) + 'a>;
+
+/// [`ApplyUi::summary`].
+pub type Summary<'a> =
+    Box<dyn Fn(&Plan, &[Outcome], Option<crate::throttle::SlowDown>) -> anyhow::Result<()> + 'a>;
 
 /// A saved plan refused because the target changed since it was made; the command edge lists
 /// the resources, one a line, above the error.
@@ -70,13 +74,13 @@ pub struct StalePlan {
 
 /// `cfgctl apply DIR` against one target (the command line's, or the one environment
 /// selected: `cli::resolve`): plan, confirm, execute, report. Whether every action succeeded.
-pub async fn apply(opts: ApplySettings, ui: &dyn ApplyUi) -> anyhow::Result<bool> {
+pub async fn apply(opts: ApplySettings, ui: &ApplyUi<'_>) -> anyhow::Result<bool> {
     apply_one(opts, None, ui).await
 }
 
 /// `cfgctl apply PLANFILE`: the saved plan read, against its target, confirmed, executed,
 /// reported. Whether every action succeeded.
-pub async fn apply_saved(opts: ApplySettings, ui: &dyn ApplyUi) -> anyhow::Result<bool> {
+pub async fn apply_saved(opts: ApplySettings, ui: &ApplyUi<'_>) -> anyhow::Result<bool> {
     let plan = read_saved_plan(&opts).await?;
     let opts = saved_settings(opts, plan.guard.environment.as_deref())?;
     apply_one(opts, Some(plan), ui).await
@@ -86,7 +90,7 @@ pub async fn apply_saved(opts: ApplySettings, ui: &dyn ApplyUi) -> anyhow::Resul
 async fn apply_one(
     opts: ApplySettings,
     saved: Option<Plan>,
-    ui: &dyn ApplyUi,
+    ui: &ApplyUi<'_>,
 ) -> anyhow::Result<bool> {
     // The tokens file exists before anything is sent: a token is never created with nowhere
     // to keep it.
@@ -108,7 +112,7 @@ async fn apply_one(
 async fn apply_planned(
     opts: &ApplySettings,
     saved: Option<Plan>,
-    ui: &dyn ApplyUi,
+    ui: &ApplyUi<'_>,
 ) -> anyhow::Result<bool> {
     let from_file = saved.is_some();
     let (conn, plan, current) = planned_or_saved(opts, saved).await?;
@@ -123,7 +127,7 @@ async fn apply_planned(
         refused.extend(unsealed_refusals(opts, &plan)?);
     }
     let plan = Arc::new(plan);
-    if !ui.confirm(&plan, &refused)? {
+    if !(ui.confirm)(&plan, &refused)? {
         return Ok(true);
     }
     let client = Arc::new(conn.client);
@@ -135,11 +139,10 @@ async fn apply_planned(
             parallelism: opts.parallelism,
             force_delete_buckets: opts.force_delete_buckets,
         },
-        |a, o| ui.progress(a, o),
+        |a, o| (ui.progress)(a, o),
     )
     .await;
-    ui.finished()?;
-    ui.summary(&plan, &outcomes, client.throttle().slow_down())?;
+    (ui.summary)(&plan, &outcomes, client.throttle().slow_down())?;
     let ok = crate::apply::report::all_ok(&plan, &outcomes);
     // The command ends here (`let_go`).
     super::let_go((plan, sent, outcomes, current));
