@@ -156,8 +156,7 @@ async fn planned_or_saved(
     saved: Option<Plan>,
 ) -> anyhow::Result<(Connection, Plan, Current)> {
     if let Some(plan) = saved {
-        let conn = super::connect(&opts.request.target).await?;
-        let plan = check_saved_plan(opts, &conn, plan).await?;
+        let (conn, plan) = check_saved_plan(opts, plan).await?;
         return Ok((conn, plan, Current::default()));
     }
     let super::Planned {
@@ -204,13 +203,14 @@ pub fn rotate_and_check(
     Ok(())
 }
 
-/// The saved plan (parsed already), refused when made for another target or stale; with
-/// `--force-delete-buckets` its cascades are worked out again from the target.
+/// The saved plan (parsed already) against its target, connected: refused when made for
+/// another target or stale; with `--force-delete-buckets` its cascades are worked out again
+/// from the target.
 async fn check_saved_plan(
     opts: &ApplySettings,
-    conn: &Connection,
     mut plan: Plan,
-) -> anyhow::Result<Plan> {
+) -> anyhow::Result<(Connection, Plan)> {
+    let conn = super::connect(&opts.request.target).await?;
     if plan.target != conn.name {
         anyhow::bail!(
             "the plan in {} was made for {}, not for {}: nothing was changed",
@@ -230,7 +230,7 @@ async fn check_saved_plan(
             .await
             .context("reading what the saved plan's cascading deletes would take")?;
     }
-    Ok(plan)
+    Ok((conn, plan))
 }
 
 /// A saved plan's guards count when sealed under this user's key (the token, else the
