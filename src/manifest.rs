@@ -39,6 +39,7 @@ pub use overlay::{FieldOrigin, Provenance};
 use read::{is_json_schema, read_text, split_json_array, walk};
 pub use read::{no_symlink_on_the_way, sources, NotInside, Sources};
 use shape::Shape;
+pub use vars::Resolved;
 
 /// One declared resource.
 #[derive(Clone, Debug)]
@@ -109,7 +110,7 @@ pub struct Loaded {
     /// `file:CANONICAL-PATH`, with the BLAKE3 hash of its value: a remembered no-change plan
     /// holds only while each still resolves to the same value (`memo`), since the files
     /// hashed do not say what a variable or a data file holds.
-    pub resolved: Vec<(String, [u8; 32])>,
+    pub resolved: Vec<vars::Resolved>,
 }
 
 impl Loaded {

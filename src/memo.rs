@@ -298,7 +298,7 @@ impl Memo {
         answers: Answers,
         plan: &Plan,
         known: &BTreeSet<Kind>,
-        resolved: &[(String, [u8; 32])],
+        resolved: &[crate::manifest::Resolved],
     ) -> Result<bool, MemoError> {
         if !plan.actions.is_empty()
             || !plan.observed.is_empty()
@@ -324,7 +324,10 @@ impl Memo {
             guards: crate::plan::file::guards_file(plan),
             known: known.iter().map(|k| k.name().to_string()).collect(),
             holds_secrets: plan.review.holds_secrets,
-            resolved: resolved.iter().map(|(s, h)| (s.clone(), hex(h))).collect(),
+            resolved: resolved
+                .iter()
+                .map(|r| (r.source.clone(), hex(&r.hash)))
+                .collect(),
         };
         // Plain data always serialises.
         let body = serde_json::to_vec(&body).unwrap_or_default();

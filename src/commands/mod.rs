@@ -54,7 +54,9 @@ pub(crate) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 }
 
 /// Prints the located problems behind an error (`ops::Diagnosed`), each on its line, before
-/// the error itself is printed.
+/// the error itself is printed; and what apply's errors list above their line: the resources
+/// a stale saved plan changed (`ops::StalePlan`), what changed since review
+/// (`ops::ReviewedError::Changed`).
 pub fn print_diagnosed(err: &anyhow::Error) {
     use std::io::Write;
     let mut out = crate::output::stderr();
@@ -62,6 +64,17 @@ pub fn print_diagnosed(err: &anyhow::Error) {
         if let Some(d) = cause.downcast_ref::<crate::ops::Diagnosed>() {
             for d in &d.diagnostics {
                 let _ = writeln!(out, "{d}");
+            }
+        }
+        if let Some(stale) = cause.downcast_ref::<crate::ops::StalePlan>() {
+            for s in &stale.resources {
+                let _ = writeln!(out, "  {}", crate::output::Inert(s));
+            }
+        }
+        if let Some(crate::ops::ReviewedError::Changed { differences, .. }) = cause.downcast_ref() {
+            let _ = writeln!(out, "changed since review:");
+            for d in differences {
+                let _ = writeln!(out, "  {d}");
             }
         }
     }

@@ -154,15 +154,19 @@ impl Loaded {
         let mut again = Loaded::default();
         load_text(file, file, &text, &ctx, &mut again);
         // What `${file:…}`/`${env:…}` read must be what the first load read.
-        if let Some((read, _)) = again
-            .sources
-            .0
+        let read_first: BTreeMap<&str, &[u8; 32]> = self
+            .resolved
             .iter()
-            .find(|(p, h)| first.get(p.as_path()) != Some(&h))
+            .map(|r| (r.source.as_str(), &r.hash))
+            .collect();
+        if let Some(read) = again
+            .resolved
+            .iter()
+            .find(|r| read_first.get(r.source.as_str()) != Some(&&r.hash))
         {
             return Err(ReadBackError::ValueChanged {
                 file: file.to_path_buf(),
-                token: read.display().to_string(),
+                token: read.token.clone(),
             });
         }
         // A manifest that does not load again as it did is missing here: `Changed`.

@@ -51,7 +51,7 @@ impl Provenance {
         &mut self,
         m: &Manifest,
         outcome: Outcome,
-        resolved: &mut Vec<(String, [u8; 32])>,
+        resolved: &mut Vec<super::vars::Resolved>,
     ) {
         resolved.extend(outcome.resolved);
         let vars = spec_vars(outcome.vars);

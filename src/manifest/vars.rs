@@ -42,6 +42,17 @@ pub(super) struct Source<'a> {
     pub plain: bool,
 }
 
+/// One `${env:…}`/`${file:…}` resolved at load outside a secret field.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Resolved {
+    /// As written (`${file:about.txt}`).
+    pub token: String,
+    /// What it read: `env:NAME`, or `file:` and the file's canonical path.
+    pub source: String,
+    /// The BLAKE3 hash of the value.
+    pub hash: [u8; 32],
+}
+
 /// What one document's substitution did.
 #[derive(Debug, Default)]
 pub(super) struct Outcome {
@@ -49,7 +60,7 @@ pub(super) struct Outcome {
     pub vars: Vec<(String, String)>,
     /// Every `${env:…}`/`${file:…}` resolved at load, with the BLAKE3 hash of its value
     /// (added to the load's sources: a changed value is a changed input).
-    pub resolved: Vec<(String, [u8; 32])>,
+    pub resolved: Vec<Resolved>,
     /// Every file a `${file:…}` names (canonical): data, never a manifest, wherever it lies.
     pub files: Vec<std::path::PathBuf>,
     /// The values that are a whole `${file:…}`: the JSON pointer and the file as shown, so
@@ -261,7 +272,11 @@ impl Expansion<'_, '_> {
         match resolved {
             Ok((source, v)) => {
                 let hash = *blake3::hash(v.as_bytes()).as_bytes();
-                self.outcome.resolved.push((source, hash));
+                self.outcome.resolved.push(Resolved {
+                    token: token.to_string(),
+                    source,
+                    hash,
+                });
                 Some(v)
             }
             Err(reason) => {

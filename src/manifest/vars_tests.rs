@@ -164,12 +164,10 @@ fn references_outside_secret_fields_resolve_at_load_and_secret_fields_keep_them(
         "a secret stays a reference"
     );
     assert!(
-        loaded
-            .resolved
-            .iter()
-            .any(|(source, hash)| source.starts_with("file:")
-                && source.ends_with("desc.txt")
-                && *hash == *blake3::hash(b"from a file").as_bytes()),
+        loaded.resolved.iter().any(|r| r.token == "${file:desc.txt}"
+            && r.source.starts_with("file:")
+            && r.source.ends_with("desc.txt")
+            && r.hash == *blake3::hash(b"from a file").as_bytes()),
         "what the load read counts among what it resolved: {:?}",
         loaded.resolved
     );

@@ -4,6 +4,9 @@
 //! nothing: a failure that comes with located problems is a [`Diagnosed`] error, whose
 //! problems the command edge prints before the error line.
 //!
+//! - `apply`: [`apply()`] and [`apply_saved`], one target: the plan made now (rotations,
+//!   policy, the reviewed check) or the saved plan checked, secrets, refusals, the actions run;
+//!   what is shown and answered goes through [`ApplyUi`].
 //! - `base`: `--base REV`, the secret references at a git revision; the plan's commit.
 //! - `connect`: a target (`--url`, or the `--local` tenant) as a [`Connection`].
 //! - `load`: the manifests, loaded on blocking threads while the target is read.
@@ -17,6 +20,7 @@
 //! environment): no `block_on`, no process-wide state but the kind registry and the output
 //! layer's secrets; the runtime is made at the command edge.
 
+mod apply;
 mod base;
 mod connect;
 mod envs;
@@ -25,6 +29,7 @@ mod plan;
 mod review;
 mod reviewed;
 
+pub use apply::{apply, apply_saved, rotate_and_check, ApplySettings, ApplyUi, StalePlan};
 pub use base::{head_commit, BaseError, BaseRefs};
 pub use connect::{connect, fetch, resolve_token, seal_key, Connection, TargetSettings};
 pub use envs::{
