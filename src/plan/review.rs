@@ -174,6 +174,7 @@ pub fn changed_since_review(reviewed: &super::Plan, fresh: &super::Plan) -> Vec<
             }
             continue;
         };
+        out.extend(secret_differences(&head, r, a));
         let (now, then) = (shown(a), shown(r));
         for (path, before, after) in &now {
             let change = format!("{} -> {}", value(before), value(after));
@@ -188,6 +189,71 @@ pub fn changed_since_review(reviewed: &super::Plan, fresh: &super::Plan) -> Vec<
                 None => out.push(format!("{head}: {}: {change} (not reviewed)", Inert(path))),
             }
         }
+    }
+    out
+}
+
+/// The secret fields of `fresh`'s body whose reference is not the reviewed one (`reviewed`'s
+/// body), one line each: both are shown `(sensitive)`, yet a different reference sends a
+/// different secret. Compared by reference text (a `${file:}` by the path it names from its
+/// manifest's folder); a literal secret is compared but never shown.
+fn secret_differences(head: &str, reviewed: &super::Action, fresh: &super::Action) -> Vec<String> {
+    use crate::output::Inert;
+    use std::collections::BTreeMap;
+    // Pointer -> (dotted path, what is compared, what is shown).
+    let refs = |x: &super::Action| -> BTreeMap<String, (String, String, String)> {
+        let Some(body) = &x.body else {
+            return BTreeMap::new();
+        };
+        let folder = x
+            .source
+            .as_ref()
+            .and_then(|s| s.file.parent())
+            .unwrap_or(std::path::Path::new(""));
+        x.address
+            .kind
+            .def()
+            .secrets_in(body)
+            .into_iter()
+            .map(|f| {
+                let (key, shown) = match crate::secrets::parse(&f.value) {
+                    Some(crate::secrets::SecretRef::File(path)) => (
+                        format!("file:{}", folder.join(path).display()),
+                        Inert(&f.value).to_string(),
+                    ),
+                    Some(_) => (f.value.clone(), Inert(&f.value).to_string()),
+                    None => (format!("literal:{}", f.value), "(a literal)".to_string()),
+                };
+                (f.pointer, (f.path, key, shown))
+            })
+            .collect()
+    };
+    let (then, now) = (refs(reviewed), refs(fresh));
+    let none = (String::new(), String::new(), "(none)".to_string());
+    let pointers: std::collections::BTreeSet<&String> = then.keys().chain(now.keys()).collect();
+    let mut out = Vec::new();
+    for pointer in pointers {
+        let (t, n) = (
+            then.get(pointer).unwrap_or(&none),
+            now.get(pointer).unwrap_or(&none),
+        );
+        if t.1 == n.1 {
+            continue;
+        }
+        let path = if n.0.is_empty() { &t.0 } else { &n.0 };
+        let (mut was, mut is) = (t.2.clone(), n.2.clone());
+        if was == is {
+            // The same text naming another file (the manifest moved to another folder).
+            let file = |x: &super::Action| {
+                x.source
+                    .as_ref()
+                    .map(|s| Inert(s.file.display().to_string()).to_string())
+                    .unwrap_or_default()
+            };
+            was = format!("{was} (from {})", file(reviewed));
+            is = format!("{is} (from {})", file(fresh));
+        }
+        out.push(format!("{head}: {}: reviewed {was}, now {is}", Inert(path)));
     }
     out
 }
@@ -267,6 +333,87 @@ mod tests {
                 "~ update Bucket/b (not in the reviewed plan): name: \"C\" -> \"D\"",
                 "- delete Bucket/c (not in the reviewed plan)",
             ]
+        );
+    }
+
+    /// A notifier update whose body sends `api_url`, read from `file`.
+    fn secret_update(api_url: &str, file: &str, fields: &[(&str, Value)]) -> Action {
+        let mut a = update("x", "name", json!("A"), json!("B"));
+        a.address = Address::new(Kind::named("Notifier"), Some("x".to_string()));
+        a.fields = fields
+            .iter()
+            .map(|(p, v)| FieldChange {
+                path: (*p).into(),
+                before: Some(v.clone()),
+                after: Some(v.clone()),
+            })
+            .collect();
+        a.source = Some(crate::plan::Source {
+            file: file.into(),
+            line: 1,
+        });
+        a.body = Some(std::sync::Arc::new(
+            json!({"slug": "x", "name": "X", "slack": {"api_url": api_url, "channel": "#x"}}),
+        ));
+        a
+    }
+
+    #[test]
+    fn a_secret_is_compared_by_its_reference_never_shown_by_its_value() {
+        let rotation = [("slack.api_url", json!("(sensitive)"))];
+        let same = |r: &str, f: &str| {
+            changed_since_review(
+                &plan(vec![secret_update("${env:A}", "cfg/n.yaml", &rotation)]),
+                &plan(vec![secret_update(r, f, &rotation)]),
+            )
+        };
+        assert!(same("${env:A}", "cfg/n.yaml").is_empty());
+        assert_eq!(
+            same("${env:EVIL}", "cfg/n.yaml"),
+            ["~ update Notifier/x: slack.api_url: reviewed ${env:A}, now ${env:EVIL}"]
+        );
+        assert_eq!(
+            same("https://hooks.example/literal-secret", "cfg/n.yaml"),
+            ["~ update Notifier/x: slack.api_url: reviewed ${env:A}, now (a literal)"]
+        );
+        // A `${file:}` by the file it names: another path, or the same text in another folder.
+        let file = |r: &str, f: &str| {
+            changed_since_review(
+                &plan(vec![secret_update(
+                    "${file:k.txt}",
+                    "cfg/n.yaml",
+                    &rotation,
+                )]),
+                &plan(vec![secret_update(r, f, &rotation)]),
+            )
+        };
+        assert!(file("${file:k.txt}", "cfg/n.yaml").is_empty());
+        assert_eq!(
+            file("${file:other.txt}", "cfg/n.yaml"),
+            ["~ update Notifier/x: slack.api_url: reviewed ${file:k.txt}, now ${file:other.txt}"]
+        );
+        assert_eq!(
+            file("${file:k.txt}", "cfg/evil/n.yaml"),
+            ["~ update Notifier/x: slack.api_url: reviewed ${file:k.txt} (from cfg/n.yaml), now ${file:k.txt} (from cfg/evil/n.yaml)"]
+        );
+        // A reference change (`--base`) reviewed as A -> B, now A -> C.
+        let change = |after: &str| [("slack.api_url", json!(after))];
+        let reviewed = plan(vec![secret_update(
+            "${env:B}",
+            "cfg/n.yaml",
+            &change("${env:B}"),
+        )]);
+        let fresh = plan(vec![secret_update(
+            "${env:C}",
+            "cfg/n.yaml",
+            &change("${env:C}"),
+        )]);
+        let lines = changed_since_review(&reviewed, &fresh);
+        assert!(
+            lines.contains(
+                &"~ update Notifier/x: slack.api_url: reviewed ${env:B}, now ${env:C}".to_string()
+            ),
+            "{lines:?}"
         );
     }
 }
