@@ -19,6 +19,10 @@ pub struct Review {
     /// is not seen: the risk summary says so).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub holds_secrets: bool,
+    /// `--base REV`: the managed resources holding secrets that REV does not declare (their
+    /// references could not be compared), sorted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_at_base: Vec<String>,
     /// Every deny and warn of the repository's policy, in the policy's order (the JSON plan
     /// writes them as its own top-level `policy`).
     #[serde(skip)]
@@ -81,10 +85,12 @@ impl Review {
             Some(b) => Some(SecretReferences {
                 compared: true,
                 base: Some(b.clone()),
+                not_found: self.not_at_base.clone(),
             }),
             None if self.holds_secrets => Some(SecretReferences {
                 compared: false,
                 base: None,
+                not_found: Vec::new(),
             }),
             None => None,
         }
@@ -99,13 +105,37 @@ pub struct SecretReferences {
     pub compared: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base: Option<Base>,
+    /// The resources whose references were not compared: the base does not declare them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_found: Vec<String>,
 }
 
 impl SecretReferences {
+    /// What was not compared, in words (empty when everything was).
+    pub fn not_found_sentence(&self, code: impl Fn(&str) -> String) -> String {
+        match (&self.base, self.not_found.is_empty()) {
+            (Some(b), false) => format!(
+                "; not compared: {} (not found at {})",
+                self.not_found
+                    .iter()
+                    .map(|a| code(a))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                code(&b.rev)
+            ),
+            _ => String::new(),
+        }
+    }
+
     /// In words, for the text plan.
     pub fn sentence(&self) -> String {
         match &self.base {
-            Some(b) => format!("compared with {} ({})", b.rev, b.commit),
+            Some(b) => format!(
+                "compared with {} ({}){}",
+                b.rev,
+                b.commit,
+                self.not_found_sentence(str::to_string)
+            ),
             None => "not compared (a changed ${env:...}/${file:...} reference is not seen; plan with --base REV to compare)".into(),
         }
     }

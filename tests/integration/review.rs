@@ -420,3 +420,110 @@ async fn a_reference_changed_in_a_file_moved_since_the_base_is_still_seen() {
         );
     }
 }
+
+/// `--base` with an environment (red team D12, D13): the base side is REV's manifests loaded as
+/// the working tree's are, with REV's overlay and REV's `vars:`, and compared by address.
+#[tokio::test]
+async fn the_base_is_loaded_with_its_overlay_and_variables() {
+    let t = Tenant::full().await;
+    let work = tempfile::tempdir().unwrap();
+    let (dir, cache) = (work.path().join("repo"), work.path().join("cache"));
+    let settings = |var: &str| {
+        format!(
+            "environments:\n  staging:\n    url: {}\n    overlay: envs/staging\n    vars: {{slack: \"${{env:{var}}}\"}}\n",
+            t.emulator.url()
+        )
+    };
+    let notifier = |slug: &str, url: &str| {
+        format!(
+            "api_version: v1/config\nkind: Notifier\nspec:\n  slug: {slug}\n  name: {slug}\n  slack:\n    api_url: {url}\n    channel: \"#x\"\n"
+        )
+    };
+    let overlay = |var: &str| {
+        format!(
+            "api_version: v1/config\nkind: Notifier\nspec:\n  slug: oc\n  slack:\n    api_url: ${{env:{var}}}\n"
+        )
+    };
+    repo_with(
+        &dir,
+        &[
+            ("cfgctl.yaml", &settings("K1")),
+            ("n.yaml", &notifier("oc", "${env:A}")),
+            ("v.yaml", &notifier("vc", "${var:slack}")),
+            ("envs/staging/n.yaml", &overlay("S1")),
+        ],
+    );
+    let run = |args: &'static [&'static str]| {
+        Cfgctl::bare()
+            .dir(&dir)
+            .env("CFGCTL_CACHE_DIR", &cache)
+            .env("A", "https://hooks.slack.com/services/A")
+            .env("S1", "https://hooks.slack.com/services/S1")
+            .env("K1", "https://hooks.slack.com/services/K1")
+            .env("K2", "https://hooks.slack.com/services/K2")
+            .args(args)
+            .run()
+    };
+    let r = run(&["apply", ".", "--env", "staging", "--auto-approve"]).await;
+    assert_eq!(r.code, 0, "{}", r.transcript());
+    // Nothing changed: no update (the overlay's reference is the effective one at REV too).
+    let r = run(&[
+        "plan",
+        ".",
+        "--env",
+        "staging",
+        "--base",
+        "HEAD",
+        "--detailed-exitcode",
+    ])
+    .await;
+    assert_eq!(r.code, 0, "{}", r.transcript());
+    assert!(r.stdout.contains("No changes"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("Secret references: compared with HEAD"),
+        "{}",
+        r.stdout
+    );
+    // The overlay's reference and the variable's change: both are rotations, each with the
+    // effective reference at REV.
+    write(&dir, "envs/staging/n.yaml", &overlay("A"));
+    write(&dir, "cfgctl.yaml", &settings("K2"));
+    let r = run(&["plan", ".", "--env", "staging", "--base", "HEAD"]).await;
+    assert_eq!(r.code, 0, "{}", r.transcript());
+    for line in [
+        "~ slack.api_url: (sensitive) ${env:S1} -> ${env:A}",
+        "~ slack.api_url: (sensitive) ${env:K1} -> ${env:K2}",
+        "Plan: 0 to create, 2 to update",
+    ] {
+        assert!(r.stdout.contains(line), "{line}: {}", r.stdout);
+    }
+    assert_clean("the plan", &r.stdout);
+}
+
+/// A managed secret-bearing resource the target has but REV does not declare is not claimed
+/// compared (red team D1): the summary names it.
+#[tokio::test]
+async fn a_resource_not_found_at_the_base_is_not_claimed_compared() {
+    let t = Tenant::full().await;
+    let work = tempfile::tempdir().unwrap();
+    let (dir, cache) = (work.path().join("repo"), work.path().join("cache"));
+    repo_with(&dir, &[("buckets.yaml", BUCKETS)]);
+    write(&dir, "notifiers/pd.yaml", &notifier("PD_KEY"));
+    let r = cfgctl(&t, &dir, &cache)
+        .args(&["apply", ".", "--auto-approve"])
+        .run()
+        .await;
+    assert_eq!(r.code, 0, "{}", r.transcript());
+    let r = cfgctl(&t, &dir, &cache)
+        .args(&["plan", ".", "--base", "HEAD"])
+        .run()
+        .await;
+    assert_eq!(r.code, 0, "{}", r.transcript());
+    assert!(
+        r.stdout.contains("Secret references: compared with HEAD")
+            && r.stdout
+                .contains("; not compared: Notifier/pd (not found at HEAD)"),
+        "{}",
+        r.stdout
+    );
+}
