@@ -527,3 +527,44 @@ async fn a_resource_not_found_at_the_base_is_not_claimed_compared() {
         r.stdout
     );
 }
+
+/// An empty variable (`X=`: what GitHub Actions makes of an undefined secret) or an empty
+/// `${file:}` of a secret the plan sends is a plan error at the field, as an unset one is (red
+/// team D15): an empty secret is never sent over a working one.
+#[tokio::test]
+async fn an_empty_secret_the_plan_sends_is_a_plan_error_at_the_field() {
+    let t = Tenant::full().await;
+    let work = tempfile::tempdir().unwrap();
+    let (dir, cache) = (work.path().join("cfg"), work.path().join("cache"));
+    let notifier = |url: &str| {
+        format!(
+            "api_version: v1/config\nkind: Notifier\nspec:\n  slug: u1\n  name: U1\n  slack:\n    api_url: {url}\n    channel: \"#x\"\n"
+        )
+    };
+    write(&dir, "n.yaml", &notifier("${env:UNSET_X}"));
+    write(&dir, "empty.txt", "");
+    let empty = || {
+        Cfgctl::new(&t)
+            .dir(&dir)
+            .env("CFGCTL_CACHE_DIR", &cache)
+            .env("UNSET_X", "")
+    };
+    for (reference, reason) in [
+        ("${env:UNSET_X}", "environment variable UNSET_X is empty"),
+        ("${file:empty.txt}", "secret file empty.txt is empty"),
+    ] {
+        write(&dir, "n.yaml", &notifier(reference));
+        for args in [&["plan", "."][..], &["apply", ".", "--auto-approve"][..]] {
+            let run = empty().args(args).run().await;
+            assert_eq!(run.code, 1, "{}", run.transcript());
+            let line = format!(
+                "n.yaml:7:5: error: Notifier/u1 `slack.api_url`: the plan sends this secret, but `{reference}` cannot be resolved: {reason}"
+            );
+            assert!(run.stderr.contains(&line), "{line}\n{}", run.stderr);
+        }
+    }
+    assert!(
+        t.emulator.stats().log.iter().all(|l| l.method == "GET"),
+        "nothing was sent"
+    );
+}
