@@ -568,3 +568,64 @@ async fn an_empty_secret_the_plan_sends_is_a_plan_error_at_the_field() {
         "nothing was sent"
     );
 }
+
+/// A `${file:}` secret that is not sent needs nothing at plan time (red team D14): the file
+/// mounted only where `apply` runs may be missing where the plan runs.
+#[tokio::test]
+async fn a_missing_secret_file_not_sent_needs_nothing_at_plan_time() {
+    let t = Tenant::full().await;
+    let work = tempfile::tempdir().unwrap();
+    let (dir, cache) = (work.path().join("cfg"), work.path().join("cache"));
+    // A repository that never holds the token file (so `--base` loads REV without it too).
+    repo_with(
+        &dir,
+        &[
+            (".gitignore", "tok.txt\n"),
+            ("n.yaml", "api_version: v1/config\nkind: Notifier\nspec:\n  slug: u2\n  name: U2\n  webhook:\n    url: https://hooks.example.com/x\n    http_config:\n      bearer_token: ${file:tok.txt}\n"),
+        ],
+    );
+    write(&dir, "tok.txt", "tok\n");
+    let run = |args: &'static [&'static str]| {
+        Cfgctl::new(&t)
+            .dir(&dir)
+            .env("CFGCTL_CACHE_DIR", &cache)
+            .args(args)
+            .run()
+    };
+    let r = run(&["apply", ".", "--auto-approve"]).await;
+    assert_eq!(r.code, 0, "{}", r.transcript());
+    std::fs::remove_file(dir.join("tok.txt")).unwrap();
+    for args in [
+        &["plan", ".", "--detailed-exitcode"][..],
+        &["plan", ".", "--detailed-exitcode", "--base", "HEAD"][..],
+    ] {
+        let r = Cfgctl::new(&t)
+            .dir(&dir)
+            .env("CFGCTL_CACHE_DIR", &cache)
+            .args(args)
+            .run()
+            .await;
+        assert_eq!(r.code, 0, "{args:?}: {}", r.transcript());
+        assert!(
+            r.stdout
+                .contains("No changes: the target matches the manifests (1 resource)."),
+            "{}",
+            r.stdout
+        );
+    }
+    // Sent (a rotation), it must be there: an error at the field, nothing sent.
+    t.emulator.reset_stats();
+    let r = run(&["apply", ".", "--auto-approve", "--rotate-secrets"]).await;
+    assert_eq!(r.code, 1, "{}", r.transcript());
+    assert!(
+        t.emulator.stats().log.iter().all(|l| l.method == "GET"),
+        "nothing was sent"
+    );
+    assert!(
+        r.stderr.contains(
+            "Notifier/u2 `webhook.http_config.bearer_token`: cannot read secret file: tok.txt"
+        ),
+        "{}",
+        r.stderr
+    );
+}
