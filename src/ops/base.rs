@@ -77,6 +77,14 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).trim().to_string()
 }
 
+/// Whether `git status --porcelain -- .` in `dir` lists anything: the working tree under
+/// `dir` differs from its commit (what a plan says next to the commit it names).
+pub fn uncommitted_changes(dir: &Path) -> bool {
+    git(dir, &["status", "--porcelain", "--", "."])
+        .map(|out| out.status.success() && !out.stdout.iter().all(u8::is_ascii_whitespace))
+        .unwrap_or(false)
+}
+
 /// The commit `git rev-parse HEAD` names in the repository holding `dir` (`None` outside a
 /// repository, without git, or before the first commit).
 pub fn head_commit(dir: &Path) -> Option<String> {

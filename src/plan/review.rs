@@ -12,6 +12,10 @@ pub struct Review {
     /// The commit of the repository holding the manifests (`git rev-parse HEAD`), when there is one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub commit: Option<String>,
+    /// The working tree under the manifest directory differs from `commit` (`git status
+    /// --porcelain`): the plan holds uncommitted changes.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub uncommitted_changes: bool,
     /// `--base REV`: what the secret references were compared with.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base: Option<Base>,

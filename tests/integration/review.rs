@@ -629,3 +629,38 @@ async fn a_missing_secret_file_not_sent_needs_nothing_at_plan_time() {
         r.stderr
     );
 }
+
+/// A plan of a working tree with uncommitted changes says so next to its commit (red team D11):
+/// the commit alone does not hold what was planned.
+#[tokio::test]
+async fn a_plan_of_uncommitted_changes_says_so_next_to_its_commit() {
+    let t = Tenant::full().await;
+    let work = tempfile::tempdir().unwrap();
+    let (dir, cache) = (work.path().join("repo"), work.path().join("cache"));
+    repo_with(&dir, &[("buckets.yaml", BUCKETS)]);
+    let head = git(&dir, &["rev-parse", "HEAD"]);
+    let plan = |format: &'static str| {
+        cfgctl(&t, &dir, &cache)
+            .args(&["plan", ".", "--format", format])
+            .run()
+    };
+    let r = plan("markdown").await;
+    assert_eq!(r.code, 0, "{}", r.transcript());
+    let clean = format!("Planned from commit `{head}`.\n");
+    assert!(r.stdout.contains(&clean), "{}", r.stdout);
+    // An edit not committed.
+    write(
+        &dir,
+        "buckets.yaml",
+        &BUCKETS.replace("name: Scratch", "name: Scratch 2"),
+    );
+    let r = plan("markdown").await;
+    assert_eq!(r.code, 0, "{}", r.transcript());
+    let dirty = format!("Planned from commit `{head}` (with uncommitted changes).\n");
+    assert!(r.stdout.contains(&dirty), "{}", r.stdout);
+    let r = plan("json").await;
+    assert_eq!(r.code, 0, "{}", r.transcript());
+    let json: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(json["review"]["commit"], head.as_str());
+    assert_eq!(json["review"]["uncommitted_changes"], true, "{}", r.stdout);
+}
