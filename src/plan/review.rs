@@ -250,8 +250,8 @@ fn secret_differences(head: &str, reviewed: &super::Action, fresh: &super::Actio
             .secrets_in(body)
             .into_iter()
             .map(|f| {
-                let (key, shown) = match crate::secrets::parse(&f.value) {
-                    Some(crate::secrets::SecretRef::File(path)) => (
+                let (key, shown) = match crate::registry::parse_reference(&f.value) {
+                    Some(crate::registry::SecretRef::File(path)) => (
                         format!("file:{}", folder.join(path).display()),
                         Inert(&f.value).to_string(),
                     ),

@@ -289,7 +289,7 @@ pub(super) fn markdown_references(r: &crate::plan::review::SecretReferences) -> 
             "compared with {} ({}){}",
             code(&b.rev),
             code(&b.commit),
-            r.not_found_sentence(|a| code(a))
+            r.not_found_sentence(code)
         ),
         None => "not compared: a changed `${env:…}`/`${file:…}` reference is not seen (plan with `--base REV` to compare)".into(),
     }
