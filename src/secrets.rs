@@ -33,7 +33,8 @@ pub struct SecretError {
 }
 
 /// The value of a reference; `base` is the manifest's file (a `${file:…}` is relative to its
-/// folder). The value is registered as a secret before it is returned.
+/// folder). The value is registered as a secret before it is returned; an empty value is an
+/// error, as an unset one.
 pub fn resolve(reference: SecretRef<'_>, base: &Path) -> Result<String, String> {
     resolve_in(reference, base, None)
 }
@@ -75,6 +76,14 @@ pub fn resolve_in(
                 .map_err(|e| format!("cannot read secret file: {e}"))?
         }
     };
+    // An empty value is what CI makes of an undefined secret (GitHub Actions' `${{ secrets.X }}`):
+    // never sent over a working one.
+    if value.is_empty() {
+        return Err(match reference {
+            SecretRef::Env(name) => format!("environment variable {name} is empty"),
+            SecretRef::File(path) => format!("secret file {path} is empty"),
+        });
+    }
     crate::output::register_secret(&value);
     Ok(value)
 }

@@ -1,6 +1,8 @@
 //! `--base REV` (docs/product.md §6): the secret references of the manifests as they were at a
 //! git revision, read with the `git` command (no git library: the one a CI runner has, with its
-//! credentials and its shallow-clone rules). A secret field whose reference differs between REV
+//! credentials and its shallow-clone rules): REV's files under DIR are written to a temporary
+//! directory and loaded with the working tree's loader and environment, so the references are
+//! the effective ones (overlay, variables), by address. A secret field whose reference differs between REV
 //! and the working tree is an update that sends the new value: the ops layer hands the
 //! references of REV to `secrets::stand_in`, which puts them where the target answered
 //! `**REDACTED**`, so the pure planner sees the change as any other.
@@ -10,10 +12,6 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-
-use serde_json::Value;
-
-use crate::registry::{Address, Kind};
 
 pub use crate::secrets::BaseRefs;
 
@@ -79,6 +77,14 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).trim().to_string()
 }
 
+/// Whether `git status --porcelain -- .` in `dir` lists anything: the working tree under
+/// `dir` differs from its commit (what a plan says next to the commit it names).
+pub fn uncommitted_changes(dir: &Path) -> bool {
+    git(dir, &["status", "--porcelain", "--", "."])
+        .map(|out| out.status.success() && !out.stdout.iter().all(u8::is_ascii_whitespace))
+        .unwrap_or(false)
+}
+
 /// The commit `git rev-parse HEAD` names in the repository holding `dir` (`None` outside a
 /// repository, without git, or before the first commit).
 pub fn head_commit(dir: &Path) -> Option<String> {
@@ -118,65 +124,93 @@ pub fn resolve(dir: &Path, rev: &str) -> Result<String, BaseError> {
     })
 }
 
-/// The secret references at `commit` of the resources `wanted` names (address, the file that
-/// declares it now): each file read at `commit` once, all of them through one `git cat-file
-/// --batch` run in `dir` (`COMMIT:./FILE`, the file's path under `dir`). A resource its file
-/// did not declare then (the file is new, or the resource moved to it) is looked for in every
-/// manifest file under `dir` at `commit` (a second batch); one declared nowhere then has no
-/// base: its references stand as they are.
+/// The secret references at `commit` of every manifest under `dir`, by address (a manifest
+/// without one has an empty entry): REV's files under `dir` are written to a private temporary
+/// directory and loaded there with the same loader, for the same environment (REV's overlay
+/// and REV's `cfgctl.yaml` variables), so a reference is compared as it is in effect, whatever
+/// file declares it. A base that does not load (an environment REV does not declare) declares
+/// nothing; REV's manifests are only compared with, never checked.
 pub fn read_refs(
     dir: &Path,
     rev: &str,
     commit: &str,
-    wanted: &[(Address, PathBuf)],
+    environment: Option<&str>,
 ) -> Result<BaseRefs, BaseError> {
-    let mut by_file: BTreeMap<&Path, Vec<&Address>> = BTreeMap::new();
-    for (address, file) in wanted {
-        by_file.entry(file.as_path()).or_default().push(address);
-    }
-    let objects: Vec<String> = by_file
-        .keys()
-        .map(|file| format!("{commit}:./{}", under(dir, file).display()))
-        .collect();
-    let texts = cat_files(dir, rev, &objects)?;
+    let tree = materialise(dir, rev, commit)?;
     let mut refs = BaseRefs::default();
-    let mut seen = std::collections::BTreeSet::new();
-    for ((_, addresses), text) in by_file.iter().zip(texts) {
-        for (address, found) in text.as_deref().map(documents_refs).unwrap_or_default() {
-            if addresses.contains(&&address) {
-                seen.insert(address.clone());
-                if !found.is_empty() {
-                    refs.0.insert(address, found);
-                }
-            }
-        }
-    }
-    let missing: std::collections::BTreeSet<&Address> = wanted
-        .iter()
-        .map(|(a, _)| a)
-        .filter(|a| !seen.contains(*a))
-        .collect();
-    if missing.is_empty() {
+    let Ok(loaded) = crate::manifest::load_dir_for(&tree.root, environment) else {
         return Ok(refs);
-    }
-    for text in texts_under(dir, rev, commit)? {
-        for (address, found) in documents_refs(&text) {
-            if missing.contains(&address) && !found.is_empty() {
-                refs.0.entry(address).or_insert(found);
-            }
-        }
+    };
+    for m in &loaded.manifests {
+        let found: BTreeMap<String, String> = m
+            .kind
+            .def()
+            .secrets_in(&m.spec)
+            .into_iter()
+            .filter(|f| crate::secrets::parse(&f.value).is_some())
+            .map(|f| (f.pointer, f.value))
+            .collect();
+        refs.0.entry(m.address()).or_default().extend(found);
     }
     Ok(refs)
 }
 
-/// A manifest's file as a path under `dir` (the loader names it `dir` joined with it; a
-/// directory given as `.` may be left out of it).
-fn under<'a>(dir: &Path, file: &'a Path) -> &'a Path {
-    file.strip_prefix(dir).unwrap_or(file)
+/// A temporary directory holding a revision's files, removed when dropped.
+struct Tree {
+    root: PathBuf,
 }
 
-/// The texts of the manifest files (`*.yaml`, `*.yml`, `*.json`) under `dir` at `commit`.
-fn texts_under(dir: &Path, rev: &str, commit: &str) -> Result<Vec<String>, BaseError> {
+impl Drop for Tree {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.root);
+    }
+}
+
+/// The files under `dir` at `commit` (read by one `git ls-tree` and one `git cat-file
+/// --batch`), written under a new directory only this user may read, at their paths under
+/// `dir`.
+fn materialise(dir: &Path, rev: &str, commit: &str) -> Result<Tree, BaseError> {
+    static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let io = |file: &Path, e: std::io::Error| BaseError::Read {
+        rev: rev.into(),
+        file: file.to_path_buf(),
+        detail: e.to_string(),
+    };
+    let prefix = git(dir, &["rev-parse", "--show-prefix"]).map_err(|source| BaseError::NoGit {
+        rev: rev.into(),
+        source,
+    })?;
+    let prefix = text(&prefix.stdout);
+    let names = names_under(dir, rev, commit)?;
+    let objects: Vec<String> = names.iter().map(|n| format!("{commit}:{n}")).collect();
+    let texts = cat_files(dir, rev, &objects)?;
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default();
+    let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let root =
+        std::env::temp_dir().join(format!("cfgctl-base-{}-{nanos}-{seq}", std::process::id()));
+    let mut builder = std::fs::DirBuilder::new();
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(&root).map_err(|e| io(&root, e))?;
+    let tree = Tree { root };
+    for (name, text) in names.iter().zip(texts) {
+        let (Some(rel), Some(text)) = (name.strip_prefix(prefix.as_str()), text) else {
+            continue;
+        };
+        let path = tree.root.join(rel);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| io(parent, e))?;
+        }
+        std::fs::write(&path, text).map_err(|e| io(&path, e))?;
+    }
+    Ok(tree)
+}
+
+/// The paths (from the repository's root) of the files under `dir` at `commit`.
+fn names_under(dir: &Path, rev: &str, commit: &str) -> Result<Vec<String>, BaseError> {
     let listed = git(
         dir,
         &[
@@ -201,16 +235,12 @@ fn texts_under(dir: &Path, rev: &str, commit: &str) -> Result<Vec<String>, BaseE
             detail: text(&listed.stderr),
         });
     }
-    let objects: Vec<String> = listed
+    Ok(listed
         .stdout
         .split(|b| *b == 0)
         .filter_map(|name| std::str::from_utf8(name).ok())
-        .filter(|n| [".yaml", ".yml", ".json"].iter().any(|e| n.ends_with(e)))
-        .map(|n| format!("{commit}:{n}"))
-        .collect();
-    Ok(cat_files(dir, rev, &objects)?
-        .into_iter()
-        .flatten()
+        .filter(|n| !n.is_empty())
+        .map(str::to_string)
         .collect())
 }
 
@@ -285,47 +315,6 @@ fn batch_objects(mut out: &[u8], asked: usize) -> Vec<Option<String>> {
     objects
 }
 
-/// The secret references of every manifest a file's text declares, by address (none for a
-/// manifest without one; a text that does not parse declares none: the base is only compared
-/// with, never checked).
-fn documents_refs(text: &str) -> Vec<(Address, BTreeMap<String, String>)> {
-    let docs: Vec<Value> = match crate::yaml::parse_documents(text) {
-        Ok(docs) => docs.into_iter().map(|d| d.value).collect(),
-        Err(_) => match serde_json::from_str::<Value>(text) {
-            Ok(Value::Array(items)) => items,
-            Ok(v) => vec![v],
-            Err(_) => return Vec::new(),
-        },
-    };
-    let docs = docs.into_iter().flat_map(|d| match d {
-        Value::Array(items) => items,
-        other => vec![other],
-    });
-    let mut out = Vec::new();
-    for doc in docs {
-        let Some(kind) = doc
-            .get("kind")
-            .and_then(Value::as_str)
-            .and_then(Kind::from_name)
-        else {
-            continue;
-        };
-        let Some(spec) = doc.get("spec") else {
-            continue;
-        };
-        let slug = crate::registry::object_slug(kind, spec);
-        let found: BTreeMap<String, String> = kind
-            .def()
-            .secrets_in(spec)
-            .into_iter()
-            .filter(|f| crate::secrets::parse(&f.value).is_some())
-            .map(|f| (f.pointer, f.value))
-            .collect();
-        out.push((Address::new(kind, slug), found));
-    }
-    out
-}
-
 /// What the plan records of how it was compared (`plan::review::Review`, its commit set by the
 /// caller), and the references at the base (`base`: REV and its commit) of the manifests
 /// holding secrets, read on a blocking thread.
@@ -348,16 +337,21 @@ pub(super) async fn review_of(
     let Some((rev, commit)) = base else {
         return Ok((None, review));
     };
-    // Only what the target has: a create sends its secrets anyway.
-    let wanted: Vec<(Address, PathBuf)> = holding
-        .iter()
-        .map(|m| (m.address(), m.file.clone()))
-        .filter(|(a, _)| current.resources.contains_key(a))
-        .collect();
     let (r, c, d) = (rev.clone(), commit.clone(), dir.to_path_buf());
-    let refs = tokio::task::spawn_blocking(move || read_refs(&d, &r, &c, &wanted))
+    let env = loaded.environment.clone();
+    let refs = tokio::task::spawn_blocking(move || read_refs(&d, &r, &c, env.as_deref()))
         .await
         .context("reading the base")??;
+    // Only what the target has is compared: a create sends its secrets anyway.
+    let mut not_at_base: Vec<String> = holding
+        .iter()
+        .map(|m| m.address())
+        .filter(|a| current.resources.contains_key(a) && !refs.0.contains_key(a))
+        .map(|a| a.to_string())
+        .collect();
+    not_at_base.sort();
+    not_at_base.dedup();
+    review.not_at_base = not_at_base;
     review.base = Some(crate::plan::review::Base { rev, commit });
     Ok((Some(refs), review))
 }

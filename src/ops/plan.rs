@@ -117,7 +117,12 @@ pub(super) async fn plan_sharing(
     // The commit is asked of git while the plan is made; the base first: one that cannot be
     // read fails before any request.
     let dir = req.dir.clone();
-    let commit = tokio::task::spawn_blocking(move || super::base::head_commit(&dir));
+    let commit = tokio::task::spawn_blocking(move || {
+        // One more git call only when there is a commit to name.
+        let commit = super::base::head_commit(&dir);
+        let dirty = commit.is_some() && super::base::uncommitted_changes(&dir);
+        (commit, dirty)
+    });
     let base = match req.base.clone() {
         Some(rev) => {
             let dir = req.dir.clone();
@@ -129,7 +134,9 @@ pub(super) async fn plan_sharing(
         None => None,
     };
     let mut planned = plan_read(req, shared, base).await?;
-    planned.plan.review.commit = commit.await.context("reading git")?;
+    let (commit, dirty) = commit.await.context("reading git")?;
+    planned.plan.review.commit = commit;
+    planned.plan.review.uncommitted_changes = dirty;
     Ok(planned)
 }
 

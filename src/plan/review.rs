@@ -12,6 +12,10 @@ pub struct Review {
     /// The commit of the repository holding the manifests (`git rev-parse HEAD`), when there is one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub commit: Option<String>,
+    /// The working tree under the manifest directory differs from `commit` (`git status
+    /// --porcelain`): the plan holds uncommitted changes.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub uncommitted_changes: bool,
     /// `--base REV`: what the secret references were compared with.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base: Option<Base>,
@@ -19,6 +23,10 @@ pub struct Review {
     /// is not seen: the risk summary says so).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub holds_secrets: bool,
+    /// `--base REV`: the managed resources holding secrets that REV does not declare (their
+    /// references could not be compared), sorted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_at_base: Vec<String>,
     /// Every deny and warn of the repository's policy, in the policy's order (the JSON plan
     /// writes them as its own top-level `policy`).
     #[serde(skip)]
@@ -81,10 +89,12 @@ impl Review {
             Some(b) => Some(SecretReferences {
                 compared: true,
                 base: Some(b.clone()),
+                not_found: self.not_at_base.clone(),
             }),
             None if self.holds_secrets => Some(SecretReferences {
                 compared: false,
                 base: None,
+                not_found: Vec::new(),
             }),
             None => None,
         }
@@ -99,13 +109,37 @@ pub struct SecretReferences {
     pub compared: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base: Option<Base>,
+    /// The resources whose references were not compared: the base does not declare them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_found: Vec<String>,
 }
 
 impl SecretReferences {
+    /// What was not compared, in words (empty when everything was).
+    pub fn not_found_sentence(&self, code: impl Fn(&str) -> String) -> String {
+        match (&self.base, self.not_found.is_empty()) {
+            (Some(b), false) => format!(
+                "; not compared: {} (not found at {})",
+                self.not_found
+                    .iter()
+                    .map(|a| code(a))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                code(&b.rev)
+            ),
+            _ => String::new(),
+        }
+    }
+
     /// In words, for the text plan.
     pub fn sentence(&self) -> String {
         match &self.base {
-            Some(b) => format!("compared with {} ({})", b.rev, b.commit),
+            Some(b) => format!(
+                "compared with {} ({}){}",
+                b.rev,
+                b.commit,
+                self.not_found_sentence(str::to_string)
+            ),
             None => "not compared (a changed ${env:...}/${file:...} reference is not seen; plan with --base REV to compare)".into(),
         }
     }
@@ -174,6 +208,7 @@ pub fn changed_since_review(reviewed: &super::Plan, fresh: &super::Plan) -> Vec<
             }
             continue;
         };
+        out.extend(secret_differences(&head, r, a));
         let (now, then) = (shown(a), shown(r));
         for (path, before, after) in &now {
             let change = format!("{} -> {}", value(before), value(after));
@@ -188,6 +223,71 @@ pub fn changed_since_review(reviewed: &super::Plan, fresh: &super::Plan) -> Vec<
                 None => out.push(format!("{head}: {}: {change} (not reviewed)", Inert(path))),
             }
         }
+    }
+    out
+}
+
+/// The secret fields of `fresh`'s body whose reference is not the reviewed one (`reviewed`'s
+/// body), one line each: both are shown `(sensitive)`, yet a different reference sends a
+/// different secret. Compared by reference text (a `${file:}` by the path it names from its
+/// manifest's folder); a literal secret is compared but never shown.
+fn secret_differences(head: &str, reviewed: &super::Action, fresh: &super::Action) -> Vec<String> {
+    use crate::output::Inert;
+    use std::collections::BTreeMap;
+    // Pointer -> (dotted path, what is compared, what is shown).
+    let refs = |x: &super::Action| -> BTreeMap<String, (String, String, String)> {
+        let Some(body) = &x.body else {
+            return BTreeMap::new();
+        };
+        let folder = x
+            .source
+            .as_ref()
+            .and_then(|s| s.file.parent())
+            .unwrap_or(std::path::Path::new(""));
+        x.address
+            .kind
+            .def()
+            .secrets_in(body)
+            .into_iter()
+            .map(|f| {
+                let (key, shown) = match crate::registry::parse_reference(&f.value) {
+                    Some(crate::registry::SecretRef::File(path)) => (
+                        format!("file:{}", folder.join(path).display()),
+                        Inert(&f.value).to_string(),
+                    ),
+                    Some(_) => (f.value.clone(), Inert(&f.value).to_string()),
+                    None => (format!("literal:{}", f.value), "(a literal)".to_string()),
+                };
+                (f.pointer, (f.path, key, shown))
+            })
+            .collect()
+    };
+    let (then, now) = (refs(reviewed), refs(fresh));
+    let none = (String::new(), String::new(), "(none)".to_string());
+    let pointers: std::collections::BTreeSet<&String> = then.keys().chain(now.keys()).collect();
+    let mut out = Vec::new();
+    for pointer in pointers {
+        let (t, n) = (
+            then.get(pointer).unwrap_or(&none),
+            now.get(pointer).unwrap_or(&none),
+        );
+        if t.1 == n.1 {
+            continue;
+        }
+        let path = if n.0.is_empty() { &t.0 } else { &n.0 };
+        let (mut was, mut is) = (t.2.clone(), n.2.clone());
+        if was == is {
+            // The same text naming another file (the manifest moved to another folder).
+            let file = |x: &super::Action| {
+                x.source
+                    .as_ref()
+                    .map(|s| Inert(s.file.display().to_string()).to_string())
+                    .unwrap_or_default()
+            };
+            was = format!("{was} (from {})", file(reviewed));
+            is = format!("{is} (from {})", file(fresh));
+        }
+        out.push(format!("{head}: {}: reviewed {was}, now {is}", Inert(path)));
     }
     out
 }
@@ -267,6 +367,87 @@ mod tests {
                 "~ update Bucket/b (not in the reviewed plan): name: \"C\" -> \"D\"",
                 "- delete Bucket/c (not in the reviewed plan)",
             ]
+        );
+    }
+
+    /// A notifier update whose body sends `api_url`, read from `file`.
+    fn secret_update(api_url: &str, file: &str, fields: &[(&str, Value)]) -> Action {
+        let mut a = update("x", "name", json!("A"), json!("B"));
+        a.address = Address::new(Kind::named("Notifier"), Some("x".to_string()));
+        a.fields = fields
+            .iter()
+            .map(|(p, v)| FieldChange {
+                path: (*p).into(),
+                before: Some(v.clone()),
+                after: Some(v.clone()),
+            })
+            .collect();
+        a.source = Some(crate::plan::Source {
+            file: file.into(),
+            line: 1,
+        });
+        a.body = Some(std::sync::Arc::new(
+            json!({"slug": "x", "name": "X", "slack": {"api_url": api_url, "channel": "#x"}}),
+        ));
+        a
+    }
+
+    #[test]
+    fn a_secret_is_compared_by_its_reference_never_shown_by_its_value() {
+        let rotation = [("slack.api_url", json!("(sensitive)"))];
+        let same = |r: &str, f: &str| {
+            changed_since_review(
+                &plan(vec![secret_update("${env:A}", "cfg/n.yaml", &rotation)]),
+                &plan(vec![secret_update(r, f, &rotation)]),
+            )
+        };
+        assert!(same("${env:A}", "cfg/n.yaml").is_empty());
+        assert_eq!(
+            same("${env:EVIL}", "cfg/n.yaml"),
+            ["~ update Notifier/x: slack.api_url: reviewed ${env:A}, now ${env:EVIL}"]
+        );
+        assert_eq!(
+            same("https://hooks.example/literal-secret", "cfg/n.yaml"),
+            ["~ update Notifier/x: slack.api_url: reviewed ${env:A}, now (a literal)"]
+        );
+        // A `${file:}` by the file it names: another path, or the same text in another folder.
+        let file = |r: &str, f: &str| {
+            changed_since_review(
+                &plan(vec![secret_update(
+                    "${file:k.txt}",
+                    "cfg/n.yaml",
+                    &rotation,
+                )]),
+                &plan(vec![secret_update(r, f, &rotation)]),
+            )
+        };
+        assert!(file("${file:k.txt}", "cfg/n.yaml").is_empty());
+        assert_eq!(
+            file("${file:other.txt}", "cfg/n.yaml"),
+            ["~ update Notifier/x: slack.api_url: reviewed ${file:k.txt}, now ${file:other.txt}"]
+        );
+        assert_eq!(
+            file("${file:k.txt}", "cfg/evil/n.yaml"),
+            ["~ update Notifier/x: slack.api_url: reviewed ${file:k.txt} (from cfg/n.yaml), now ${file:k.txt} (from cfg/evil/n.yaml)"]
+        );
+        // A reference change (`--base`) reviewed as A -> B, now A -> C.
+        let change = |after: &str| [("slack.api_url", json!(after))];
+        let reviewed = plan(vec![secret_update(
+            "${env:B}",
+            "cfg/n.yaml",
+            &change("${env:B}"),
+        )]);
+        let fresh = plan(vec![secret_update(
+            "${env:C}",
+            "cfg/n.yaml",
+            &change("${env:C}"),
+        )]);
+        let lines = changed_since_review(&reviewed, &fresh);
+        assert!(
+            lines.contains(
+                &"~ update Notifier/x: slack.api_url: reviewed ${env:B}, now ${env:C}".to_string()
+            ),
+            "{lines:?}"
         );
     }
 }

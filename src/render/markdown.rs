@@ -272,7 +272,12 @@ fn headline(plan: &Plan, risk: &crate::plan::risk::Risk) -> String {
         out
     };
     if let Some(commit) = &plan.review.commit {
-        let _ = writeln!(out, "Planned from commit {}.\n", code_span(commit));
+        let dirty = if plan.review.uncommitted_changes {
+            " (with uncommitted changes)"
+        } else {
+            ""
+        };
+        let _ = writeln!(out, "Planned from commit {}{dirty}.\n", code_span(commit));
     }
     out
 }

@@ -285,7 +285,12 @@ pub(super) fn markdown_lists(r: &Risk, room: usize, target: &str) -> String {
 /// The risk summary's word on secret references, in Markdown.
 pub(super) fn markdown_references(r: &crate::plan::review::SecretReferences) -> String {
     match &r.base {
-        Some(b) => format!("compared with {} ({})", code(&b.rev), code(&b.commit)),
+        Some(b) => format!(
+            "compared with {} ({}){}",
+            code(&b.rev),
+            code(&b.commit),
+            r.not_found_sentence(code)
+        ),
         None => "not compared: a changed `${env:…}`/`${file:…}` reference is not seen (plan with `--base REV` to compare)".into(),
     }
 }

@@ -420,3 +420,247 @@ async fn a_reference_changed_in_a_file_moved_since_the_base_is_still_seen() {
         );
     }
 }
+
+/// `--base` with an environment (red team D12, D13): the base side is REV's manifests loaded as
+/// the working tree's are, with REV's overlay and REV's `vars:`, and compared by address.
+#[tokio::test]
+async fn the_base_is_loaded_with_its_overlay_and_variables() {
+    let t = Tenant::full().await;
+    let work = tempfile::tempdir().unwrap();
+    let (dir, cache) = (work.path().join("repo"), work.path().join("cache"));
+    let settings = |var: &str| {
+        format!(
+            "environments:\n  staging:\n    url: {}\n    overlay: envs/staging\n    vars: {{slack: \"${{env:{var}}}\"}}\n",
+            t.emulator.url()
+        )
+    };
+    let notifier = |slug: &str, url: &str| {
+        format!(
+            "api_version: v1/config\nkind: Notifier\nspec:\n  slug: {slug}\n  name: {slug}\n  slack:\n    api_url: {url}\n    channel: \"#x\"\n"
+        )
+    };
+    let overlay = |var: &str| {
+        format!(
+            "api_version: v1/config\nkind: Notifier\nspec:\n  slug: oc\n  slack:\n    api_url: ${{env:{var}}}\n"
+        )
+    };
+    repo_with(
+        &dir,
+        &[
+            ("cfgctl.yaml", &settings("K1")),
+            ("n.yaml", &notifier("oc", "${env:A}")),
+            ("v.yaml", &notifier("vc", "${var:slack}")),
+            ("envs/staging/n.yaml", &overlay("S1")),
+        ],
+    );
+    let run = |args: &'static [&'static str]| {
+        Cfgctl::bare()
+            .dir(&dir)
+            .env("CFGCTL_CACHE_DIR", &cache)
+            .env("A", "https://hooks.slack.com/services/A")
+            .env("S1", "https://hooks.slack.com/services/S1")
+            .env("K1", "https://hooks.slack.com/services/K1")
+            .env("K2", "https://hooks.slack.com/services/K2")
+            .args(args)
+            .run()
+    };
+    let r = run(&["apply", ".", "--env", "staging", "--auto-approve"]).await;
+    assert_eq!(r.code, 0, "{}", r.transcript());
+    // Nothing changed: no update (the overlay's reference is the effective one at REV too).
+    let r = run(&[
+        "plan",
+        ".",
+        "--env",
+        "staging",
+        "--base",
+        "HEAD",
+        "--detailed-exitcode",
+    ])
+    .await;
+    assert_eq!(r.code, 0, "{}", r.transcript());
+    assert!(r.stdout.contains("No changes"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("Secret references: compared with HEAD"),
+        "{}",
+        r.stdout
+    );
+    // The overlay's reference and the variable's change: both are rotations, each with the
+    // effective reference at REV.
+    write(&dir, "envs/staging/n.yaml", &overlay("A"));
+    write(&dir, "cfgctl.yaml", &settings("K2"));
+    let r = run(&["plan", ".", "--env", "staging", "--base", "HEAD"]).await;
+    assert_eq!(r.code, 0, "{}", r.transcript());
+    for line in [
+        "~ slack.api_url: (sensitive) ${env:S1} -> ${env:A}",
+        "~ slack.api_url: (sensitive) ${env:K1} -> ${env:K2}",
+        "Plan: 0 to create, 2 to update",
+    ] {
+        assert!(r.stdout.contains(line), "{line}: {}", r.stdout);
+    }
+    assert_clean("the plan", &r.stdout);
+}
+
+/// A managed secret-bearing resource the target has but REV does not declare is not claimed
+/// compared (red team D1): the summary names it.
+#[tokio::test]
+async fn a_resource_not_found_at_the_base_is_not_claimed_compared() {
+    let t = Tenant::full().await;
+    let work = tempfile::tempdir().unwrap();
+    let (dir, cache) = (work.path().join("repo"), work.path().join("cache"));
+    repo_with(&dir, &[("buckets.yaml", BUCKETS)]);
+    write(&dir, "notifiers/pd.yaml", &notifier("PD_KEY"));
+    let r = cfgctl(&t, &dir, &cache)
+        .args(&["apply", ".", "--auto-approve"])
+        .run()
+        .await;
+    assert_eq!(r.code, 0, "{}", r.transcript());
+    let r = cfgctl(&t, &dir, &cache)
+        .args(&["plan", ".", "--base", "HEAD"])
+        .run()
+        .await;
+    assert_eq!(r.code, 0, "{}", r.transcript());
+    assert!(
+        r.stdout.contains("Secret references: compared with HEAD")
+            && r.stdout
+                .contains("; not compared: Notifier/pd (not found at HEAD)"),
+        "{}",
+        r.stdout
+    );
+}
+
+/// An empty variable (`X=`: what GitHub Actions makes of an undefined secret) or an empty
+/// `${file:}` of a secret the plan sends is a plan error at the field, as an unset one is (red
+/// team D15): an empty secret is never sent over a working one.
+#[tokio::test]
+async fn an_empty_secret_the_plan_sends_is_a_plan_error_at_the_field() {
+    let t = Tenant::full().await;
+    let work = tempfile::tempdir().unwrap();
+    let (dir, cache) = (work.path().join("cfg"), work.path().join("cache"));
+    let notifier = |url: &str| {
+        format!(
+            "api_version: v1/config\nkind: Notifier\nspec:\n  slug: u1\n  name: U1\n  slack:\n    api_url: {url}\n    channel: \"#x\"\n"
+        )
+    };
+    write(&dir, "n.yaml", &notifier("${env:UNSET_X}"));
+    write(&dir, "empty.txt", "");
+    let empty = || {
+        Cfgctl::new(&t)
+            .dir(&dir)
+            .env("CFGCTL_CACHE_DIR", &cache)
+            .env("UNSET_X", "")
+    };
+    for (reference, reason) in [
+        ("${env:UNSET_X}", "environment variable UNSET_X is empty"),
+        ("${file:empty.txt}", "secret file empty.txt is empty"),
+    ] {
+        write(&dir, "n.yaml", &notifier(reference));
+        for args in [&["plan", "."][..], &["apply", ".", "--auto-approve"][..]] {
+            let run = empty().args(args).run().await;
+            assert_eq!(run.code, 1, "{}", run.transcript());
+            let line = format!(
+                "n.yaml:7:5: error: Notifier/u1 `slack.api_url`: the plan sends this secret, but `{reference}` cannot be resolved: {reason}"
+            );
+            assert!(run.stderr.contains(&line), "{line}\n{}", run.stderr);
+        }
+    }
+    assert!(
+        t.emulator.stats().log.iter().all(|l| l.method == "GET"),
+        "nothing was sent"
+    );
+}
+
+/// A `${file:}` secret that is not sent needs nothing at plan time (red team D14): the file
+/// mounted only where `apply` runs may be missing where the plan runs.
+#[tokio::test]
+async fn a_missing_secret_file_not_sent_needs_nothing_at_plan_time() {
+    let t = Tenant::full().await;
+    let work = tempfile::tempdir().unwrap();
+    let (dir, cache) = (work.path().join("cfg"), work.path().join("cache"));
+    // A repository that never holds the token file (so `--base` loads REV without it too).
+    repo_with(
+        &dir,
+        &[
+            (".gitignore", "tok.txt\n"),
+            ("n.yaml", "api_version: v1/config\nkind: Notifier\nspec:\n  slug: u2\n  name: U2\n  webhook:\n    url: https://hooks.example.com/x\n    http_config:\n      bearer_token: ${file:tok.txt}\n"),
+        ],
+    );
+    write(&dir, "tok.txt", "tok\n");
+    let run = |args: &'static [&'static str]| {
+        Cfgctl::new(&t)
+            .dir(&dir)
+            .env("CFGCTL_CACHE_DIR", &cache)
+            .args(args)
+            .run()
+    };
+    let r = run(&["apply", ".", "--auto-approve"]).await;
+    assert_eq!(r.code, 0, "{}", r.transcript());
+    std::fs::remove_file(dir.join("tok.txt")).unwrap();
+    for args in [
+        &["plan", ".", "--detailed-exitcode"][..],
+        &["plan", ".", "--detailed-exitcode", "--base", "HEAD"][..],
+    ] {
+        let r = Cfgctl::new(&t)
+            .dir(&dir)
+            .env("CFGCTL_CACHE_DIR", &cache)
+            .args(args)
+            .run()
+            .await;
+        assert_eq!(r.code, 0, "{args:?}: {}", r.transcript());
+        assert!(
+            r.stdout
+                .contains("No changes: the target matches the manifests (1 resource)."),
+            "{}",
+            r.stdout
+        );
+    }
+    // Sent (a rotation), it must be there: an error at the field, nothing sent.
+    t.emulator.reset_stats();
+    let r = run(&["apply", ".", "--auto-approve", "--rotate-secrets"]).await;
+    assert_eq!(r.code, 1, "{}", r.transcript());
+    assert!(
+        t.emulator.stats().log.iter().all(|l| l.method == "GET"),
+        "nothing was sent"
+    );
+    assert!(
+        r.stderr.contains(
+            "Notifier/u2 `webhook.http_config.bearer_token`: cannot read secret file: tok.txt"
+        ),
+        "{}",
+        r.stderr
+    );
+}
+
+/// A plan of a working tree with uncommitted changes says so next to its commit (red team D11):
+/// the commit alone does not hold what was planned.
+#[tokio::test]
+async fn a_plan_of_uncommitted_changes_says_so_next_to_its_commit() {
+    let t = Tenant::full().await;
+    let work = tempfile::tempdir().unwrap();
+    let (dir, cache) = (work.path().join("repo"), work.path().join("cache"));
+    repo_with(&dir, &[("buckets.yaml", BUCKETS)]);
+    let head = git(&dir, &["rev-parse", "HEAD"]);
+    let plan = |format: &'static str| {
+        cfgctl(&t, &dir, &cache)
+            .args(&["plan", ".", "--format", format])
+            .run()
+    };
+    let r = plan("markdown").await;
+    assert_eq!(r.code, 0, "{}", r.transcript());
+    let clean = format!("Planned from commit `{head}`.\n");
+    assert!(r.stdout.contains(&clean), "{}", r.stdout);
+    // An edit not committed.
+    write(
+        &dir,
+        "buckets.yaml",
+        &BUCKETS.replace("name: Scratch", "name: Scratch 2"),
+    );
+    let r = plan("markdown").await;
+    assert_eq!(r.code, 0, "{}", r.transcript());
+    let dirty = format!("Planned from commit `{head}` (with uncommitted changes).\n");
+    assert!(r.stdout.contains(&dirty), "{}", r.stdout);
+    let r = plan("json").await;
+    assert_eq!(r.code, 0, "{}", r.transcript());
+    let json: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(json["review"]["commit"], head.as_str());
+    assert_eq!(json["review"]["uncommitted_changes"], true, "{}", r.stdout);
+}

@@ -103,3 +103,52 @@ async fn apply_reviewed_applies_what_was_reviewed_and_refuses_what_moved_since()
     let run = apply(&["--reviewed", "../reviewed.json"]).await;
     assert_eq!(run.code, 0, "{}", run.transcript());
 }
+
+/// A secret reference swapped after review (red team D2): the reviewed create sends `${env:A}`;
+/// the repository now says `${env:EVIL}`. Shown `(sensitive)` both times, yet a different
+/// secret goes to the target: refused, nothing sent, both references listed.
+#[tokio::test]
+async fn a_secret_reference_swapped_after_review_is_refused() {
+    let t = Tenant::full().await;
+    let work = tempfile::tempdir().unwrap();
+    let (dir, cache) = (work.path().join("cfg"), work.path().join("cache"));
+    let notifier = |var: &str| {
+        format!(
+            "api_version: v1/config\nkind: Notifier\nspec:\n  slug: n1\n  name: N1\n  slack:\n    api_url: ${{env:{var}}}\n    channel: \"#x\"\n"
+        )
+    };
+    write(&dir, "m.yaml", &notifier("A"));
+    let run = |args: &'static [&'static str]| {
+        cfgctl(&t, &dir, &cache)
+            .env("A", "https://hooks.slack.com/services/SECRETA")
+            .env("EVIL", "https://evil.example/steal")
+            .args(args)
+            .run()
+    };
+    let r = run(&["plan", ".", "--out", "../rev.plan"]).await;
+    assert_eq!(r.code, 0, "{}", r.transcript());
+    write(&dir, "m.yaml", &notifier("EVIL"));
+    t.emulator.reset_stats();
+    let r = run(&["apply", ".", "--auto-approve", "--reviewed", "../rev.plan"]).await;
+    assert_eq!(r.code, 1, "{}", r.transcript());
+    assert!(
+        r.stderr.contains(
+            "changed since review:\n  + create Notifier/n1: slack.api_url: reviewed ${env:A}, now ${env:EVIL}\n"
+        ),
+        "{}",
+        r.stderr
+    );
+    assert!(!r.stderr.contains("evil.example"), "{}", r.stderr);
+    let writes = t
+        .emulator
+        .stats()
+        .log
+        .iter()
+        .filter(|l| l.method != "GET")
+        .count();
+    assert_eq!(writes, 0, "nothing was sent");
+    // The reference as reviewed: applied.
+    write(&dir, "m.yaml", &notifier("A"));
+    let r = run(&["apply", ".", "--auto-approve", "--reviewed", "../rev.plan"]).await;
+    assert_eq!(r.code, 0, "{}", r.transcript());
+}
