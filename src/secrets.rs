@@ -200,6 +200,34 @@ pub fn fill_plan_in(
 #[derive(Debug, Default)]
 pub struct BaseRefs(pub BTreeMap<Address, BTreeMap<String, String>>);
 
+/// How [`BaseRefs`] keeps a literal secret of REV: its hash, never its text.
+const LITERAL_MARK: &str = "literal:";
+
+/// What a plan shows for a literal secret of REV that changed (never its text).
+pub const LITERAL_AT_BASE: &str = "(a literal)";
+
+/// [`BaseRefs`]' mark of a literal secret: its hash.
+pub fn literal_mark(value: &str) -> String {
+    format!("{LITERAL_MARK}{}", blake3::hash(value.as_bytes()).to_hex())
+}
+
+/// What stands for a redacted secret when REV held `was` and the manifest holds `desired`:
+/// the manifest's own value when it is what REV held (no change), else REV's reference, or
+/// [`LITERAL_AT_BASE`] for a literal of REV.
+fn base_stand_in(was: &str, desired: &str) -> String {
+    let same = match was.strip_prefix(LITERAL_MARK) {
+        Some(_) => parse(desired).is_none() && literal_mark(desired) == was,
+        None => was == desired,
+    };
+    if same {
+        desired.to_string()
+    } else if was.starts_with(LITERAL_MARK) {
+        LITERAL_AT_BASE.to_string()
+    } else {
+        was.to_string()
+    }
+}
+
 impl BaseRefs {
     /// The reference a secret field held at REV, when the resource declared one there.
     pub fn get(&self, address: &Address, pointer: &str) -> Option<&str> {
@@ -281,8 +309,8 @@ pub fn stand_in(
                 .and_then(Value::as_str);
             let stand = if f.value == REDACTED {
                 match (desired, base.and_then(|b| b.get(address, &f.pointer))) {
-                    (Some(d), Some(was)) if was != d => was.to_string(),
-                    (Some(d), _) => d.to_string(),
+                    (Some(d), Some(was)) => base_stand_in(was, d),
+                    (Some(d), None) => d.to_string(),
                     (None, _) => continue,
                 }
             } else {

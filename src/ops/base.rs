@@ -147,8 +147,18 @@ pub fn read_refs(
             .def()
             .secrets_in(&m.spec)
             .into_iter()
-            .filter(|f| crate::secrets::parse(&f.value).is_some())
-            .map(|f| (f.pointer, f.value))
+            .map(|f| {
+                // A literal (allowed) is kept by its hash alone, never its text (red team D20:
+                // a literal replaced by a reference is the rotation after a leak).
+                let value = match crate::secrets::parse(&f.value) {
+                    Some(_) => f.value,
+                    None => {
+                        crate::output::register_secret(&f.value);
+                        crate::secrets::literal_mark(&f.value)
+                    }
+                };
+                (f.pointer, value)
+            })
             .collect();
         refs.0.entry(m.address()).or_default().extend(found);
     }

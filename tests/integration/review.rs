@@ -664,3 +664,76 @@ async fn a_plan_of_uncommitted_changes_says_so_next_to_its_commit() {
     assert_eq!(json["review"]["commit"], head.as_str());
     assert_eq!(json["review"]["uncommitted_changes"], true, "{}", r.stdout);
 }
+
+/// Red team D20: with `allow_literal_secrets`, a literal at REV replaced by a reference (the
+/// rotation after a leak) or by another literal is an update that sends the new value; the
+/// literal is shown as `(a literal)`, never its text.
+#[tokio::test]
+async fn a_literal_secret_replaced_through_git_is_an_update_that_never_shows_it() {
+    const LITERAL: &str = "https://hooks.slack.com/services/T9/B9/LITERALSECRET";
+    let t = Tenant::full().await;
+    let work = tempfile::tempdir().unwrap();
+    let (dir, cache) = (work.path().join("repo"), work.path().join("cache"));
+    let n = |api_url: &str| {
+        format!("api_version: v1/config\nkind: Notifier\nspec:\n  slug: lit\n  name: Lit\n  slack:\n    api_url: {api_url}\n    channel: '#x'\n")
+    };
+    repo_with(
+        &dir,
+        &[
+            ("cfg/cfgctl.yaml", "allow_literal_secrets: true\n"),
+            ("cfg/n.yaml", &n(LITERAL)),
+        ],
+    );
+    let cfg = dir.join("cfg");
+    let run = cfgctl(&t, &cfg, &cache)
+        .args(&["apply", ".", "--auto-approve"])
+        .run()
+        .await;
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    write(&cfg, "n.yaml", &n("${env:NEW_D20}"));
+    let run = cfgctl(&t, &cfg, &cache)
+        .env(
+            "NEW_D20",
+            "https://hooks.slack.com/services/T9/B9/NEWSECRET",
+        )
+        .args(&["plan", ".", "--base", "HEAD"])
+        .run()
+        .await;
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert!(
+        run.stdout
+            .contains("~ slack.api_url: (sensitive) (a literal) -> ${env:NEW_D20}"),
+        "{}",
+        run.stdout
+    );
+    for text in [&run.stdout, &run.stderr] {
+        assert!(
+            !text.contains("LITERALSECRET") && !text.contains("NEWSECRET"),
+            "{text}"
+        );
+    }
+    // Another literal in place of the first: an update too, neither literal shown.
+    write(
+        &cfg,
+        "n.yaml",
+        &n("https://hooks.slack.com/services/T9/B9/LITERALSECRET2"),
+    );
+    let run = cfgctl(&t, &cfg, &cache)
+        .args(&["plan", ".", "--base", "HEAD"])
+        .run()
+        .await;
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert!(run.stdout.contains("1 to update"), "{}", run.stdout);
+    assert!(
+        !run.transcript().contains("LITERALSECRET"),
+        "{}",
+        run.transcript()
+    );
+    // The literal as it was at REV: nothing to do.
+    write(&cfg, "n.yaml", &n(LITERAL));
+    let run = cfgctl(&t, &cfg, &cache)
+        .args(&["plan", ".", "--base", "HEAD"])
+        .run()
+        .await;
+    assert!(run.stdout.contains("No changes"), "{}", run.transcript());
+}
