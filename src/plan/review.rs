@@ -152,6 +152,15 @@ impl SecretReferences {
 pub fn changed_since_review(reviewed: &super::Plan, fresh: &super::Plan) -> Vec<String> {
     use crate::output::Inert;
     let mut out = Vec::new();
+    // A reviewed plan that compared secret references through git approved the changes it saw
+    // there; a fresh plan without a base cannot see them and would drop them silently (red
+    // team D26: an approved rotation never made).
+    if let (Some(base), None) = (&reviewed.review.base, &fresh.review.base) {
+        out.push(format!(
+            "secret references: reviewed as compared with {} (--base), now not compared: apply with --base too",
+            Inert(&base.rev)
+        ));
+    }
     if reviewed.target != fresh.target {
         out.push(format!(
             "the target: reviewed for {}, now {}",
@@ -345,6 +354,25 @@ mod tests {
         let reviewed = plan(vec![a.clone(), b]);
         // Less than reviewed (b done meanwhile) is no difference.
         assert!(changed_since_review(&reviewed, &plan(vec![a])).is_empty());
+    }
+
+    /// Red team D26: a reviewed plan made with --base, applied without it, would drop the
+    /// reference changes it approved: a difference.
+    #[test]
+    fn a_base_reviewed_plan_applied_without_a_base_is_a_difference() {
+        let mut reviewed = plan(vec![update("a", "name", json!("A"), json!("B"))]);
+        reviewed.review.base = Some(super::Base {
+            rev: "origin/main".into(),
+            commit: "0123456".into(),
+        });
+        let fresh = plan(vec![]);
+        assert_eq!(
+            changed_since_review(&reviewed, &fresh),
+            ["secret references: reviewed as compared with origin/main (--base), now not compared: apply with --base too"]
+        );
+        let mut with_base = plan(vec![]);
+        with_base.review.base = reviewed.review.base.clone();
+        assert!(changed_since_review(&reviewed, &with_base).is_empty());
     }
 
     #[test]
