@@ -24,7 +24,7 @@ use crate::jsonpath::{escape_pointer, get_path};
 pub use overrides::SECRET_FIELDS;
 pub use secrets::{
     is_secret_path, parse_reference, pointers_at, strip_indices, FoundSecret, SecretRef, CHANGED,
-    REDACTED, SHOWN,
+    LITERAL_AT_BASE, REDACTED, SHOWN,
 };
 
 /// The API description compiled into cfgctl (a copy of the vendor's whole Config API v1).

@@ -194,46 +194,9 @@ pub fn fill_plan_in(
     Ok(Some(sent))
 }
 
-/// The secret references of the manifests at a base revision (`--base REV`, read by
-/// `ops::base`), by address, then by JSON pointer inside the spec: what [`stand_in`] compares
-/// the working tree's references with.
-#[derive(Debug, Default)]
-pub struct BaseRefs(pub BTreeMap<Address, BTreeMap<String, String>>);
-
-/// How [`BaseRefs`] keeps a literal secret of REV: its hash, never its text.
-const LITERAL_MARK: &str = "literal:";
-
-/// What a plan shows for a literal secret of REV that changed (never its text).
-pub const LITERAL_AT_BASE: &str = "(a literal)";
-
-/// [`BaseRefs`]' mark of a literal secret: its hash.
-pub fn literal_mark(value: &str) -> String {
-    format!("{LITERAL_MARK}{}", blake3::hash(value.as_bytes()).to_hex())
-}
-
-/// What stands for a redacted secret when REV held `was` and the manifest holds `desired`:
-/// the manifest's own value when it is what REV held (no change), else REV's reference, or
-/// [`LITERAL_AT_BASE`] for a literal of REV.
-fn base_stand_in(was: &str, desired: &str) -> String {
-    let same = match was.strip_prefix(LITERAL_MARK) {
-        Some(_) => parse(desired).is_none() && literal_mark(desired) == was,
-        None => was == desired,
-    };
-    if same {
-        desired.to_string()
-    } else if was.starts_with(LITERAL_MARK) {
-        LITERAL_AT_BASE.to_string()
-    } else {
-        was.to_string()
-    }
-}
-
-impl BaseRefs {
-    /// The reference a secret field held at REV, when the resource declared one there.
-    pub fn get(&self, address: &Address, pointer: &str) -> Option<&str> {
-        self.0.get(address)?.get(pointer).map(String::as_str)
-    }
-}
+mod base;
+use base::base_stand_in;
+pub use base::{literal_mark, BaseRefs, LITERAL_AT_BASE};
 
 /// A secret a plan sends whose reference cannot be resolved now.
 #[derive(Debug)]

@@ -19,6 +19,9 @@ pub const REDACTED: &str = "**REDACTED**";
 pub const CHANGED: &str = "(sensitive value changed)";
 /// How a secret field's value is shown.
 pub const SHOWN: &str = "(sensitive)";
+/// What a plan shows for a literal secret of a base revision that changed (`--base`), never
+/// its text.
+pub const LITERAL_AT_BASE: &str = "(a literal)";
 
 /// Where a secret comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

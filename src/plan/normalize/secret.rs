@@ -75,7 +75,7 @@ pub fn reference_change(f: &FieldChange) -> Option<(&str, &str)> {
     };
     // A literal of REV replaced (`--base`) shows as `(a literal)`, never its text.
     let was = crate::registry::parse_reference(before).is_some()
-        || before == crate::secrets::LITERAL_AT_BASE;
+        || before == crate::registry::LITERAL_AT_BASE;
     let both = was && crate::registry::parse_reference(after).is_some();
     (both && before != after).then_some((before.as_str(), after.as_str()))
 }
