@@ -484,10 +484,11 @@ fn snake(name: &str) -> String {
 
 /// The `${env:NAME}` variables a text names (what a pulled file asks to be set), sorted.
 pub fn env_variables(text: &str) -> std::collections::BTreeSet<String> {
-    text.match_indices("${env:")
-        .filter_map(|(at, open)| {
-            let rest = &text[at + open.len()..];
-            let name = &rest[..rest.find('}')?];
+    // What the loader reads as a reference: an escaped `$${env:…}` is text.
+    crate::manifest::references(text)
+        .into_iter()
+        .filter_map(|body| {
+            let name = body.strip_prefix("env:")?;
             let ok =
                 !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
             ok.then(|| name.to_string())
@@ -504,7 +505,8 @@ pub fn references_for_export(address: &Address, object: &mut Value) -> Vec<Strin
             continue;
         }
         if f.value != REDACTED {
-            crate::output::register_secret(&f.value);
+            // The value as the target has it (the spec is escaped: `manifest::escape`).
+            crate::output::register_secret(&crate::manifest::unescape(&f.value));
         }
         let var = variable_for(address, &f.path);
         if let Some(slot) = object.pointer_mut(&f.pointer) {

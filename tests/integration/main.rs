@@ -13,6 +13,7 @@ mod emulator_hardening;
 mod environments;
 mod environments_ops;
 mod environments_pull;
+mod escape;
 mod export;
 mod fidelity;
 mod file_refs;

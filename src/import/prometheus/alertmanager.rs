@@ -138,7 +138,8 @@ impl Credentials {
             return Value::String(format!("${{env:{known}}}"));
         }
         if let Some(Value::String(literal)) = config.get(pointer) {
-            crate::output::register_secret(literal);
+            // As written in the input (the configuration is escaped: `manifest::escape`).
+            crate::output::register_secret(&crate::manifest::unescape(literal));
         }
         let mut unique = name.clone();
         let mut n = 1;
