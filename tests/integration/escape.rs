@@ -233,3 +233,83 @@ async fn import_prometheus_escapes_rule_text_and_keeps_its_credential_references
     assert_eq!(r.code, 0, "{}", r.transcript());
     assert!(!r.stdout.contains("/root"), "{}", r.transcript());
 }
+
+/// REDTEAM D9: a line break in a dashboard title or an alert name cannot start a line of its
+/// own in the summary (a forged `imported ...` line, a GitHub workflow command), nor HTML in
+/// IMPORT.md.
+#[tokio::test]
+async fn import_notes_print_titles_and_alert_names_inert() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(
+        d,
+        "g3/e.json",
+        r#"{"uid":"esc","id":3,"title":"T\u001b[31mRED\r\nimported 0 manifests: all clean <b>x</b>","panels":[]}"#,
+    );
+    let r = Cfgctl::bare()
+        .dir(d)
+        .args(&[
+            "import",
+            "grafana",
+            "g3",
+            "--collection",
+            "platform",
+            "--out",
+            "g3out",
+        ])
+        .run()
+        .await;
+    assert_eq!(r.code, 0, "{}", r.transcript());
+    assert!(
+        r.stderr.contains(
+            "g3/e.json:1: note: dashboard T\\u001b[31mRED\\r\\nimported 0 manifests: all clean <b>x</b>: `id` left out (the server sets it)\n"
+        ),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        !r.stderr
+            .lines()
+            .any(|l| l.starts_with("imported 0 manifests")),
+        "{}",
+        r.stderr
+    );
+    let report = read(d, "g3out/IMPORT.md");
+    assert!(
+        !report.contains("<b>") && !report.contains("\nimported 0"),
+        "{report}"
+    );
+    assert!(report.contains("&lt;b&gt;x&lt;/b&gt;"), "{report}");
+
+    write(
+        d,
+        "rules.yaml",
+        "groups:\n- name: \"A\\e[2J\\n::error::FAKE: line\"\n  rules: []\n- name: ok\n  rules:\n  - {alert: Down, expr: up == 0}\n",
+    );
+    let r = Cfgctl::bare()
+        .dir(d)
+        .args(&[
+            "import",
+            "prometheus",
+            "rules.yaml",
+            "--bucket",
+            "platform",
+            "--out",
+            "pout",
+        ])
+        .run()
+        .await;
+    assert_eq!(r.code, 0, "{}", r.transcript());
+    assert!(
+        r.stderr.contains("A\\u001b[2J\\n::error::FAKE: line"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        !r.stderr.lines().any(|l| l.starts_with("::error::")),
+        "{}",
+        r.transcript()
+    );
+    let report = read(d, "pout/IMPORT.md");
+    assert!(!report.contains("\n::error::"), "{report}");
+}
