@@ -21,6 +21,7 @@ mod first_hour;
 mod graph;
 mod hostile;
 mod import;
+mod import_credentials;
 mod import_grafana;
 mod install;
 mod kinds;
