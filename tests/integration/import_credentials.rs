@@ -59,3 +59,58 @@ async fn url_credentials_are_never_written_and_a_shown_reference_is_reported() {
         "{report}"
     );
 }
+
+/// REDTEAM D17: distinct rule groups with one name (they evaluate apart, at their own
+/// intervals) get distinct execution groups with `--collection`, reported.
+#[tokio::test]
+async fn rule_groups_with_one_name_get_distinct_execution_groups() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(
+        d,
+        "eg/1.yaml",
+        "groups: [{name: api, interval: 30s, rules: [{record: a:x, expr: sum(up)}]}]\n",
+    );
+    write(
+        d,
+        "eg/2.yaml",
+        "groups: [{name: api, interval: 5m, rules: [{record: b:x, expr: sum(up)}]}, {name: API, rules: [{record: c:x, expr: sum(up)}]}]\n",
+    );
+    let r = Cfgctl::bare()
+        .dir(d)
+        .args(&[
+            "import",
+            "prometheus",
+            "eg",
+            "--collection",
+            "platform",
+            "--team",
+            "platform",
+            "--out",
+            "outeg",
+        ])
+        .run()
+        .await;
+    assert_eq!(r.code, 0, "{}", r.transcript());
+    let groups: Vec<String> = ["api", "api-2", "api-3"]
+        .iter()
+        .map(|f| read(d, &format!("outeg/rules/{f}.yaml")))
+        .map(|t| {
+            t.lines()
+                .find_map(|l| l.strip_prefix("  execution_group: "))
+                .unwrap_or_default()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(groups, ["api", "api-2", "api-3"]);
+    assert!(
+        r.stderr.contains("eg/2.yaml:1: note: group api: another group is named `api` too: its rules run in the execution group `api-2`\n"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("eg/2.yaml:1: note: group API: another group is named `api` too: its rules run in the execution group `api-3`\n"),
+        "{}",
+        r.stderr
+    );
+}
