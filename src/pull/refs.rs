@@ -262,7 +262,7 @@ fn write_back(
     if places.len() > 1 {
         places.dedup();
         return Ok(Err(format!(
-            "a file {} references name ({}): one edit cannot be meant for all",
+            "{} manifests reference this file ({}): one edit cannot be meant for all",
             places.len(),
             places.join(", ")
         )));

@@ -44,6 +44,7 @@ mod saved_guards;
 mod schema;
 mod secrets;
 mod structure;
+mod summaries;
 mod support;
 mod traffic;
 mod validate;
