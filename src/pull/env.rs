@@ -85,8 +85,7 @@ pub(super) fn pull_env(
         let Some(current) = input.current.resources.get(&address) else {
             continue;
         };
-        // The spec as loaded, its text escaped as a manifest writes it (what the state's
-        // manifest form is compared with), but for the secret fields' references.
+        // Escaped as the state's manifest form is (`escaped`).
         let spec = &escaped(address.kind, &m.spec);
         let mut written = Map::new();
         written.insert("spec".into(), spec.clone());
