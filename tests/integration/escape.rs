@@ -313,3 +313,56 @@ async fn import_notes_print_titles_and_alert_names_inert() {
     let report = read(d, "pout/IMPORT.md");
     assert!(!report.contains("\n::error::"), "{report}");
 }
+
+/// A dashboard kept in its own `${file:}` file is data: a title pulled into it is written as
+/// the tenant has it (not escaped), and plans back unchanged.
+#[tokio::test]
+async fn pull_writes_a_dashboard_file_unescaped() {
+    let t = Tenant::start(Config::default()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(
+        d,
+        "d.yaml",
+        "api_version: v1/config\nkind: Bucket\nspec:\n  slug: b\n  name: B\n---\napi_version: v1/config\nkind: ClassicDashboard\nspec:\n  slug: d\n  name: D\n  bucket_slug: b\n  dashboard_json: ${file:d.json}\n",
+    );
+    write(
+        d,
+        "d.json",
+        "{\n  \"title\": \"old\",\n  \"panels\": []\n}\n",
+    );
+    let r = Cfgctl::new(&t)
+        .dir(d)
+        .args(&["apply", ".", "--auto-approve"])
+        .run()
+        .await;
+    assert_eq!(r.code, 0, "{}", r.transcript());
+    let doc = json!({"title": "X ${env:HOME}", "panels": []}).to_string();
+    let r = t
+        .update(
+            Kind::named("ClassicDashboard"),
+            Some("d"),
+            json!({"slug": "d", "name": "D", "bucket_slug": "b", "dashboard_json": doc}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{r:?}");
+    let r = Cfgctl::new(&t).dir(d).args(&["pull", "."]).run().await;
+    assert_eq!(r.code, 0, "{}", r.transcript());
+    assert_eq!(
+        read(d, "d.json"),
+        "{\n  \"title\": \"X ${env:HOME}\",\n  \"panels\": []\n}\n"
+    );
+    assert!(
+        !r.stderr.contains("set this variable"),
+        "{}",
+        r.transcript()
+    );
+    let r = Cfgctl::new(&t).dir(d).args(&["plan", "."]).run().await;
+    assert_eq!(r.code, 0, "{}", r.transcript());
+    assert!(
+        r.stdout
+            .contains("\nNo changes: the target matches the manifests"),
+        "{}",
+        r.transcript()
+    );
+}
