@@ -40,6 +40,7 @@ use read::{is_json_schema, read_text, split_json_array, walk};
 pub use read::{no_symlink_on_the_way, sources, NotInside, Sources};
 use shape::Shape;
 pub use vars::Resolved;
+pub use vars::{escape, escape_strings, references, unescape, unescape_strings};
 
 /// One declared resource.
 #[derive(Clone, Debug)]

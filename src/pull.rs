@@ -468,7 +468,9 @@ fn pulled_envelope(
     let raw_spec = written.get("spec").cloned().unwrap_or(Value::Null);
     let current = &known_fields(kind, current);
     let spec = merged_spec(kind, &raw_spec, current, ignore);
-    let sent = as_sent(kind, &spec);
+    // The spec holds text escaped as a manifest writes it: compared as the loader reads it.
+    let mut sent = as_sent(kind, &spec);
+    crate::manifest::unescape_strings(&mut sent);
     let problems = crate::spec::check_spec(kind, &sent);
     if !problems.is_empty() {
         let text: Vec<String> = problems.into_iter().map(|p| p.message).collect();

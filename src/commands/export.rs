@@ -164,12 +164,15 @@ async fn export_one(
             vars.join(", ")
         );
     }
-    let kinds: std::collections::BTreeSet<_> =
-        fetched.current.resources.keys().map(|a| a.kind).collect();
+    // Resources, not files (`--dashboards-as-files` writes a document's file beside each).
+    let exported: Vec<_> = (fetched.current.resources.keys())
+        .filter(|a| opts.only.is_empty() || opts.only.iter().any(|p| p.matches(a)))
+        .collect();
+    let kinds: std::collections::BTreeSet<_> = exported.iter().map(|a| a.kind).collect();
     writeln!(
         crate::output::stdout(),
         "exported {} ({}) from {} to {}",
-        plural(files.len(), "resource", "resources"),
+        plural(exported.len(), "resource", "resources"),
         plural(kinds.len(), "kind", "kinds"),
         conn.name,
         out.display()

@@ -403,7 +403,12 @@ fn new_secret_variables(
     for f in &pulled.created {
         vars.extend(crate::secrets::env_variables(&f.text));
     }
+    // A file a `${file:…}` names is data (never substituted): it asks for no variable.
+    let data = crate::pull::referenced_files(texts);
     for f in &pulled.rewritten {
+        if data.contains(&f.path) || data.contains(&dir.join(&f.path)) {
+            continue;
+        }
         let before = texts
             .get(&f.path)
             .or_else(|| texts.get(&dir.join(&f.path)))

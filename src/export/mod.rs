@@ -91,8 +91,17 @@ fn path_with(address: &Address, name: fn(&str) -> String) -> PathBuf {
 ///
 /// A secret the target answered (`**REDACTED**`, or a value in clear) is written as a
 /// reference, `${env:KIND_SLUG_FIELD}` (`secrets::references_for_export`), never as it came.
+///
+/// Every string of the object is written escaped (`crate::manifest::escape`: `${` as `$${`)
+/// before the references cfgctl writes are put in: text from the tenant is never read as a
+/// `${env:…}`, `${file:…}` or `${var:…}` of its own.
 pub fn manifest_spec(kind: Kind, object: &Value) -> Value {
-    let mut spec = crate::spec::manifest_form(kind, object);
+    written_spec(kind, crate::spec::manifest_form(kind, object), object)
+}
+
+/// `spec` (a manifest form of `object`) escaped, with references for its secrets.
+fn written_spec(kind: Kind, mut spec: Value, object: &Value) -> Value {
+    crate::manifest::escape_strings(&mut spec);
     let address = Address::new(kind, crate::registry::object_slug(kind, object));
     crate::secrets::references_for_export(&address, &mut spec);
     spec
@@ -105,8 +114,9 @@ pub fn secret_variables(current: &Current, only: &[Pattern]) -> Vec<String> {
         .iter()
         .filter(|(a, _)| only.is_empty() || only.iter().any(|p| p.matches(a)))
         .flat_map(|(address, object)| {
-            let spec = crate::spec::manifest_form(address.kind, &object.value());
-            crate::secrets::references_for_export(address, &mut spec.clone())
+            let mut spec = crate::spec::manifest_form(address.kind, &object.value());
+            crate::manifest::escape_strings(&mut spec);
+            crate::secrets::references_for_export(address, &mut spec)
         })
         .collect();
     vars.sort();
@@ -139,8 +149,13 @@ pub fn export_files_in(
 }
 
 /// The embedded documents of `spec` moved to their own files beside `path` (the manifest's),
-/// each replaced in the spec by its `${file:…}` reference.
-fn documents_as_files(kind: Kind, spec: &mut Value, path: &std::path::Path) -> Vec<ExportedFile> {
+/// the caller puts its `${file:…}` reference in its place. A document's own file is data,
+/// never substituted: its text is written as the tenant has it (not escaped).
+fn documents_as_files(
+    kind: Kind,
+    spec: &mut Value,
+    path: &std::path::Path,
+) -> Vec<(&'static str, ExportedFile)> {
     let fields = kind.def().embedded_json;
     let stem = path.file_stem().unwrap_or_default().to_string_lossy();
     let mut out = Vec::new();
@@ -157,11 +172,15 @@ fn documents_as_files(kind: Kind, spec: &mut Value, path: &std::path::Path) -> V
         };
         let mut text = serde_json::to_string_pretty(slot).unwrap_or_default();
         text.push('\n');
-        *slot = Value::String(format!("${{file:{name}}}"));
-        out.push(ExportedFile {
-            path: path.with_file_name(&name),
-            text,
-        });
+        // Its `${file:NAME}` is put in after the spec is escaped (`files_with`).
+        *slot = Value::Null;
+        out.push((
+            e.field,
+            ExportedFile {
+                path: path.with_file_name(&name),
+                text,
+            },
+        ));
     }
     out
 }
@@ -188,9 +207,21 @@ fn files_with(
         let mut envelope = Map::new();
         envelope.insert("api_version".into(), json!(crate::spec::API_VERSION));
         envelope.insert("kind".into(), json!(address.kind.name()));
-        let mut spec = manifest_spec(address.kind, &object.value());
+        let value = object.value();
+        let mut form = crate::spec::manifest_form(address.kind, &value);
+        let mut documents = Vec::new();
         if layout.dashboards_as_files {
-            for doc in documents_as_files(address.kind, &mut spec, &path) {
+            documents = documents_as_files(address.kind, &mut form, &path);
+        }
+        let mut spec = written_spec(address.kind, form, &value);
+        {
+            for (field, doc) in documents {
+                // The reference cfgctl writes, put in after the escaping.
+                let reference = format!(
+                    "${{file:{}}}",
+                    doc.path.file_name().unwrap_or_default().to_string_lossy()
+                );
+                spec[field] = Value::String(reference);
                 if let Some((first, _)) = files.get(&doc.path) {
                     return Err(ExportError::SamePath {
                         first: (*first).clone(),

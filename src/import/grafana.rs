@@ -286,6 +286,9 @@ fn dashboard(
     spec.insert("slug".into(), slug.clone().into());
     spec.insert("name".into(), name.into());
     spec.insert(owner.0.into(), owner.1.clone().into());
+    // Imported text is escaped before the reference cfgctl writes is put in: a Grafana
+    // `${var:format}` in a title is never read as one of cfgctl's references.
+    spec.values_mut().for_each(crate::manifest::escape_strings);
     spec.insert(
         "dashboard_json".into(),
         format!("${{file:{slug}.json}}").into(),

@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
+use crate::output::{code_span, Inert, Markdown};
 use crate::registry::Kind;
 
 /// Why an import did not happen. Nothing is written when one is returned.
@@ -121,9 +122,9 @@ impl Report {
     /// The report as Markdown (`IMPORT.md`): counts, variables, then every note by source.
     pub fn markdown(&self) -> String {
         let mut out = String::from("# Import report\n\n");
-        let _ = writeln!(out, "Written by `{}` from:\n", self.command);
+        let _ = writeln!(out, "Written by {} from:\n", code_span(&self.command));
         for input in &self.inputs {
-            let _ = writeln!(out, "- `{input}`");
+            let _ = writeln!(out, "- {}", code_span(input));
         }
         out.push_str("\n| Kind | Manifests |\n| --- | ---: |\n");
         for (kind, n) in &self.counts {
@@ -132,7 +133,13 @@ impl Report {
         if !self.variables.is_empty() {
             out.push_str("\n## Variables to set\n\nEvery credential was written as an `${env:NAME}` reference, never as its value. Set these before `plan` or `apply`:\n\n| Variable | Holds | Source |\n| --- | --- | --- |\n");
             for v in self.sorted_variables() {
-                let _ = writeln!(out, "| `{}` | {} | {} |", v.name, cell(&v.holds), v.source);
+                let _ = writeln!(
+                    out,
+                    "| {} | {} | {} |",
+                    code_span(&v.name),
+                    message_cell(&v.holds),
+                    cell(&v.source.to_string())
+                );
             }
         }
         out.push_str("\n## Not mapped or changed\n\n");
@@ -145,9 +152,9 @@ impl Report {
             let _ = writeln!(
                 out,
                 "| {} | {} | {} |",
-                n.source,
+                cell(&n.source.to_string()),
                 cell(&n.subject),
-                cell(&n.message)
+                message_cell(&n.message)
             );
         }
         out
@@ -157,7 +164,14 @@ impl Report {
     pub fn summary(&self, out_dir: &Path) -> String {
         let mut out = String::new();
         for n in self.sorted_notes() {
-            let _ = writeln!(out, "{}: note: {}: {}", n.source, n.subject, n.message);
+            // Input text (a title, an alert name) never starts a line of its own.
+            let _ = writeln!(
+                out,
+                "{}: note: {}: {}",
+                Inert(&n.source),
+                Inert(&n.subject),
+                Inert(&n.message)
+            );
         }
         let counts: Vec<String> = self
             .counts
@@ -198,9 +212,27 @@ impl Report {
     }
 }
 
-/// A Markdown table cell: one line, pipes escaped.
+/// A Markdown table cell of text from the input (a title, an alert name): one line, inert,
+/// no HTML or Markdown of its own (`output::Markdown`).
 fn cell(text: &str) -> String {
-    text.replace('|', "\\|").replace('\n', " ")
+    Markdown(text).to_string()
+}
+
+/// A Markdown table cell of a message cfgctl wrote (its code spans kept) that may quote the
+/// input: one line, inert, no HTML, pipes escaped.
+fn message_cell(text: &str) -> String {
+    let text = Inert(text).to_string();
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '|' => out.push_str("\\|"),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// The report's file name in the output folder.

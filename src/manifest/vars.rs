@@ -430,3 +430,78 @@ fn locate(text: &str, at: Pos, token: &str) -> Pos {
 #[cfg(test)]
 #[path = "vars_tests.rs"]
 pub(in crate::manifest) mod tests;
+
+/// `text` as a manifest value that the loader reads back as `text` itself: every `${` written
+/// `$${` (the loader reads `$${` as a literal `${`). The one escaping of text that did not come
+/// from cfgctl (the tenant's, an imported file's) before it is written into a manifest, so a
+/// `${env:…}`/`${file:…}`/`${var:…}` in it is never substituted.
+pub fn escape(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.contains("${") {
+        std::borrow::Cow::Owned(text.replace("${", "$${"))
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    }
+}
+
+/// The text an [`escape`]d value stands for (what the loader reads it as, for a value with no
+/// reference in it).
+pub fn unescape(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.contains("$${") {
+        std::borrow::Cow::Owned(text.replace("$${", "${"))
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    }
+}
+
+/// Every string value of `value` [`escape`]d (keys are never substituted, so never escaped).
+pub fn escape_strings(value: &mut Value) {
+    match value {
+        Value::String(s) => {
+            if let std::borrow::Cow::Owned(e) = escape(s) {
+                *s = e;
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(escape_strings),
+        Value::Object(map) => map.values_mut().for_each(escape_strings),
+        _ => {}
+    }
+}
+
+/// The bodies (`env:NAME`, `file:PATH`, `var:NAME`, ...) of the `${…}`s of `text` that the
+/// loader reads as references: an escaped `$${` is none.
+pub fn references(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while let Some(i) = text[at..].find('$') {
+        let tail = &text[at + i..];
+        if tail.starts_with("$${") {
+            at += i + 3;
+            continue;
+        }
+        match tail
+            .strip_prefix("${")
+            .and_then(|t| t.find('}').map(|end| &t[..end]))
+        {
+            Some(body) => {
+                out.push(body);
+                at += i + 2 + body.len() + 1;
+            }
+            None => at += i + 1,
+        }
+    }
+    out
+}
+
+/// Every string value of `value` read back from its [`escape`]d form ([`unescape`]).
+pub fn unescape_strings(value: &mut Value) {
+    match value {
+        Value::String(s) => {
+            if let std::borrow::Cow::Owned(e) = unescape(s) {
+                *s = e;
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(unescape_strings),
+        Value::Object(map) => map.values_mut().for_each(unescape_strings),
+        _ => {}
+    }
+}

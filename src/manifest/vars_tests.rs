@@ -278,3 +278,49 @@ fn substitution_without_positions_loads_as_the_located_way() {
         }
     }
 }
+
+/// `escape` is what the loader reads back as the text itself, in every form of `${` and `$`
+/// run, in an environment with variables and with the environment's variables unset; and
+/// `references` finds exactly the `${…}`s the loader substitutes.
+#[test]
+fn escaped_text_reads_back_as_itself() {
+    let texts = [
+        "${env:HOME}",
+        "owned ${env:AWS_SECRET_ACCESS_KEY}",
+        "T ${env:HOME} ${var:x} $${y} ${file:../../etc/passwd}",
+        "$$$${var:region}$",
+        "${",
+        "$",
+        "a $ b $$ {c}",
+        "${unclosed",
+    ];
+    let mut spec = String::new();
+    for (i, t) in texts.iter().enumerate() {
+        let value = serde_json::to_string(&crate::manifest::escape(t)).unwrap();
+        spec.push_str(&format!("  f{i}: {value}\n"));
+    }
+    let doc = format!(
+        "api_version: v1/config\nkind: Bucket\nspec:\n  slug: t\n  name: T\n  labels:\n{}",
+        spec.replace("  f", "    f")
+    );
+    for env in [None, Some("staging")] {
+        let (dir, loaded) = load_env(&[("cfgctl.yaml", SETTINGS), ("t.yaml", &doc)], env);
+        assert!(
+            loaded.diagnostics.is_empty(),
+            "{:?}",
+            messages(&loaded, &dir)
+        );
+        let labels = &loaded.manifests[0].spec["labels"];
+        for (i, t) in texts.iter().enumerate() {
+            assert_eq!(labels[format!("f{i}")], json!(t), "{t:?}");
+            let escaped = crate::manifest::escape(t);
+            assert!(crate::manifest::references(&escaped).is_empty(), "{t:?}");
+            assert_eq!(crate::manifest::unescape(&escaped), *t);
+        }
+    }
+    assert_eq!(
+        // `$$${` is a `$` and an escaped `${`.
+        crate::manifest::references("a ${env:A} $${env:B} $$${var:c} ${file:d}"),
+        ["env:A", "file:d"]
+    );
+}

@@ -49,6 +49,26 @@ struct Change {
     old: Option<Value>,
 }
 
+/// `spec` (as loaded) with its text escaped (`manifest::escape`), but the secret fields'
+/// whole references, which the loader keeps as references.
+fn escaped(kind: crate::registry::Kind, spec: &Value) -> Value {
+    let kept: Vec<(String, Value)> = kind
+        .def()
+        .secrets_in(spec)
+        .into_iter()
+        .filter(|f| crate::registry::parse_reference(&f.value).is_some())
+        .map(|f| (f.pointer, Value::String(f.value)))
+        .collect();
+    let mut out = spec.clone();
+    crate::manifest::escape_strings(&mut out);
+    for (pointer, value) in kept {
+        if let Some(slot) = out.pointer_mut(&pointer) {
+            *slot = value;
+        }
+    }
+    out
+}
+
 /// Splits the pulls of `addresses` (updates) over the files their values were written in.
 pub(super) fn pull_env(
     input: &PullInput,
@@ -65,8 +85,10 @@ pub(super) fn pull_env(
         let Some(current) = input.current.resources.get(&address) else {
             continue;
         };
+        // Escaped as the state's manifest form is (`escaped`).
+        let spec = &escaped(address.kind, &m.spec);
         let mut written = Map::new();
-        written.insert("spec".into(), (*m.spec).clone());
+        written.insert("spec".into(), spec.clone());
         let pulled = pulled_envelope(
             &m.file,
             &address,
@@ -76,7 +98,7 @@ pub(super) fn pull_env(
         )?;
         let new_spec = pulled.get("spec").unwrap_or(&Value::Null);
         let mut changed = Vec::new();
-        leaves(Some(&m.spec), Some(new_spec), String::new(), &mut changed);
+        leaves(Some(spec), Some(new_spec), String::new(), &mut changed);
         for (pointer, value) in changed {
             let origin = loaded
                 .provenance(&address, &pointer)
@@ -103,7 +125,7 @@ pub(super) fn pull_env(
                 .entry(address.clone())
                 .or_default()
                 .push(Change {
-                    old: m.spec.pointer(&pointer).cloned(),
+                    old: spec.pointer(&pointer).cloned(),
                     pointer,
                     value,
                     patch,

@@ -7,7 +7,11 @@ use super::*;
 /// The manifest's spec (as written: embedded documents may be mappings) brought to the
 /// current state; see the module documentation.
 pub fn merged_spec(kind: Kind, written: &Value, current: &Value, ignore: &[IgnoreRule]) -> Value {
-    let desired = normalize(kind, &as_sent(kind, written), ignore);
+    // `written` and the state's manifest form hold text escaped as a manifest writes it
+    // (`manifest::escape`); they are compared as the loader reads them.
+    let mut sent = as_sent(kind, written);
+    crate::manifest::unescape_strings(&mut sent);
+    let desired = normalize(kind, &sent, ignore);
     let state = normalize(kind, current, ignore);
     let canonical = export::manifest_spec(kind, current);
     let (Value::Object(w), Value::Object(c)) = (written, &canonical) else {

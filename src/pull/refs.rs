@@ -29,9 +29,10 @@ pub(super) fn reference_leaves(kind: Kind, spec: &Value) -> Vec<RefLeaf> {
         .collect();
     let mut out = Vec::new();
     walk(spec, &mut String::new(), &mut |pointer, text| {
-        let holds = ["${env:", "${file:", "${var:"]
+        // Only what the loader reads as a reference: an escaped `$${` is text.
+        let holds = crate::manifest::references(text)
             .iter()
-            .any(|r| text.contains(r));
+            .any(|b| ["env:", "file:", "var:"].iter().any(|r| b.starts_with(r)));
         if holds && !secrets.iter().any(|p| p == pointer) {
             out.push(RefLeaf {
                 pointer: pointer.to_string(),
@@ -79,7 +80,9 @@ fn loaded_value(kind: Kind, loaded: &Value, pointer: &str) -> Option<Value> {
     })
 }
 
-/// The spec as written with each reference's loaded value in its place.
+/// The spec as written with each reference's loaded value in its place, escaped as a
+/// manifest writes text (`manifest::escape`), like every other value of the spec as written
+/// and of the state's manifest form (`export::manifest_spec`).
 pub(super) fn resolved_spec(
     kind: Kind,
     written: &Value,
@@ -88,10 +91,11 @@ pub(super) fn resolved_spec(
 ) -> Value {
     let mut out = written.clone();
     for r in refs {
-        if let (Some(value), Some(slot)) = (
+        if let (Some(mut value), Some(slot)) = (
             loaded_value(kind, loaded, &r.pointer),
             out.pointer_mut(&r.pointer),
         ) {
+            crate::manifest::escape_strings(&mut value);
             *slot = value;
         }
     }
@@ -175,14 +179,20 @@ impl RefLeaf {
         let (Some(Value::String(old)), Some(Value::String(new))) = (before, after) else {
             return Ok(None);
         };
-        write_back(at, path, old, new, input).map(Some)
+        // The values are escaped as manifest text; the file is data, written as it reads.
+        let (old, new) = (
+            crate::manifest::unescape(old),
+            crate::manifest::unescape(new),
+        );
+        write_back(at, path, &old, &new, input).map(Some)
     }
 }
 
 fn why_refused(text: &str) -> String {
-    if text.contains("${var:") {
+    let refs = crate::manifest::references(text);
+    if refs.iter().any(|r| r.starts_with("var:")) {
         "a variable of cfgctl.yaml".into()
-    } else if text.contains("${env:") {
+    } else if refs.iter().any(|r| r.starts_with("env:")) {
         "an environment variable".into()
     } else {
         "a file's text".into()
@@ -225,12 +235,10 @@ pub fn referenced_files(texts: &BTreeMap<PathBuf, String>) -> Vec<PathBuf> {
 
 /// The PATHs of the `${file:PATH}`s in a text.
 fn file_paths(text: &str) -> impl Iterator<Item = &str> {
-    text.match_indices("${file:").filter_map(|(at, _)| {
-        let rest = &text[at + 7..];
-        let end = rest.find('}')?;
-        let path = &rest[..end];
-        (!path.is_empty() && !path.contains('\n')).then_some(path)
-    })
+    crate::manifest::references(text)
+        .into_iter()
+        .filter_map(|r| r.strip_prefix("file:"))
+        .filter(|path| !path.is_empty() && !path.contains('\n'))
 }
 
 /// The new text of the file `path` names: the document's new text with the file's final
@@ -254,7 +262,7 @@ fn write_back(
     if places.len() > 1 {
         places.dedup();
         return Ok(Err(format!(
-            "a file {} references name ({}): one edit cannot be meant for all",
+            "{} manifests reference this file ({}): one edit cannot be meant for all",
             places.len(),
             places.join(", ")
         )));

@@ -299,7 +299,7 @@ async fn pull_never_replaces_a_reference_by_a_literal() {
         "{out}"
     );
     assert!(
-        out.contains("! ClassicDashboard/payments dashboard_json: dashboards/payments.yaml:8 ${file:payments.json} (a file 2 references name (dashboards/copy.yaml, dashboards/payments.yaml): one edit cannot be meant for all)"),
+        out.contains("! ClassicDashboard/payments dashboard_json: dashboards/payments.yaml:8 ${file:payments.json} (2 manifests reference this file (dashboards/copy.yaml, dashboards/payments.yaml): one edit cannot be meant for all)"),
         "{out}"
     );
     let after: Vec<String> = [

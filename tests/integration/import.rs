@@ -82,7 +82,7 @@ async fn the_corpus_imports_validates_applies_and_plans_clean() {
         format!("wrote 32 files and IMPORT.md to {}\n", out.display())
     );
     let summary = format!(
-        "imported 202 manifests (Monitor 103, NotificationPolicy 1, Notifier 10, RecordingRule 88) into {} (40 not mapped or changed: see {}/IMPORT.md)",
+        "imported 202 manifests (Monitor 103, NotificationPolicy 1, Notifier 10, RecordingRule 88) into {} (41 not mapped or changed: see {}/IMPORT.md)",
         out.display(),
         out.display()
     );

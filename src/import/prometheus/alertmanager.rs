@@ -138,7 +138,8 @@ impl Credentials {
             return Value::String(format!("${{env:{known}}}"));
         }
         if let Some(Value::String(literal)) = config.get(pointer) {
-            crate::output::register_secret(literal);
+            // As written in the input (the configuration is escaped: `manifest::escape`).
+            crate::output::register_secret(&crate::manifest::unescape(literal));
         }
         let mut unique = name.clone();
         let mut n = 1;
@@ -363,10 +364,9 @@ impl Integ<'_> {
                     held(key),
                     self.receiver
                 );
-                body.insert(
-                    stem.to_string(),
-                    credentials.reference(self.config, &at, name, holds, report),
-                );
+                let reference = credentials.reference(self.config, &at, name, holds, report);
+                self.note_shown(&at, stem, &reference, report);
+                body.insert(stem.to_string(), reference);
             } else if known.contains(key.as_str()) && !key.ends_with("_file") {
                 body.insert(key.clone(), convert(self.integration.field, key, value));
             } else {
@@ -389,6 +389,21 @@ impl Integ<'_> {
         }
         spec.insert(self.integration.field.into(), Value::Object(body));
         Value::Object(spec)
+    }
+
+    /// A credential written as a reference in a field the API keeps in clear (`webhook.url`):
+    /// the plan resolves it and shows its value, which the report says.
+    fn note_shown(&self, at: &str, field: &str, reference: &Value, report: &mut Report) {
+        let path = format!("{}.{field}", self.integration.field);
+        if self.kind.def().secrets.iter().any(|s| *s == path) {
+            return;
+        }
+        let shown = reference.as_str().unwrap_or_default();
+        report.note(
+            &self.config.source(at),
+            self.subject,
+            format!("{} `{field}` is a credential written as `{shown}`, but the API keeps `{path}` in clear: every plan (and pull-request comment) shows the variable's value; carry the credential in `http_config` (`bearer_token`, `basic_auth`) instead", self.integration.field),
+        );
     }
 
     fn is_secret(&self, field: &str) -> bool {
@@ -458,8 +473,19 @@ impl Integ<'_> {
                         credentials.reference(self.config, &here, name, holds, report),
                     );
                 }
-                ("proxy_url", Value::String(_)) => {
-                    out.insert("proxy_url".into(), value.clone());
+                ("proxy_url", Value::String(url)) => {
+                    let url = match without_password(url) {
+                        Some(stripped) => {
+                            report.note(
+                                &self.config.source(&here),
+                                self.subject,
+                                "http_config `proxy_url`: its password was left out (the API keeps `proxy_url` in clear, so every plan would show it); give the proxy its credential another way",
+                            );
+                            stripped
+                        }
+                        None => url.clone(),
+                    };
+                    out.insert("proxy_url".into(), url.into());
                 }
                 ("tls_config", Value::Object(tls))
                     if tls.keys().all(|k| k == "insecure_skip_verify") =>
@@ -552,4 +578,21 @@ fn convert(field: &str, key: &str, value: &Value) -> Value {
         }
     }
     value.clone()
+}
+
+/// `url` without the password of its user information (`http://user:pass@host` ->
+/// `http://user@host`), the password registered as a secret; `None` when it has none.
+fn without_password(url: &str) -> Option<String> {
+    let start = url.find("://")? + 3;
+    let rest = &url[start..];
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let at = rest[..authority_end].rfind('@')?;
+    let colon = rest[..at].find(':')?;
+    crate::output::register_secret(&crate::manifest::unescape(&rest[colon + 1..at]));
+    Some(format!(
+        "{}{}{}",
+        &url[..start],
+        &rest[..colon],
+        &rest[at..]
+    ))
 }

@@ -91,7 +91,10 @@ pub fn import(opts: &PrometheusSettings) -> Result<Output, ImportError> {
     let routing = match &opts.alertmanager {
         Some(path) => {
             report.inputs.push(path.display().to_string());
-            Some(config::read(path, &super::read(path)?)?)
+            let mut config = config::read(path, &super::read(path)?)?;
+            // Imported text, escaped before the credentials' references are put in.
+            crate::manifest::escape_strings(&mut config.doc.value);
+            Some(config)
         }
         None => None,
     };
@@ -104,7 +107,11 @@ pub fn import(opts: &PrometheusSettings) -> Result<Output, ImportError> {
     let mut file_slugs = Slugs::default();
     let mut slugs = rules::RuleSlugs::default();
     for group in &groups {
-        let docs = rules::map_group(group, &ctx, &mut slugs, &mut report);
+        let mut docs = rules::map_group(group, &ctx, &mut slugs, &mut report);
+        // Imported text (cfgctl writes no reference into a rule's manifest).
+        for (_, spec) in &mut docs {
+            crate::manifest::escape_strings(spec);
+        }
         if docs.is_empty() {
             report.note(
                 &group.source,

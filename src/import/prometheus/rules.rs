@@ -31,6 +31,8 @@ pub(super) struct Context {
 pub struct RuleSlugs {
     monitors: Slugs,
     records: Slugs,
+    /// Execution groups (`--collection`): one per rule group, however the groups are named.
+    groups: Slugs,
 }
 
 /// The two levels of a Monitor's conditions.
@@ -119,10 +121,11 @@ pub(super) fn map_group(
     report: &mut Report,
 ) -> Vec<(crate::registry::Kind, Value)> {
     let mut docs = Vec::new();
+    let execution_group = execution_group(group, ctx, slugs, report);
     for record in &group.records {
         docs.push((
             ctx.kinds.recording,
-            recording_rule(record, group, ctx, slugs),
+            recording_rule(record, group, ctx, &execution_group, slugs),
         ));
     }
     // Alerts by name in order of first appearance, each name's rules by query.
@@ -329,16 +332,43 @@ fn merge<'a>(
     }
 }
 
-fn recording_rule(record: &Record, group: &Group, ctx: &Context, slugs: &mut RuleSlugs) -> Value {
+/// The execution group of a rule group's recording rules (`--collection`): named after the
+/// group, unique (`api`, `api-2`): distinct Prometheus groups evaluate apart, each at its own
+/// interval. A name other than the group's is reported.
+fn execution_group(
+    group: &Group,
+    ctx: &Context,
+    slugs: &mut RuleSlugs,
+    report: &mut Report,
+) -> String {
+    if group.records.is_empty() || !matches!(ctx.owner, Owner::Collection(_)) {
+        return String::new();
+    }
+    let name = slugs.groups.unique(&group.name);
+    let base = super::super::slug(&group.name);
+    if name != base {
+        report.note(
+            &group.source,
+            format!("group {}", group.name),
+            format!("another group is named `{base}` too: its rules run in the execution group `{name}`"),
+        );
+    }
+    name
+}
+
+fn recording_rule(
+    record: &Record,
+    group: &Group,
+    ctx: &Context,
+    execution_group: &str,
+    slugs: &mut RuleSlugs,
+) -> Value {
     let mut spec = Map::new();
     spec.insert("slug".into(), slugs.records.unique(&record.record).into());
     spec.insert("name".into(), record.record.clone().into());
     match &ctx.owner {
         Owner::Bucket(b) => spec.insert("bucket_slug".into(), b.clone().into()),
-        Owner::Collection(_) => spec.insert(
-            "execution_group".into(),
-            super::super::slug(&group.name).into(),
-        ),
+        Owner::Collection(_) => spec.insert("execution_group".into(), execution_group.into()),
     };
     spec.insert("metric_name".into(), record.record.clone().into());
     if let Some(secs) = group.interval_secs {
