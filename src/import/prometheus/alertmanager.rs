@@ -4,12 +4,13 @@
 //! its literal is registered as a secret the moment it is read, so no output can carry it, and
 //! it is never copied into a manifest or the report.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use serde_json::{json, Map, Value};
 
-use super::super::{ImportError, Report, Slugs, Variable};
+use super::super::{ImportError, Report, Slugs};
 use super::config::Config;
+use super::credentials::{strip_copies, Credentials};
 use super::routes;
 use super::Kinds;
 use crate::registry::Kind;
@@ -114,49 +115,6 @@ fn variable(parts: &[&str]) -> String {
     out
 }
 
-/// The credentials met so far: each variable once (a second credential that would take a
-/// taken name gets `_2`, ...), and one credential (a global one) one variable however often
-/// it is used.
-#[derive(Default)]
-struct Credentials {
-    taken: BTreeSet<String>,
-    by_pointer: BTreeMap<String, String>,
-}
-
-impl Credentials {
-    /// `${env:NAME}` for the credential at `pointer`, its literal registered as a secret and
-    /// the variable recorded in the report.
-    fn reference(
-        &mut self,
-        config: &Config,
-        pointer: &str,
-        name: String,
-        holds: String,
-        report: &mut Report,
-    ) -> Value {
-        if let Some(known) = self.by_pointer.get(pointer) {
-            return Value::String(format!("${{env:{known}}}"));
-        }
-        if let Some(Value::String(literal)) = config.get(pointer) {
-            // As written in the input (the configuration is escaped: `manifest::escape`).
-            crate::output::register_secret(&crate::manifest::unescape(literal));
-        }
-        let mut unique = name.clone();
-        let mut n = 1;
-        while !self.taken.insert(unique.clone()) {
-            n += 1;
-            unique = format!("{name}_{n}");
-        }
-        self.by_pointer.insert(pointer.to_string(), unique.clone());
-        report.variables.push(Variable {
-            name: unique.clone(),
-            source: config.source(pointer),
-            holds,
-        });
-        Value::String(format!("${{env:{unique}}}"))
-    }
-}
-
 /// Notifiers and the policy.
 pub fn map(
     config: &Config,
@@ -191,6 +149,9 @@ pub fn map(
         );
         by_receiver.insert(name, made.iter().map(|(s, _)| s.clone()).collect());
         notifiers.extend(made.into_iter().map(|(_, spec)| (kinds.notifier, spec)));
+    }
+    for (_, spec) in &mut notifiers {
+        strip_copies(spec, &credentials.literals, &config.label, report);
     }
     for (key, what) in [
         ("inhibit_rules", "inhibit rule"),

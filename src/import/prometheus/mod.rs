@@ -7,6 +7,7 @@
 
 mod alertmanager;
 mod config;
+mod credentials;
 mod read;
 mod routes;
 mod rules;
@@ -160,5 +161,7 @@ fn add(
     output.files.insert(path, super::manifest_file(docs));
 }
 
+#[cfg(test)]
+mod red_team_tests;
 #[cfg(test)]
 mod tests;

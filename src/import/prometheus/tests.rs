@@ -7,7 +7,10 @@ use serde_json::{json, Value};
 use super::*;
 
 /// Writes `files` into a new folder and imports it (bucket `b`, Alertmanager when given).
-fn run(files: &[(&str, &str)], alertmanager: Option<&str>) -> Result<Output, ImportError> {
+pub(super) fn run(
+    files: &[(&str, &str)],
+    alertmanager: Option<&str>,
+) -> Result<Output, ImportError> {
     let dir = tempfile::tempdir().unwrap();
     for (name, text) in files {
         std::fs::write(dir.path().join(name), text).unwrap();
@@ -62,7 +65,7 @@ fn run(files: &[(&str, &str)], alertmanager: Option<&str>) -> Result<Output, Imp
 }
 
 /// The specs of a written file, in order.
-fn specs(out: &Output, path: &str) -> Vec<Value> {
+pub(super) fn specs(out: &Output, path: &str) -> Vec<Value> {
     let text = &out.files[&PathBuf::from(path)];
     crate::yaml::parse_documents(text)
         .unwrap()
@@ -550,40 +553,4 @@ fn a_malformed_alertmanager_configuration_is_a_located_error() {
             .to_string();
         assert!(e.ends_with(want), "{am}\n got: {e}\nwant: {want}");
     }
-}
-
-/// Red team D19: a label that only the critical rule of a merged alert carries labels the
-/// warning condition too (its routing changes): said, at the rule that carries it.
-#[test]
-fn a_label_only_some_merged_rules_carry_is_reported() {
-    let rules = "groups:\n- name: g\n  rules:\n  - {alert: Disk, expr: disk_used > 90, labels: {severity: critical, team: storage}}\n  - {alert: Disk, expr: disk_used > 80, labels: {severity: warning}}\n";
-    let out = run(&[("lbl.yaml", rules)], None).unwrap();
-    let notes: Vec<String> = out
-        .report
-        .notes
-        .iter()
-        .map(|n| format!("{}: {}: {}", n.source, n.subject, n.message))
-        .collect();
-    assert!(
-        notes.contains(&"lbl.yaml:4: alert Disk: label `team` is on 1 of its 2 merged rules only: the Monitor gives it to every condition (check the routes that match it)".to_string()),
-        "{notes:#?}"
-    );
-}
-
-/// Red team D29: a second document is never dropped silently, and a `List` holding the
-/// Secret (what `kubectl get secret A B -o yaml` gives) is read for the one that holds it.
-#[test]
-fn a_multi_document_alertmanager_file_is_refused_and_a_list_read() {
-    let two = "---\nroute: {receiver: x}\nreceivers: [{name: x}]\n---\nroute: {receiver: y}\nreceivers: [{name: y, webhook_configs: [{url: \"https://h/S\"}]}]\n";
-    let e = run(&[("g.yaml", "groups: []\n")], Some(two)).unwrap_err();
-    assert!(
-        e.to_string().contains("am.yml:5:1") && e.to_string().contains("2 documents"),
-        "{e}"
-    );
-    let list = "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Secret\n  metadata: {name: other}\n  stringData: {token: x}\n- apiVersion: v1\n  kind: Secret\n  metadata: {name: am}\n  stringData:\n    alertmanager.yaml: |\n      route: {receiver: x}\n      receivers:\n      - name: x\n        webhook_configs:\n        - url: https://FAKE-HOOK\n";
-    let out = run(&[("g.yaml", "groups: []\n")], Some(list)).unwrap();
-    assert_eq!(
-        specs(&out, "alertmanager/notifiers.yaml"),
-        [json!({"slug": "x", "name": "x", "webhook": {"url": "${env:AM_X_WEBHOOK_URL}"}})]
-    );
 }
