@@ -11,7 +11,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use cfgctl::registry::Kind;
+use cfgctl::api::registry::Kind;
 use common::wire::{self, ListQuery};
 
 async fn creates(url: &str, n: usize, concurrency: usize) -> Duration {

@@ -18,7 +18,7 @@ mod common;
 use std::process::Command;
 use std::time::Instant;
 
-use cfgctl::wire;
+use cfgctl::api::wire;
 use serde_json::Value;
 
 fn main() {

@@ -8,7 +8,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use cfgctl::registry::Kind;
+use cfgctl::api::registry::Kind;
 use serde_json::{json, Value};
 
 /// Share of N per kind, in file (= dependency) order; the rounding remainder goes to

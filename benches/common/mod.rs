@@ -107,7 +107,7 @@ pub fn team(i: usize) -> serde_json::Value {
 
 /// POSTs Teams `0..n` to the server with `concurrency` clients; panics on a failed create.
 pub async fn create_teams(base_url: &str, n: usize, concurrency: usize) {
-    use cfgctl::registry::Kind;
+    use cfgctl::api::registry::Kind;
     let client = reqwest::Client::new();
     let url = format!("{base_url}{}", wire::collection_path(Kind::named("Team")));
     concurrently(n, concurrency, move |i| {

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use cfgctl::diagnostic::Diagnostic;
+use cfgctl::config::diagnostic::Diagnostic;
 
 /// Panics (a finding for the fuzzer) when a diagnostic is not located in `file` at a line
 /// and column >= 1, or has an empty message.

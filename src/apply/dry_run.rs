@@ -4,11 +4,11 @@
 
 use std::path::PathBuf;
 
-use crate::client::{Client, ClientError};
-use crate::diagnostic::{Diagnostic, Problem};
+use crate::api::wire::{Commit, IfMissing};
+use crate::config::diagnostic::{Diagnostic, Problem};
 use crate::manifest::Manifest;
 use crate::plan::{ActionKind, Plan};
-use crate::wire::{Commit, IfMissing};
+use crate::remote::client::{Client, ClientError};
 
 /// Sends the plan's creates and updates as dry runs; the server's rejections (400, 404, 409),
 /// each at its manifest. Notes for what could not be validated go into the plan's warnings.
@@ -67,9 +67,9 @@ pub async fn server_validate(
             Ok(()) => {}
             Err(e) if matches!(e.status(), Some(400 | 404 | 409)) => {
                 let m = manifests.iter().find(|m| m.address() == a.address);
-                let (file, pos) = m
-                    .map(|m| (m.file.clone(), m.pos))
-                    .unwrap_or_else(|| (PathBuf::from("<plan>"), crate::yaml::Pos::new(1, 1)));
+                let (file, pos) = m.map(|m| (m.file.clone(), m.pos)).unwrap_or_else(|| {
+                    (PathBuf::from("<plan>"), crate::util::yaml::Pos::new(1, 1))
+                });
                 rejected.push(Diagnostic::error(
                     file,
                     pos,

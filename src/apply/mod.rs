@@ -17,11 +17,11 @@ use std::time::{Duration, Instant};
 use futures_util::stream::{FuturesUnordered, StreamExt};
 use serde_json::Value;
 
-use crate::client::{Client, ClientError};
+use crate::api::registry::Address;
+use crate::api::wire::{Cascade, Commit, IfMissing};
 use crate::plan::normalize::normalize;
 use crate::plan::{Action, ActionKind, Current, Plan, Source};
-use crate::registry::Address;
-use crate::wire::{Cascade, Commit, IfMissing};
+use crate::remote::client::{Client, ClientError};
 use queue::DependencyQueue;
 
 /// Executor options.
@@ -164,11 +164,11 @@ async fn run_action(
     match action.action {
         // A kind whose create answers a server-owned secret (a ServiceAccount's token): the
         // answer is read for it, and the secret kept, registered at once (`secrets`).
-        ActionKind::Create if crate::secrets::answers_secrets(kind) => {
+        ActionKind::Create if crate::plan::secrets::answers_secrets(kind) => {
             match client.create(kind, body, Commit::Apply).await {
                 Ok(answer) => {
                     if let Some(answer) = answer {
-                        crate::secrets::keep_created(kind, &action.address, &answer);
+                        crate::plan::secrets::keep_created(kind, &action.address, &answer);
                     }
                     Ok(None)
                 }

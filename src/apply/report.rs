@@ -7,8 +7,8 @@ use std::fmt::Write as _;
 use std::io::Write as _;
 
 use super::Outcome;
-use crate::output::Inert;
 use crate::plan::{Action, ActionKind, Plan};
+use crate::util::output::Inert;
 
 /// The line for one finished action.
 pub fn progress_line(a: &Action, o: &Outcome) -> String {
@@ -104,11 +104,11 @@ impl Progress {
             }
             bar.set_position(state.ended);
             for line in &lines {
-                bar.println(crate::output::redact(line));
+                bar.println(crate::util::output::redact(line));
             }
             state.bar = Some(bar);
         } else {
-            let mut err = crate::output::stderr();
+            let mut err = crate::util::output::stderr();
             for line in &lines {
                 let _ = writeln!(err, "{line}");
             }
@@ -133,11 +133,11 @@ impl Progress {
                 bar.inc(1);
                 bar.set_message(Inert(&a.address).to_string());
                 if !o.is_success() {
-                    bar.println(crate::output::redact(&line));
+                    bar.println(crate::util::output::redact(&line));
                 }
             }
             None => {
-                let _ = writeln!(crate::output::stderr(), "{line}");
+                let _ = writeln!(crate::util::output::stderr(), "{line}");
             }
         }
     }
@@ -154,7 +154,7 @@ impl Progress {
 pub fn summary(
     plan: &Plan,
     outcomes: &[Outcome],
-    slowed: Option<crate::throttle::SlowDown>,
+    slowed: Option<crate::remote::throttle::SlowDown>,
 ) -> String {
     let pairs = || plan.actions.iter().zip(outcomes);
     let done = outcomes.iter().filter(|o| o.is_success()).count();
@@ -242,7 +242,7 @@ pub fn all_ok(plan: &Plan, outcomes: &[Outcome]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::registry::{Address, Kind};
+    use crate::api::registry::{Address, Kind};
 
     fn action(slug: &str) -> Action {
         Action {

@@ -10,10 +10,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use futures_util::StreamExt;
 use serde_json::Value;
 
-use crate::client::{Client, ClientError};
+use crate::api::registry::{Address, Kind};
 use crate::plan::normalize::fingerprint;
 use crate::plan::{ActionKind, Plan};
-use crate::registry::{Address, Kind};
+use crate::remote::client::{Client, ClientError};
 
 pub use crate::plan::file::{parse_address, SavedPlanError};
 
@@ -81,13 +81,13 @@ async fn read_batch(
     kind: Kind,
     batch: Vec<String>,
 ) -> Result<Vec<(Address, Value)>, ClientError> {
-    let mut query = crate::state::list_filters(kind);
+    let mut query = crate::remote::state::list_filters(kind);
     query.filters.insert("slugs".into(), batch);
     let (items, _pages) = client.list_all(kind, &query).await?;
     Ok(items
         .into_iter()
         .filter_map(|item| {
-            let slug = crate::registry::object_slug(kind, &item)?;
+            let slug = crate::api::registry::object_slug(kind, &item)?;
             Some((Address::new(kind, Some(slug)), item))
         })
         .collect())
@@ -168,7 +168,7 @@ pub async fn recompute_cascades(client: &Client, plan: &mut Plan) -> Result<(), 
     if cascading.is_empty() {
         return Ok(());
     }
-    let (caps, _) = crate::state::capabilities(client).await?;
+    let (caps, _) = crate::remote::state::capabilities(client).await?;
     let referrers: BTreeSet<Kind> = cascading
         .iter()
         .flat_map(|&k| crate::plan::unread_referrer_kinds(k, &BTreeSet::new()))
@@ -177,10 +177,10 @@ pub async fn recompute_cascades(client: &Client, plan: &mut Plan) -> Result<(), 
     let mut current = crate::plan::Current::default();
     for kind in referrers {
         let (items, _pages) = client
-            .list_all(kind, &crate::state::list_filters(kind))
+            .list_all(kind, &crate::remote::state::list_filters(kind))
             .await?;
         for item in items {
-            if let Some(slug) = crate::registry::object_slug(kind, &item) {
+            if let Some(slug) = crate::api::registry::object_slug(kind, &item) {
                 current.insert(Address::new(kind, Some(slug)), &item);
             }
         }

@@ -6,10 +6,10 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand, ValueEnum};
 
 use super::{CacheArgs, TargetArgs};
-use crate::commands;
+use crate::api::registry::Profile;
+use crate::cli::commands;
+use crate::config::pattern::Pattern;
 use crate::emulator::faults::Faults;
-use crate::pattern::Pattern;
-use crate::registry::Profile;
 
 #[derive(Debug, Subcommand)]
 pub enum Command {

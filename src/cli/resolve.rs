@@ -9,7 +9,7 @@ use super::command::{
     ServeArgs, ValidateArgs,
 };
 use super::{CacheArgs, GlobalArgs, OnOff, TargetArgs};
-use crate::commands::{
+use crate::cli::commands::{
     ApplySettings, ExportSettings, GraphSettings, ImportSettings, ImportSource, PlanSettings,
     PullSettings, SchemaSettings, ServeSettings, ValidateSettings,
 };
@@ -61,7 +61,7 @@ pub fn validate(args: ValidateArgs, global: &GlobalArgs) -> ValidateSettings {
 #[derive(Debug)]
 pub enum Targets<S> {
     One(S),
-    Several(S, Vec<crate::environments::Environment>),
+    Several(S, Vec<crate::config::environments::Environment>),
 }
 
 /// What `plan` and `drift` plan.
@@ -153,7 +153,8 @@ pub fn drift(args: DriftArgs, global: &GlobalArgs) -> anyhow::Result<Planning> {
 /// plan cache of its own, but seals with the user's secret of the one written before its name.
 pub fn apply(args: ApplyArgs, global: &GlobalArgs, cache: &CacheArgs) -> anyhow::Result<Applying> {
     let request = request(&args.target, args.source)?;
-    let keeps_manifests = args.rotate_secrets.is_some() || crate::policy::named_in(&request.dir);
+    let keeps_manifests =
+        args.rotate_secrets.is_some() || crate::ops::policy::named_in(&request.dir);
     let opts = ApplySettings {
         request: PlanRequest {
             prune: args.prune,
@@ -302,7 +303,7 @@ pub fn import(command: ImportCommand) -> ImportSettings {
             ImportSettings {
                 out: args.out,
                 force: args.force,
-                source: ImportSource::Prometheus(crate::commands::PrometheusSettings {
+                source: ImportSource::Prometheus(crate::cli::commands::PrometheusSettings {
                     inputs: args.inputs,
                     alertmanager: args.alertmanager,
                     bucket: args.bucket,
@@ -326,7 +327,7 @@ pub fn import(command: ImportCommand) -> ImportSettings {
             ImportSettings {
                 out: args.out,
                 force: args.force,
-                source: ImportSource::Grafana(crate::commands::GrafanaSettings {
+                source: ImportSource::Grafana(crate::cli::commands::GrafanaSettings {
                     inputs: args.inputs,
                     bucket: args.bucket,
                     collection: args.collection,

@@ -50,11 +50,11 @@ pub struct TargetArgs {
     #[arg(long)]
     pub insecure_http: bool,
     /// Pages one list may take before the run stops with an error (a list that never ends).
-    #[arg(long, default_value_t = crate::client::DEFAULT_MAX_PAGES, value_name = "N")]
+    #[arg(long, default_value_t = crate::remote::client::DEFAULT_MAX_PAGES, value_name = "N")]
     pub max_pages: usize,
     /// The largest answer read from the target, in MiB: a larger one (a list page, anything)
     /// is refused while it arrives.
-    #[arg(long, default_value_t = crate::client::DEFAULT_MAX_RESPONSE_MB, value_name = "MIB")]
+    #[arg(long, default_value_t = crate::remote::client::DEFAULT_MAX_RESPONSE_MB, value_name = "MIB")]
     pub max_response_mb: u64,
 }
 
@@ -140,13 +140,13 @@ impl TargetArgs {
 impl CacheArgs {
     /// The plan cache's directory, or `None` when it is off (or there is nowhere to put it).
     pub fn dir(&self) -> Option<PathBuf> {
-        crate::memo::cache_dir(self.cache_dir.as_deref(), self.no_cache)
+        crate::ops::memo::cache_dir(self.cache_dir.as_deref(), self.no_cache)
     }
 
     /// Where the user's secret that seals saved plans lives, whether or not the plan cache is
     /// used.
     pub fn secret_dir(&self) -> Option<PathBuf> {
-        crate::memo::cache_dir(self.cache_dir.as_deref(), false)
+        crate::ops::memo::cache_dir(self.cache_dir.as_deref(), false)
     }
 
     /// As [`TargetArgs::merge`].

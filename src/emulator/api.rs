@@ -7,10 +7,10 @@ use serde_json::{json, Value};
 use std::sync::Arc;
 
 use super::store::{Store, StoreError, Stored};
-use crate::registry::{Address, Kind};
-use crate::semantics::Semantics;
-use crate::spec::{self, Description};
-use crate::wire::{self, ListQuery, Write};
+use crate::api::registry::{Address, Kind};
+use crate::api::semantics::Semantics;
+use crate::api::spec::{self, Description};
+use crate::api::wire::{self, ListQuery, Write};
 
 /// Largest page the emulator returns, whatever the client prefers.
 pub const MAX_PAGE_SIZE: u64 = 1000;
@@ -154,7 +154,7 @@ impl Api {
         // proto3: an empty `name` is a missing one.
         if !kind.def().singleton
             && spec::has_field(kind, "name")
-            && object.get("name").is_none_or(crate::registry::is_zero)
+            && object.get("name").is_none_or(crate::api::registry::is_zero)
         {
             return Err(ApiError::BadRequest(format!(
                 "invalid {}: `name` is required",
@@ -292,7 +292,7 @@ impl Api {
             }
             None
         } else {
-            match crate::registry::object_slug(kind, &req.object).as_deref() {
+            match crate::api::registry::object_slug(kind, &req.object).as_deref() {
                 Some(slug) if !slug.is_empty() && !wire::is_usable_segment(slug) => {
                     return Err(ApiError::BadRequest(wire::unusable_segment_reason(slug)));
                 }
@@ -351,7 +351,7 @@ impl Api {
         }
         if let (Some(path_slug), Some(body_slug)) = (
             slug,
-            crate::registry::object_slug(kind, &req.object).as_deref(),
+            crate::api::registry::object_slug(kind, &req.object).as_deref(),
         ) {
             if !body_slug.is_empty() && body_slug != path_slug {
                 return Err(ApiError::BadRequest(format!(

@@ -28,8 +28,8 @@ use axum::routing::{any, get};
 use axum::Router;
 use serde_json::Value;
 
-use crate::registry::{Kind, Op, Profile};
-use crate::wire::{self, ErrorBody, ListQuery, API_PREFIX, SWAGGER_PATH, TOKEN_HEADER};
+use crate::api::registry::{Kind, Op, Profile};
+use crate::api::wire::{self, ErrorBody, ListQuery, API_PREFIX, SWAGGER_PATH, TOKEN_HEADER};
 use api::{Api, ApiError};
 use faults::{Fault, Faults};
 pub use layers::REQUEST_ID_HEADER;
@@ -97,7 +97,7 @@ pub enum EmulatorError {
     Swagger {
         path: PathBuf,
         #[source]
-        source: crate::spec::DescriptionError,
+        source: crate::api::spec::DescriptionError,
     },
     #[error("cannot listen on {addr}")]
     Bind {
@@ -127,19 +127,20 @@ impl AppState {
     pub fn new(config: &Config) -> Result<Arc<AppState>, EmulatorError> {
         let store = Store::open(config.data.as_deref())?;
         let description = match &config.swagger {
-            None => Arc::clone(crate::spec::Description::shared_embedded()),
+            None => Arc::clone(crate::api::spec::Description::shared_embedded()),
             Some(path) => {
                 let text =
                     std::fs::read_to_string(path).map_err(|source| EmulatorError::SwaggerRead {
                         path: path.clone(),
                         source,
                     })?;
-                let description = crate::spec::Description::from_json(&text).map_err(|source| {
-                    EmulatorError::Swagger {
-                        path: path.clone(),
-                        source,
-                    }
-                })?;
+                let description =
+                    crate::api::spec::Description::from_json(&text).map_err(|source| {
+                        EmulatorError::Swagger {
+                            path: path.clone(),
+                            source,
+                        }
+                    })?;
                 Arc::new(description)
             }
         };

@@ -6,8 +6,8 @@
 
 use serde_json::Value;
 
-use crate::registry::{Kind, Op};
-use crate::wire;
+use crate::api::registry::{Kind, Op};
+use crate::api::wire;
 
 /// The swagger operation object of a kind's operation.
 fn operation(swagger: &Value, kind: Kind, op: Op) -> Option<&Value> {
@@ -103,7 +103,7 @@ mod tests {
     use super::*;
 
     fn check_embedded(kind: Kind, op: Op, q: &str) -> Result<(), String> {
-        check(crate::spec::swagger(), kind, op, q)
+        check(crate::api::spec::swagger(), kind, op, q)
     }
 
     #[test]

@@ -5,7 +5,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use serde::{Deserialize, Serialize};
 
-use crate::wire::API_PREFIX;
+use crate::api::wire::API_PREFIX;
 
 /// One request as the emulator saw it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -9,7 +9,7 @@ use std::path::Path;
 use rusqlite::{params, Connection, OptionalExtension};
 use serde_json::Value;
 
-use crate::registry::{Address, Kind};
+use crate::api::registry::{Address, Kind};
 
 /// A store failure: the database itself, never a client mistake.
 #[derive(Debug, thiserror::Error)]

@@ -75,7 +75,7 @@ impl DocCheck<'_> {
                     }
                 },
                 other => {
-                    let found = crate::jsonpath::type_name(other);
+                    let found = crate::util::jsonpath::type_name(other);
                     let pos = self.value_pos(&pointer);
                     self.error(
                         pos,

@@ -3,7 +3,7 @@
 //! other file once for all; then each environment's overlay is merged and the set checked.
 
 use super::*;
-use crate::environments::Environment;
+use crate::config::environments::Environment;
 
 /// Loads `dir` for one environment (`None`: none selected). An environment `cfgctl.yaml` does
 /// not declare is a [`LoadError::UnknownEnvironment`] (unless the settings file has errors:
@@ -74,7 +74,8 @@ fn load_envs(
         })
         .collect::<Result<Vec<Option<&Environment>>, LoadError>>()?;
     let declared = !common.settings.environments.is_empty();
-    common.file_scope = crate::file_ref::FileScope::of_dir(dir, &common.settings.secret_file_dirs);
+    common.file_scope =
+        crate::util::file_ref::FileScope::of_dir(dir, &common.settings.secret_file_dirs);
     let files = common.file_scope.clone();
     let contexts: Vec<vars::Context<'_>> = selected
         .iter()

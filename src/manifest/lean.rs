@@ -14,8 +14,8 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::{load_text, read_text, vars, Loaded, Manifest};
-use crate::registry::FoundReference;
-use crate::settings::Settings;
+use crate::api::registry::FoundReference;
+use crate::config::settings::Settings;
 
 /// The hook of a lean load, called on each manifest as soon as its file is checked: it sets
 /// what the caller needs of the spec (its digest) and says whether the spec may go.

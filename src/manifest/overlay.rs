@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use super::vars::{self, Outcome};
 use super::*;
-use crate::environments::Environment;
+use crate::config::environments::Environment;
 
 /// Where the values of a load's manifests came from, beyond the manifest's own file: kept
 /// for manifests that used a variable or were patched by an overlay.
@@ -349,7 +349,7 @@ impl Merger<'_> {
             .and_then(Value::as_object)
             .and_then(|s| s.keys().find(|k| *k != "slug").cloned());
         if let Some(field) = extra {
-            let pointer = format!("/spec/{}", crate::jsonpath::escape_pointer(&field));
+            let pointer = format!("/spec/{}", crate::util::jsonpath::escape_pointer(&field));
             let pos = doc.spans.get(&pointer).map_or(doc.start, |s| s.field());
             let message =
                 format!("{address} is omitted: its spec holds only its slug, not `{field}`");
@@ -382,7 +382,7 @@ impl Merger<'_> {
         let value = std::mem::take(&mut doc.value);
         let mut check = DocCheck {
             file: shown,
-            text: crate::yaml::strip_bom(text),
+            text: crate::util::yaml::strip_bom(text),
             doc: &doc,
             diagnostics: &mut self.loaded.diagnostics,
             failed: false,
@@ -408,7 +408,7 @@ impl Merger<'_> {
         let value = std::mem::take(&mut doc.value);
         let mut check = DocCheck {
             file: shown,
-            text: crate::yaml::strip_bom(text),
+            text: crate::util::yaml::strip_bom(text),
             doc: &doc,
             diagnostics: &mut self.loaded.diagnostics,
             failed: false,

@@ -4,13 +4,13 @@
 //! keeping where each character came from.
 
 use super::*;
-use crate::promql;
+use crate::util::promql;
 
 impl DocCheck<'_> {
     /// Parses every PromQL field of the spec; a syntax error points at its character.
     pub(super) fn promql(&mut self, kind: Kind, spec: &Value) {
         for field in kind.def().promql {
-            for pointer in crate::registry::pointers_at(&[field.path], spec) {
+            for pointer in crate::api::registry::pointers_at(&[field.path], spec) {
                 let Some(Value::String(text)) = spec.pointer(&pointer) else {
                     continue;
                 };
@@ -27,7 +27,7 @@ impl DocCheck<'_> {
                 self.error(
                     pos,
                     Problem::PromqlSyntax {
-                        field: crate::registry::strip_indices(&pointer_to_dotted(&pointer)),
+                        field: crate::api::registry::strip_indices(&pointer_to_dotted(&pointer)),
                         message: e.message,
                     },
                 );

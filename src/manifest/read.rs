@@ -199,7 +199,7 @@ mod tests {
 
     #[test]
     fn json_schema_documents_are_told_from_manifests() {
-        let schema = crate::spec::manifest_schema();
+        let schema = crate::api::spec::manifest_schema();
         let text = serde_json::to_string_pretty(&schema).unwrap();
         assert!(is_json_schema(&text, true), "what `cfgctl schema` writes");
         assert!(is_json_schema(

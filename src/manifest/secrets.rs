@@ -3,8 +3,8 @@
 use serde_json::Value;
 
 use super::DocCheck;
-use crate::diagnostic::{Diagnostic, Problem};
-use crate::registry::{Address, Kind};
+use crate::api::registry::{Address, Kind};
+use crate::config::diagnostic::{Diagnostic, Problem};
 
 impl DocCheck<'_> {
     /// A secret field must hold a reference (`registry::parse_reference`). A literal is an error that
@@ -12,7 +12,7 @@ impl DocCheck<'_> {
     /// are known: see `load_dir`); the file is read again located, so it points at the value.
     pub(super) fn literal_secrets(&mut self, kind: Kind, slug: Option<&str>, spec: &Value) {
         for f in kind.def().secrets_in(spec) {
-            if crate::registry::parse_reference(&f.value).is_some() {
+            if crate::api::registry::parse_reference(&f.value).is_some() {
                 continue;
             }
             let pos = self.value_pos(&format!("/spec{}", f.pointer));

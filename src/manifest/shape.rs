@@ -1,7 +1,7 @@
 //! The type of a JSON text's top-level value, read without building the value: checking an
 //! embedded document costs no allocation.
 
-/// The type of a JSON text's top-level value (as [`crate::jsonpath::type_name`] words it), read without
+/// The type of a JSON text's top-level value (as [`crate::util::jsonpath::type_name`] words it), read without
 /// building the value: checking an embedded document costs no allocation.
 pub(super) struct Shape(pub(super) &'static str);
 

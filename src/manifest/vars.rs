@@ -14,10 +14,10 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::diagnostic::{Diagnostic, Problem};
-use crate::environments::Environment;
-use crate::registry::Kind;
-use crate::yaml::{Document, Pos};
+use crate::api::registry::Kind;
+use crate::config::diagnostic::{Diagnostic, Problem};
+use crate::config::environments::Environment;
+use crate::util::yaml::{Document, Pos};
 
 /// What substitution reads: the environment selected, if any.
 #[derive(Clone, Copy, Debug, Default)]
@@ -26,7 +26,7 @@ pub(crate) struct Context<'a> {
     /// `cfgctl.yaml` declares environments (the message when none is selected says so).
     pub declared: bool,
     /// Where a `${file:…}` may read (`None`: anywhere, for tests).
-    pub files: Option<&'a crate::file_ref::FileScope>,
+    pub files: Option<&'a crate::util::file_ref::FileScope>,
 }
 
 /// The text a document came from.
@@ -80,7 +80,7 @@ pub(super) fn needed(value: &Value) -> bool {
             }
             Value::Object(map) => map.iter().any(|(k, v)| {
                 pointer.push('/');
-                pointer.push_str(&crate::jsonpath::escape_pointer(k));
+                pointer.push_str(&crate::util::jsonpath::escape_pointer(k));
                 let found = any(v, pointer, secrets);
                 pointer.truncate(len);
                 found
@@ -133,11 +133,11 @@ pub(super) fn substitute(
             pointer,
             diagnostics,
         };
-        let whole_file = crate::registry::parse_reference(s)
-            .is_some_and(|r| matches!(r, crate::registry::SecretRef::File(_)));
+        let whole_file = crate::api::registry::parse_reference(s)
+            .is_some_and(|r| matches!(r, crate::api::registry::SecretRef::File(_)));
         if let Some(new) = one.expand(s, quoted) {
             if whole_file {
-                let shown = crate::file_ref::joined(src.shown, &s[7..s.len() - 1]);
+                let shown = crate::util::file_ref::joined(src.shown, &s[7..s.len() - 1]);
                 outcome.whole_files.push((pointer.to_string(), shown));
             }
             // A secret field that a variable made a `${file:…}` (red team D0) is checked as one
@@ -213,7 +213,7 @@ impl Expansion<'_, '_> {
     }
 
     /// A variable's value, or a located error naming the environment.
-    fn var(&mut self, name: &str, token: &str) -> Option<crate::environments::Scalar> {
+    fn var(&mut self, name: &str, token: &str) -> Option<crate::config::environments::Scalar> {
         let problem = match self.ctx.env {
             Some(env) => match env.vars.get(name) {
                 Some(v) => {
@@ -227,7 +227,7 @@ impl Expansion<'_, '_> {
                     Problem::UndefinedVariable {
                         name: name.to_string(),
                         environment: env.name.clone(),
-                        suggestion: crate::jsonpath::closest(name, &known),
+                        suggestion: crate::util::jsonpath::closest(name, &known),
                     }
                 }
             },
@@ -247,9 +247,9 @@ impl Expansion<'_, '_> {
     /// A `${env:…}`/`${file:…}` outside a secret field, resolved now (not a secret: its value
     /// is shown like any other).
     fn reference(&mut self, token: &str) -> Option<String> {
-        let resolved = match crate::registry::parse_reference(token) {
+        let resolved = match crate::api::registry::parse_reference(token) {
             None => Err("not a valid reference (`${env:NAME}` or `${file:PATH}`)".to_string()),
-            Some(crate::registry::SecretRef::Env(name)) => match std::env::var(name) {
+            Some(crate::api::registry::SecretRef::Env(name)) => match std::env::var(name) {
                 Ok(v) => Ok((format!("env:{name}"), v)),
                 Err(std::env::VarError::NotPresent) => {
                     Err(format!("environment variable {name} is not set"))
@@ -258,14 +258,14 @@ impl Expansion<'_, '_> {
                     Err(format!("environment variable {name} is not valid UTF-8"))
                 }
             },
-            Some(crate::registry::SecretRef::File(path)) => {
-                let unconfined = crate::file_ref::FileScope::default();
+            Some(crate::api::registry::SecretRef::File(path)) => {
+                let unconfined = crate::util::file_ref::FileScope::default();
                 let scope = self.ctx.files.unwrap_or(&unconfined);
                 scope.resolve(self.src.path, path, false).and_then(|full| {
-                    let text = crate::file_ref::read(&full)?;
+                    let text = crate::util::file_ref::read(&full)?;
                     let source = format!("file:{}", full.display());
                     self.outcome.files.push(full);
-                    Ok((source, crate::file_ref::value_of(text)))
+                    Ok((source, crate::util::file_ref::value_of(text)))
                 })
             }
         };
@@ -307,15 +307,17 @@ fn check_secret_file(
     outcome: &mut Outcome,
     diagnostics: &mut Vec<Diagnostic>,
 ) {
-    let Some(crate::registry::SecretRef::File(path)) = crate::registry::parse_reference(s) else {
+    let Some(crate::api::registry::SecretRef::File(path)) =
+        crate::api::registry::parse_reference(s)
+    else {
         return;
     };
-    let unconfined = crate::file_ref::FileScope::default();
+    let unconfined = crate::util::file_ref::FileScope::default();
     let scope = ctx.files.unwrap_or(&unconfined);
     // A secret needs nothing before it is sent: a file not there yet is checked by its path.
     let checked = match scope.check_missing(src.path, path) {
         Ok(Some(_)) => scope.resolve(src.path, path, true).and_then(|full| {
-            crate::file_ref::check(&full)?;
+            crate::util::file_ref::check(&full)?;
             outcome.files.push(full);
             Ok(())
         }),
@@ -353,7 +355,7 @@ fn secret_pointers(doc: &Value) -> Vec<String> {
 
 /// A secret field's whole reference stays a reference.
 fn is_kept(secrets: &[String], pointer: &str, s: &str) -> bool {
-    crate::registry::parse_reference(s).is_some() && secrets.iter().any(|p| p == pointer)
+    crate::api::registry::parse_reference(s).is_some() && secrets.iter().any(|p| p == pointer)
 }
 
 /// Calls `f` on every value, depth first, with its JSON pointer.
@@ -363,7 +365,7 @@ fn walk(value: &mut Value, pointer: &mut String, f: &mut dyn FnMut(&str, &mut Va
         Value::Object(map) => {
             for (k, v) in map.iter_mut() {
                 pointer.push('/');
-                pointer.push_str(&crate::jsonpath::escape_pointer(k));
+                pointer.push_str(&crate::util::jsonpath::escape_pointer(k));
                 walk(v, pointer, f);
                 pointer.truncate(len);
             }

@@ -208,24 +208,27 @@ fn other_dollar_braces_are_text() {
 fn substitution_without_positions_loads_as_the_located_way() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("label.txt"), "from-file\n").unwrap();
-    let vars: std::collections::BTreeMap<String, crate::environments::Scalar> = [
-        ("region", crate::environments::Scalar::String("eu".into())),
+    let vars: std::collections::BTreeMap<String, crate::config::environments::Scalar> = [
+        (
+            "region",
+            crate::config::environments::Scalar::String("eu".into()),
+        ),
         (
             "threshold",
-            crate::environments::Scalar::Number(50000.into()),
+            crate::config::environments::Scalar::Number(50000.into()),
         ),
-        ("on", crate::environments::Scalar::Bool(true)),
+        ("on", crate::config::environments::Scalar::Bool(true)),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_string(), v))
     .collect();
-    let env = crate::environments::Environment {
+    let env = crate::config::environments::Environment {
         name: "staging".into(),
         url: None,
         token_env: None,
         vars,
         overlay: None,
-        overlay_pos: crate::yaml::Pos::new(1, 1),
+        overlay_pos: crate::util::yaml::Pos::new(1, 1),
     };
     let ctx = super::Context {
         env: Some(&env),

@@ -25,7 +25,7 @@ pub struct ApplySettings {
     /// `--max-deletes`: what a saved plan's unsealed guards may not exceed.
     pub max_deletes: Option<u32>,
     /// `--rotate-secrets`: the patterns (empty: every resource with a secret field).
-    pub rotate_secrets: Option<Vec<crate::pattern::Pattern>>,
+    pub rotate_secrets: Option<Vec<crate::config::pattern::Pattern>>,
     /// `--service-account-tokens FILE`.
     pub service_account_tokens: Option<PathBuf>,
     /// Where the user's secret that seals saved plans lives (see `ops::seal_key`).
@@ -61,8 +61,9 @@ pub type Confirm<'a> = Box<dyn Fn(&Arc<Plan>, &[String]) -> anyhow::Result<bool>
 pub type Progress<'a> = Box<dyn Fn(&Action, &Outcome) + 'a>;
 
 /// [`ApplyUi::summary`].
-pub type Summary<'a> =
-    Box<dyn Fn(&Plan, &[Outcome], Option<crate::throttle::SlowDown>) -> anyhow::Result<()> + 'a>;
+pub type Summary<'a> = Box<
+    dyn Fn(&Plan, &[Outcome], Option<crate::remote::throttle::SlowDown>) -> anyhow::Result<()> + 'a,
+>;
 
 /// A saved plan refused because the target changed since it was made; the command edge lists
 /// the resources, one a line, above the error.
@@ -95,7 +96,7 @@ async fn apply_one(
     // The tokens file exists before anything is sent: a token is never created with nowhere
     // to keep it.
     if let Some(path) = &opts.service_account_tokens {
-        crate::secrets::open_token_file(path).with_context(|| {
+        crate::plan::secrets::open_token_file(path).with_context(|| {
             format!(
                 "--service-account-tokens: cannot create {}: nothing was changed",
                 path.display()
@@ -104,7 +105,7 @@ async fn apply_one(
     }
     let applied = apply_planned(&opts, saved, ui).await;
     let succeeded = matches!(applied, Ok(true));
-    crate::secrets::close_token_file(succeeded)?;
+    crate::plan::secrets::close_token_file(succeeded)?;
     applied
 }
 
@@ -119,8 +120,8 @@ async fn apply_planned(
     // What is sent: the plan's secret references resolved (the plan keeps them, for what
     // is shown); a reference that cannot be resolved stops the run before any request.
     // A saved plan's `${file:…}` are held to this checkout (no load checked them here).
-    let scope = from_file.then(|| crate::secrets::saved_plan_scope(&plan));
-    let sent = crate::secrets::fill_plan_in(&plan, scope.as_ref())?;
+    let scope = from_file.then(|| crate::plan::secrets::saved_plan_scope(&plan));
+    let sent = crate::plan::secrets::fill_plan_in(&plan, scope.as_ref())?;
     // The very same check for a plan made now and a saved one; a saved plan whose guards
     // are not sealed for this user also keeps apply's own.
     let mut refused =
@@ -194,9 +195,9 @@ pub fn rotate_and_check(
     one_of_several: bool,
 ) -> anyhow::Result<()> {
     if let (Some(patterns), Some(loaded)) = (&opts.rotate_secrets, &manifests) {
-        crate::secrets::add_rotations(plan, &loaded.manifests, current, patterns);
+        crate::plan::secrets::add_rotations(plan, &loaded.manifests, current, patterns);
     }
-    crate::policy::check_planned(&opts.request.dir, manifests.as_ref(), plan, environment)?
+    crate::ops::policy::check_planned(&opts.request.dir, manifests.as_ref(), plan, environment)?
         .print_and_enforce_in(environment.filter(|_| one_of_several))
         .map_err(|e| anyhow::anyhow!("{e}: nothing was changed"))?;
     if let Some(loaded) = manifests {
@@ -247,17 +248,19 @@ fn unsealed_refusals(opts: &ApplySettings, plan: &Plan) -> anyhow::Result<Vec<St
         return Ok(Vec::new());
     }
     let mut applied = crate::plan::GuardContext::default();
-    let settings_file = Path::new(crate::settings::FILE_NAME);
+    let settings_file = Path::new(crate::config::settings::FILE_NAME);
     if settings_file.is_file() {
         let text = std::fs::read_to_string(settings_file)
             .with_context(|| format!("reading {}", settings_file.display()))?;
         let settings =
-            crate::settings::parse(settings_file, &text).map_err(|problems| super::Diagnosed {
-                diagnostics: problems,
-                message: format!(
-                    "{} is not valid: nothing was changed",
-                    settings_file.display()
-                ),
+            crate::config::settings::parse(settings_file, &text).map_err(|problems| {
+                super::Diagnosed {
+                    diagnostics: problems,
+                    message: format!(
+                        "{} is not valid: nothing was changed",
+                        settings_file.display()
+                    ),
+                }
             })?;
         applied.max_deletes = settings.max_deletes;
         applied.prune = settings.prune;
@@ -301,7 +304,7 @@ async fn read_saved_plan(opts: &ApplySettings) -> anyhow::Result<Plan> {
                 .with_context(|| format!("reading the plan file {}", path.display()))?;
             let target = saved_settings(opts.clone(), environment.as_deref())?;
             let conn = super::connect(&target.request.target).await?;
-            crate::state::capabilities(&conn.client)
+            crate::remote::state::capabilities(&conn.client)
                 .await
                 .context("reading the target's API description")?;
             parse_saved_plan(&path)
@@ -340,7 +343,7 @@ fn saved_settings(opts: ApplySettings, saved: Option<&str>) -> anyhow::Result<Ap
         .with_context(|| {
             format!(
                 "the saved plan was made for the environment `{}`, whose target is named by the cfgctl.yaml of the current directory (or pass --url)",
-                crate::output::Inert(name)
+                crate::util::output::Inert(name)
             )
         })?
         .and_then(|envs| envs.into_iter().next())

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-pub use crate::secrets::BaseRefs;
+pub use crate::plan::secrets::BaseRefs;
 
 /// A base that could not be read: each says how to make it readable.
 #[derive(Debug, thiserror::Error)]
@@ -150,11 +150,11 @@ pub fn read_refs(
             .map(|f| {
                 // A literal (allowed) is kept by its hash alone, never its text (red team D20:
                 // a literal replaced by a reference is the rotation after a leak).
-                let value = match crate::secrets::parse(&f.value) {
+                let value = match crate::plan::secrets::parse(&f.value) {
                     Some(_) => f.value,
                     None => {
-                        crate::output::register_secret(&f.value);
-                        crate::secrets::literal_mark(&f.value)
+                        crate::util::output::register_secret(&f.value);
+                        crate::plan::secrets::literal_mark(&f.value)
                     }
                 };
                 (f.pointer, value)

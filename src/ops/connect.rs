@@ -24,7 +24,7 @@ pub struct TargetSettings {
 /// A connected target: the client, what to call it, and the in-process emulator of `--local`
 /// (kept alive as long as the connection).
 pub struct Connection {
-    pub client: crate::client::Client,
+    pub client: crate::remote::client::Client,
     pub name: String,
     _local: Option<crate::emulator::Emulator>,
 }
@@ -37,7 +37,7 @@ pub fn seal_key(token: Option<&str>, cache: Option<&Path>) -> Option<[u8; 32]> {
     const USER: &str = "cfgctl 2026-11-25 saved plan guards: user secret";
     match token {
         Some(token) => Some(blake3::derive_key(TOKEN, token.as_bytes())),
-        None => crate::memo::user_secret(cache?).map(|s| blake3::derive_key(USER, &s)),
+        None => crate::ops::memo::user_secret(cache?).map(|s| blake3::derive_key(USER, &s)),
     }
 }
 
@@ -64,7 +64,7 @@ pub async fn connect(t: &TargetSettings) -> anyhow::Result<Connection> {
             (url, Some(format!("local:{}", path.display())), Some(emulator))
         }
     };
-    let config = crate::client::ClientConfig {
+    let config = crate::remote::client::ClientConfig {
         base_url: url,
         token: if local.is_some() {
             None
@@ -75,11 +75,11 @@ pub async fn connect(t: &TargetSettings) -> anyhow::Result<Connection> {
         max_retries: t.max_retries,
         insecure_http: t.insecure_http,
         min_backoff: std::time::Duration::from_millis(200),
-        max_retry_after: crate::client::MAX_RETRY_AFTER,
+        max_retry_after: crate::remote::client::MAX_RETRY_AFTER,
         max_pages: t.max_pages,
         max_response_bytes: t.max_response_bytes,
     };
-    let client = crate::client::Client::new(&config)?;
+    let client = crate::remote::client::Client::new(&config)?;
     // What the target is called in plans: the local store, or the URL as it may be shown.
     let name = name.unwrap_or_else(|| client.target());
     Ok(Connection {
@@ -90,8 +90,8 @@ pub async fn connect(t: &TargetSettings) -> anyhow::Result<Connection> {
 }
 
 /// Everything the target holds, read in full (no manifests to expect).
-pub async fn fetch(conn: &Connection) -> anyhow::Result<crate::state::Fetched> {
-    crate::state::fetch(&conn.client)
+pub async fn fetch(conn: &Connection) -> anyhow::Result<crate::remote::state::Fetched> {
+    crate::remote::state::fetch(&conn.client)
         .await
         .with_context(|| format!("reading the current state of {}", conn.name))
 }

@@ -7,7 +7,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use crate::environments::Environment;
+use crate::config::environments::Environment;
 use crate::render::environments::EnvStage;
 
 use super::load::SharedLoad;
@@ -20,7 +20,7 @@ pub enum EnvError {
     NoneDeclared { flag: String, file: PathBuf },
     #[error("{} declares environments ({}): choose with --env NAME (repeatable) or --all-envs", .file.display(), .known.join(", "))]
     NoneSelected { file: PathBuf, known: Vec<String> },
-    #[error("unknown environment `{}`; {} declares {}", crate::output::Inert(.name), .file.display(), .known.join(", "))]
+    #[error("unknown environment `{}`; {} declares {}", crate::util::output::Inert(.name), .file.display(), .known.join(", "))]
     Unknown {
         name: String,
         file: PathBuf,
@@ -40,11 +40,11 @@ pub fn select(
     names: &[String],
     all: bool,
 ) -> Result<Option<Vec<Environment>>, EnvError> {
-    let file = dir.join(crate::settings::FILE_NAME);
+    let file = dir.join(crate::config::settings::FILE_NAME);
     let flagged = all || !names.is_empty();
     let declared = match std::fs::read_to_string(&file) {
         Err(_) => Default::default(),
-        Ok(text) => match crate::settings::parse(&file, &text) {
+        Ok(text) => match crate::config::settings::parse(&file, &text) {
             Ok(settings) => settings.environments,
             // The load reports the settings' problems, located.
             Err(_) if !flagged => return Ok(None),
@@ -57,7 +57,7 @@ pub fn select(
             return Ok(None);
         }
         let flag = match names.first() {
-            Some(name) => format!("--env {}", crate::output::Inert(name)),
+            Some(name) => format!("--env {}", crate::util::output::Inert(name)),
             None => "--all-envs".to_string(),
         };
         return Err(EnvError::NoneDeclared { flag, file });
@@ -98,9 +98,9 @@ pub fn refuse_one_target(base: &TargetSettings) -> Result<(), EnvError> {
 /// Why an environment has no target: printable (it never holds a token).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum TargetError {
-    #[error("the environment `{}` has no `url` in cfgctl.yaml", crate::output::Inert(.0))]
+    #[error("the environment `{}` has no `url` in cfgctl.yaml", crate::util::output::Inert(.0))]
     NoUrl(String),
-    #[error("the variable `{}` (token_env of the environment `{}`) is not set", crate::output::Inert(.var), crate::output::Inert(.env))]
+    #[error("the variable `{}` (token_env of the environment `{}`) is not set", crate::util::output::Inert(.var), crate::util::output::Inert(.env))]
     NoToken { var: String, env: String },
 }
 
@@ -121,7 +121,7 @@ pub fn target_for(base: &TargetSettings, env: &Environment) -> Result<TargetSett
     let Some(url) = env.url.clone() else {
         return Err(TargetError::NoUrl(env.name.clone()));
     };
-    crate::output::register_url_secrets(&url);
+    crate::util::output::register_url_secrets(&url);
     // Unset (or not Unicode) is a failure; set but empty is no token, as an empty
     // `CFGCTL_TOKEN` is.
     let token = match &env.token_env {
@@ -134,7 +134,7 @@ pub fn target_for(base: &TargetSettings, env: &Environment) -> Result<TargetSett
                 });
             };
             let value = value.trim();
-            crate::output::register_secret(value);
+            crate::util::output::register_secret(value);
             Some(value.to_string()).filter(|t| !t.is_empty())
         }
     };
@@ -216,7 +216,7 @@ pub async fn plan_each(
 /// connection (the target unreachable, a URL or token refused: 401, 403), the reading of its
 /// state, or the planner's located problems.
 pub fn stage_of(err: &anyhow::Error, load_failed: bool) -> Option<EnvStage> {
-    use crate::client::ClientError;
+    use crate::remote::client::ClientError;
     if load_failed {
         return Some(EnvStage::Loading);
     }
@@ -320,7 +320,7 @@ mod tests {
             token_env: var.map(str::to_string),
             vars: Default::default(),
             overlay: None,
-            overlay_pos: crate::yaml::Pos::new(1, 1),
+            overlay_pos: crate::util::yaml::Pos::new(1, 1),
         };
         assert_eq!(
             target_for(&base, &env(None, None)).unwrap_err().to_string(),

@@ -10,10 +10,10 @@ use std::sync::{Arc, Mutex, OnceLock};
 use anyhow::Context;
 
 use super::{plural, Connection, Diagnosed};
-use crate::diagnostic::Severity;
+use crate::api::registry::Address;
+use crate::config::diagnostic::Severity;
 use crate::manifest;
 use crate::manifest::Loaded;
-use crate::registry::Address;
 
 /// Loads the manifests for a command that needs them all valid, for one environment (its
 /// variables and overlay) or none.
@@ -27,7 +27,7 @@ fn names_unknown_kinds(loaded: &manifest::Loaded) -> bool {
     loaded.diagnostics.iter().any(|d| {
         matches!(
             d.problem,
-            crate::diagnostic::Problem::UnknownKind {
+            crate::config::diagnostic::Problem::UnknownKind {
                 suggestion: None,
                 ..
             }
@@ -114,7 +114,7 @@ fn load(
     listed: &OnceLock<crate::plan::Listed>,
 ) -> Result<manifest::Loaded, manifest::LoadError> {
     if lean {
-        let let_go = |m: &manifest::Manifest, settings: &crate::settings::Settings| {
+        let let_go = |m: &manifest::Manifest, settings: &crate::config::settings::Settings| {
             crate::plan::may_let_go_given(m, settings, listed.get())
         };
         manifest::load_dir_lean(dir, env, &let_go)
@@ -183,8 +183,13 @@ fn valid(loaded: manifest::Loaded, dir: &Path) -> anyhow::Result<manifest::Loade
     let nested: Vec<_> = loaded
         .diagnostics
         .iter()
-        .filter(|d| matches!(d.problem, crate::diagnostic::Problem::NestedSettings { .. }))
-        .map(|d| crate::diagnostic::Diagnostic {
+        .filter(|d| {
+            matches!(
+                d.problem,
+                crate::config::diagnostic::Problem::NestedSettings { .. }
+            )
+        })
+        .map(|d| crate::config::diagnostic::Diagnostic {
             severity: Severity::Error,
             ..d.clone()
         })
@@ -232,7 +237,7 @@ fn valid(loaded: manifest::Loaded, dir: &Path) -> anyhow::Result<manifest::Loade
 pub(super) async fn load_fetch(
     source: &Source,
     connecting: impl std::future::Future<Output = anyhow::Result<Connection>>,
-) -> anyhow::Result<(manifest::Loaded, Connection, crate::state::Fetched)> {
+) -> anyhow::Result<(manifest::Loaded, Connection, crate::remote::state::Fetched)> {
     let expected = crate::plan::Expected::default();
     let expecting = expected.clone();
     // What the target has, once read: then only those manifests need their digests (and a
@@ -252,7 +257,7 @@ pub(super) async fn load_fetch(
     };
     let reading = async {
         let conn = connecting.await?;
-        let fetched = crate::state::fetch_expecting(&conn.client, &expected)
+        let fetched = crate::remote::state::fetch_expecting(&conn.client, &expected)
             .await
             .with_context(|| format!("reading the current state of {}", conn.name))?;
         let _ = listed.set(crate::plan::Listed::of(&fetched.current));

@@ -25,7 +25,9 @@ mod base;
 mod connect;
 mod envs;
 mod load;
+pub mod memo;
 mod plan;
+pub mod policy;
 mod review;
 mod reviewed;
 
@@ -40,7 +42,7 @@ pub use plan::{plan, plan_against, Keep, PlanRequest, Planned};
 pub use review::policy_into_plan;
 pub use reviewed::{check_reviewed, ReviewedError};
 
-use crate::diagnostic::Diagnostic;
+use crate::config::diagnostic::Diagnostic;
 
 /// A failure that comes with the located problems behind it (the manifests' errors, the
 /// planner's, the server's rejections of a dry run): the command edge prints each problem on

@@ -16,11 +16,11 @@ use super::{
     connect, fetch, let_go, plural, target_for, Connection, Diagnosed, SharedLoad, TargetError,
     TargetSettings,
 };
+use crate::api::registry::Kind;
+use crate::config::pattern::Pattern;
 use crate::manifest::Loaded;
-use crate::memo::{Memo, Remembered};
-use crate::pattern::Pattern;
+use crate::ops::memo::{Memo, Remembered};
 use crate::plan::{Current, Plan};
-use crate::registry::Kind;
 
 /// What to plan, against what, and what to keep of the way there.
 #[derive(Debug, Clone)]
@@ -39,7 +39,7 @@ pub struct PlanRequest {
     pub server_validate: bool,
     /// A drift report is asked for: the same plan (said for the log and for hooks).
     pub drift: bool,
-    /// The no-change memo's folder (`crate::memo`); `None`: off.
+    /// The no-change memo's folder (`crate::ops::memo`); `None`: off.
     pub cache: Option<PathBuf>,
     /// `--base REV`: the git revision whose secret references are compared with the working
     /// tree's (`ops::base`); `None`: references are not compared.
@@ -51,7 +51,7 @@ impl PlanRequest {
     /// The request of one environment: its target, its manifests.
     pub fn for_environment(
         &self,
-        env: &crate::environments::Environment,
+        env: &crate::config::environments::Environment,
     ) -> Result<PlanRequest, TargetError> {
         Ok(PlanRequest {
             target: target_for(&self.target, env)?,
@@ -102,7 +102,7 @@ pub struct Planned {
 }
 
 /// The plan of `req`: remembered when the manifests and the target's answers are those of an
-/// earlier no-change plan (`crate::memo`), else made (and remembered when it has nothing to
+/// earlier no-change plan (`crate::ops::memo`), else made (and remembered when it has nothing to
 /// do). Plan errors are [`Diagnosed`], located.
 pub async fn plan(req: &PlanRequest) -> anyhow::Result<Planned> {
     plan_sharing(req, None).await
@@ -196,7 +196,7 @@ fn memo_for(req: &PlanRequest) -> Option<Memo> {
         return None;
     }
     let dir = req.cache.as_deref()?;
-    let request = crate::memo::Request {
+    let request = crate::ops::memo::Request {
         prune: req.prune,
         only: req.only.clone(),
         environment: req.environment.clone(),
@@ -214,7 +214,7 @@ struct MemoRead {
     conn: Connection,
     remembered: Option<Remembered>,
     loading: Option<tokio::task::JoinHandle<anyhow::Result<Option<Loaded>>>>,
-    listing: Result<crate::state::Listing, crate::client::ClientError>,
+    listing: Result<crate::remote::state::Listing, crate::remote::client::ClientError>,
     /// The manifests' digests, worked out as they load (when nothing was remembered), for the
     /// pages worked out as they arrive (`state::WorkOut`).
     expected: crate::plan::Expected,
@@ -224,7 +224,14 @@ struct MemoRead {
 /// (with the memo and the connection, when there are).
 enum Reading {
     Remembered(Box<Planned>),
-    Read(Box<(Option<Memo>, Loaded, Connection, crate::state::Fetched)>),
+    Read(
+        Box<(
+            Option<Memo>,
+            Loaded,
+            Connection,
+            crate::remote::state::Fetched,
+        )>,
+    ),
     Unread {
         memo: Option<Memo>,
         conn: Option<Box<Connection>>,
@@ -298,12 +305,12 @@ async fn read_for_memo(
     };
     // Once nothing is remembered, the pages are worked out as they arrive and the manifests
     // digested as they load, both while the lists are still read.
-    let (work, expected) = <(crate::state::WorkOut, crate::plan::Expected)>::default();
+    let (work, expected) = <(crate::remote::state::WorkOut, crate::plan::Expected)>::default();
     let Some(hashing) = hashing else {
         tracing::debug!("the plan cache remembers nothing: loading at once");
         work.start(&expected);
         let loading = digested_as_loaded(source.spawn_early(), expected.clone());
-        let listing = crate::state::list_deferred_until(&conn.client, &work).await;
+        let listing = crate::remote::state::list_deferred_until(&conn.client, &work).await;
         return Ok(MemoRead {
             memo,
             conn,
@@ -314,7 +321,7 @@ async fn read_for_memo(
         });
     };
     let read = {
-        let listing = crate::state::list_deferred_until(&conn.client, &work);
+        let listing = crate::remote::state::list_deferred_until(&conn.client, &work);
         tokio::pin!(listing);
         let (hashed, listed) = first_with(hashing, listing.as_mut()).await;
         match hashed {
@@ -372,9 +379,9 @@ async fn work_out(
     source: &Source,
     conn: &Connection,
     loading: Option<tokio::task::JoinHandle<anyhow::Result<Option<Loaded>>>>,
-    listing: Result<crate::state::Listing, crate::client::ClientError>,
+    listing: Result<crate::remote::state::Listing, crate::remote::client::ClientError>,
     expected: crate::plan::Expected,
-) -> anyhow::Result<(Loaded, crate::state::Fetched)> {
+) -> anyhow::Result<(Loaded, crate::remote::state::Fetched)> {
     let loading = loading.unwrap_or_else(|| source.spawn_early());
     // The lists worked out now, while the manifests still load: once the load knows what the
     // target holds, a lean load keeps the specs the plan will send (`Source::listed`).
@@ -383,7 +390,7 @@ async fn work_out(
         tokio::task::spawn_blocking(move || {
             let fetched = listing?.finish(&expected)?;
             let _ = listed.set(crate::plan::Listed::of(&fetched.current));
-            Ok::<_, crate::client::ClientError>(fetched)
+            Ok::<_, crate::remote::client::ClientError>(fetched)
         })
     };
     // A manifest problem wins over a target problem.
@@ -418,20 +425,20 @@ async fn planned(
     memo: Option<&Memo>,
     conn: Connection,
     loaded: Loaded,
-    fetched: crate::state::Fetched,
+    fetched: crate::remote::state::Fetched,
     base: Option<(String, String)>,
 ) -> anyhow::Result<Planned> {
     let (loaded, files_read_back) = super::load::read_back(loaded, &fetched.current).await?;
     let answers = fetched.answers;
     // Secrets answered in clear were compared with the resolved values, which no key holds.
-    let in_clear = crate::secrets::answered_in_clear(&fetched.current);
+    let in_clear = crate::plan::secrets::answered_in_clear(&fetched.current);
     let (refs, review) = super::base::review_of(&loaded, &req.dir, &fetched.current, base).await?;
     let (mut plan, current) =
         plan_fetched(&conn, &loaded, fetched, req.prune, &req.only, refs.as_ref())?;
     plan.review = review;
     // A plan (not a drift report) fails at the field of a secret it would send but cannot.
     if !req.drift {
-        let unresolved = crate::secrets::unresolved(&plan);
+        let unresolved = crate::plan::secrets::unresolved(&plan);
         if !unresolved.is_empty() {
             return Err(unresolved_error(&loaded, unresolved).into());
         }
@@ -490,22 +497,27 @@ async fn planned(
 }
 
 /// The secrets a plan sends but cannot resolve, each at its field.
-fn unresolved_error(loaded: &Loaded, unresolved: Vec<crate::secrets::Unresolved>) -> Diagnosed {
+fn unresolved_error(
+    loaded: &Loaded,
+    unresolved: Vec<crate::plan::secrets::Unresolved>,
+) -> Diagnosed {
     let by_address: std::collections::BTreeMap<_, _> =
         loaded.manifests.iter().map(|m| (m.address(), m)).collect();
     let mut locator = crate::manifest::Locator::of(loaded);
-    let diagnostics: Vec<crate::diagnostic::Diagnostic> = unresolved
+    let diagnostics: Vec<crate::config::diagnostic::Diagnostic> = unresolved
         .into_iter()
         .filter_map(|u| {
             let m = by_address.get(&u.address)?;
             let pos = locator.field_pos(m, &u.pointer);
-            let problem = crate::diagnostic::Problem::UnresolvedSecret {
+            let problem = crate::config::diagnostic::Problem::UnresolvedSecret {
                 address: u.address.to_string(),
                 field: u.path,
                 reference: u.reference,
                 reason: u.reason,
             };
-            Some(crate::diagnostic::Diagnostic::error(&m.file, pos, problem))
+            Some(crate::config::diagnostic::Diagnostic::error(
+                &m.file, pos, problem,
+            ))
         })
         .collect();
     Diagnosed {
@@ -521,7 +533,7 @@ fn unresolved_error(loaded: &Loaded, unresolved: Vec<crate::secrets::Unresolved>
 fn plan_fetched(
     conn: &Connection,
     loaded: &Loaded,
-    fetched: crate::state::Fetched,
+    fetched: crate::remote::state::Fetched,
     prune: bool,
     only: &[Pattern],
     base: Option<&super::base::BaseRefs>,
@@ -529,7 +541,7 @@ fn plan_fetched(
     let mut fetched = fetched;
     // What the target answered for secrets stands as the manifests' references (`secrets`),
     // or as the base's where the reference changed since it.
-    crate::secrets::stand_in(&loaded.manifests, &mut fetched.current, base)?;
+    crate::plan::secrets::stand_in(&loaded.manifests, &mut fetched.current, base)?;
     let opts = crate::plan::PlanOptions {
         target: conn.name.clone(),
         prune,

@@ -4,10 +4,10 @@
 
 use std::path::Path;
 
-use crate::diagnostic::{Diagnostic, Problem, Severity};
+use crate::config::diagnostic::{Diagnostic, Problem, Severity};
+use crate::ops::policy::{Findings, PolicyError};
 use crate::plan::review::{PolicyFinding, PolicySeverity};
 use crate::plan::Plan;
-use crate::policy::{Findings, PolicyError};
 
 /// Runs the policy on `plan` (its manifests loaded again only when `cfgctl.yaml` names a
 /// policy) and records every deny and warn in it.
@@ -16,7 +16,7 @@ pub fn policy_into_plan(
     plan: &mut Plan,
     environment: Option<&str>,
 ) -> Result<Findings, PolicyError> {
-    let findings = crate::policy::check_plan(dir, plan, environment)?;
+    let findings = crate::ops::policy::check_plan(dir, plan, environment)?;
     plan.review.policy = findings.diagnostics.iter().map(finding).collect();
     Ok(findings)
 }

@@ -10,7 +10,7 @@ use std::sync::{Arc, OnceLock};
 use serde_json::Value;
 
 use super::normalize::{self, Digest};
-use crate::registry::{Address, FoundReference, Kind};
+use crate::api::registry::{Address, FoundReference, Kind};
 
 mod listed;
 
@@ -154,7 +154,7 @@ impl Expected {
     pub fn set(
         &self,
         desired: &[&crate::manifest::Manifest],
-        settings: &crate::settings::Settings,
+        settings: &crate::config::settings::Settings,
     ) {
         let digests = desired
             .iter()
@@ -193,7 +193,7 @@ mod tests {
         let page = bytes::Bytes::from_static(
             br#"{"buckets": [{"slug": "a", "name": "A", "team_slug": "t"}, {"slug": "b", "name": "B"}], "page": {}}"#,
         );
-        let (_, items) = crate::wire::split_list_page(Kind::named("Bucket"), &page).unwrap();
+        let (_, items) = crate::api::wire::split_list_page(Kind::named("Bucket"), &page).unwrap();
         assert_eq!(items.len(), 2);
         let (first, value) = Object::listed(Kind::named("Bucket"), &items[0]).unwrap();
         assert_eq!(value, json!({"slug": "a", "name": "A", "team_slug": "t"}));
@@ -237,14 +237,17 @@ mod tests {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
         let generated = tempfile::tempdir().unwrap();
         let mut dirs = vec![root.join("fixtures/valid"), root.join("examples")];
-        dirs.extend(crate::test_support::harness_mix(2000, generated.path()));
+        dirs.extend(crate::util::test_support::harness_mix(
+            2000,
+            generated.path(),
+        ));
         let mut seen = 0;
         for dir in dirs {
             let Ok(loaded) = crate::manifest::load_dir(&dir) else {
                 continue;
             };
             for m in &loaded.manifests {
-                let mut listed = crate::spec::canonical(m.kind, &m.spec);
+                let mut listed = crate::api::spec::canonical(m.kind, &m.spec);
                 if let Value::Object(map) = &mut listed {
                     for field in m.kind.def().server_owned {
                         map.insert(field.to_string(), json!("2026-01-01T00:00:00Z"));
@@ -284,7 +287,7 @@ mod tests {
             slug: Some("a".into()),
             spec: spec.clone().into(),
             file: "b.yaml".into(),
-            pos: crate::yaml::Pos::new(1, 1),
+            pos: crate::util::yaml::Pos::new(1, 1),
             spans: Default::default(),
             digest: Default::default(),
             lean: None,
@@ -306,8 +309,8 @@ mod tests {
         assert!(current.resources[&a].raw.is_none());
         assert_eq!(current.value(&b), Some(json!({"slug": "b", "name": "B"})));
         // A kind with `ignore` rules is compared in full, so nothing of it is let go.
-        let settings = crate::settings::Settings {
-            ignore: vec![crate::settings::IgnoreRule {
+        let settings = crate::config::settings::Settings {
+            ignore: vec![crate::config::settings::IgnoreRule {
                 kind: Kind::named("Bucket"),
                 path: "description".into(),
             }],

@@ -14,10 +14,10 @@ use serde_json::Value;
 
 use super::normalize::{self, FieldChange};
 use super::{compare, newer, source, Action, ActionKind, Capabilities, Compared, Current, Object};
+use crate::api::registry::{Address, Op};
+use crate::config::pattern::Pattern;
+use crate::config::settings::{Mode, Settings};
 use crate::manifest::Manifest;
-use crate::pattern::Pattern;
-use crate::registry::{Address, Op};
-use crate::settings::{Mode, Settings};
 
 /// What becomes of one manifest.
 pub(super) enum Decision {
@@ -66,7 +66,7 @@ fn not_offered(caps: &Capabilities, address: &Address, op: Op) -> Option<String>
     (!caps.has(address.kind, op)).then(|| {
         format!(
             "the target does not offer {}",
-            crate::wire::operation_id(address.kind, op)
+            crate::api::wire::operation_id(address.kind, op)
         )
     })
 }
@@ -236,7 +236,7 @@ pub(super) fn delete(
     let kind = address.kind;
     let value = cur.value();
     let fingerprint = Some(normalize::fingerprint(kind, &value));
-    let fields = normalize::all_fields(&crate::spec::manifest_form(kind, &value), false);
+    let fields = normalize::all_fields(&crate::api::spec::manifest_form(kind, &value), false);
     if let Some(why) = not_offered(caps, address, Op::Delete) {
         let mut a = unsupported(address.clone(), ActionKind::Delete, why, None, fingerprint);
         a.fields = fields;

@@ -20,8 +20,8 @@ use serde_json::Value;
 
 use super::normalize::FieldChange;
 use super::{Action, ActionKind, CascadeStatus, GuardContext, Plan, Summary};
-use crate::pattern::Pattern;
-use crate::registry::{Address, Kind, Op};
+use crate::api::registry::{Address, Kind, Op};
+use crate::config::pattern::Pattern;
 
 /// The version this cfgctl writes and reads.
 pub const FORMAT_VERSION: u32 = 1;
@@ -168,7 +168,7 @@ impl From<Summary> for SummaryFile {
     }
 }
 
-fn field_file(kind: crate::registry::Kind, f: &FieldChange) -> FieldFile {
+fn field_file(kind: crate::api::registry::Kind, f: &FieldChange) -> FieldFile {
     let f = &*super::normalize::displayed(kind, f);
     FieldFile {
         path: f.path.clone(),
@@ -418,10 +418,10 @@ pub(crate) fn guard_context(g: &GuardsFile) -> Result<GuardContext, SavedPlanErr
             .manage
             .iter()
             .map(|r| {
-                let mode = crate::settings::Mode::from_name(&r.mode).ok_or_else(|| {
+                let mode = crate::config::settings::Mode::from_name(&r.mode).ok_or_else(|| {
                     SavedPlanError::Invalid(format!("guards.manage: unknown mode `{}`", r.mode))
                 })?;
-                Ok(crate::settings::ManageRule {
+                Ok(crate::config::settings::ManageRule {
                     pattern: pattern(&r.pattern, "manage")?,
                     mode,
                 })

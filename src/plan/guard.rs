@@ -6,11 +6,11 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::{matches_any, Action, ActionKind, Current, Plan};
+use crate::api::registry::{Address, Kind};
+use crate::config::pattern::Pattern;
+use crate::config::settings::{ManageRule, Mode, Settings};
 use crate::manifest::Manifest;
-use crate::output::Inert;
-use crate::pattern::Pattern;
-use crate::registry::{Address, Kind};
-use crate::settings::{ManageRule, Mode, Settings};
+use crate::util::output::Inert;
 
 /// A resource that a cascading delete would take with it, and what it is to this repository.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -84,7 +84,7 @@ pub struct GuardContext {
 impl Default for GuardContext {
     fn default() -> Self {
         GuardContext {
-            max_deletes: crate::settings::DEFAULT_MAX_DELETES,
+            max_deletes: crate::config::settings::DEFAULT_MAX_DELETES,
             prune: Vec::new(),
             exclude: Vec::new(),
             declared: BTreeSet::new(),
@@ -221,7 +221,7 @@ fn set_cascades(
             .map(|address| {
                 let status = if matches_any(&guard.exclude, &address) {
                     CascadeStatus::Excluded
-                } else if crate::settings::mode_of(&guard.manage, &address).keeps() {
+                } else if crate::config::settings::mode_of(&guard.manage, &address).keeps() {
                     CascadeStatus::Kept
                 } else if declared(&address) {
                     CascadeStatus::Managed
@@ -247,7 +247,7 @@ fn set_cascades(
 /// The kinds that may reference a resource of `kind` (a reference field of the registry
 /// names it) and are not among the kinds `readable`, sorted.
 pub fn unread_referrer_kinds(kind: Kind, readable: &BTreeSet<Kind>) -> Vec<Kind> {
-    crate::registry::kinds()
+    crate::api::registry::kinds()
         .into_iter()
         .filter(|d| d.references.iter().any(|r| r.target == kind))
         .map(|d| d.kind)
@@ -290,7 +290,7 @@ pub fn guards(actions: &[Action], ctx: &GuardContext) -> Vec<Guard> {
 pub fn mode_violations(actions: &[Action], manage: &[ManageRule]) -> Vec<String> {
     let mut out = Vec::new();
     for a in actions {
-        let mode = crate::settings::mode_of(manage, &a.address);
+        let mode = crate::config::settings::mode_of(manage, &a.address);
         let after_own_create = || {
             a.depends_on.iter().any(|&d| {
                 actions

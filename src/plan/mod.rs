@@ -6,6 +6,7 @@
 
 mod current;
 mod decide;
+pub mod drift;
 pub mod file;
 mod guard;
 pub mod newer;
@@ -15,17 +16,18 @@ mod refs;
 mod refused;
 pub mod review;
 pub mod risk;
+pub mod secrets;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use serde_json::Value;
 
-use crate::diagnostic::Diagnostic;
+use crate::api::registry::{Address, Kind, Op, Ops};
+use crate::config::diagnostic::Diagnostic;
+use crate::config::pattern::Pattern;
+use crate::config::settings::{Mode, Settings};
 use crate::manifest::Manifest;
-use crate::pattern::Pattern;
-use crate::registry::{Address, Kind, Op, Ops};
-use crate::settings::{Mode, Settings};
 use decide::Decision;
 use normalize::FieldChange;
 
@@ -50,7 +52,7 @@ impl Capabilities {
     /// The full API of the registry (no description read).
     pub fn assumed_full() -> Capabilities {
         Capabilities {
-            ops: crate::registry::embedded_kinds()
+            ops: crate::api::registry::embedded_kinds()
                 .into_iter()
                 .map(|d| (d.kind, d.full_ops))
                 .collect(),
@@ -71,7 +73,7 @@ impl Capabilities {
     /// apart, later: see `state`).
     pub fn operations_of(doc: &Value) -> Capabilities {
         Capabilities {
-            ops: crate::spec::described_operations(doc),
+            ops: crate::api::spec::described_operations(doc),
             described: true,
             newer_fields: BTreeSet::new(),
         }
@@ -335,7 +337,7 @@ pub fn plan(
     } = gathered;
     let mut problems = refs::deleted_but_referenced(&on_target, &actions);
     if !problems.is_empty() {
-        crate::diagnostic::sort(&mut problems);
+        crate::config::diagnostic::sort(&mut problems);
         return Err(PlanError(problems));
     }
 
@@ -424,7 +426,7 @@ fn gather_declared<'a>(
         on_target,
     } = checked;
     if !problems.is_empty() {
-        crate::diagnostic::sort(&mut problems);
+        crate::config::diagnostic::sort(&mut problems);
         return Err(PlanError(problems));
     }
     gathered.warnings.extend(newer::warning(&newer_fields));

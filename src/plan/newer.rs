@@ -9,8 +9,8 @@ use std::collections::BTreeSet;
 
 use serde_json::{Map, Value};
 
-use crate::registry::Kind;
-use crate::spec::Description;
+use crate::api::registry::Kind;
+use crate::api::spec::Description;
 
 fn join(prefix: &str, name: &str) -> String {
     if prefix.is_empty() {
@@ -22,12 +22,12 @@ fn join(prefix: &str, name: &str) -> String {
 
 /// The properties of an object schema (none for maps and scalars).
 fn properties<'a>(desc: &'a Description, schema: &'a Value) -> Option<&'a Map<String, Value>> {
-    crate::spec::schema_member(desc.resolve(schema), "properties").and_then(Value::as_object)
+    crate::api::spec::schema_member(desc.resolve(schema), "properties").and_then(Value::as_object)
 }
 
 /// The schema of an array's items.
 fn items<'a>(desc: &'a Description, schema: &'a Value) -> Option<&'a Value> {
-    crate::spec::schema_member(desc.resolve(schema), "items")
+    crate::api::spec::schema_member(desc.resolve(schema), "items")
 }
 
 /// Called with the path of an object, the object, and the name of a member the description
@@ -240,7 +240,7 @@ pub fn described_newer(target: &Value) -> BTreeSet<String> {
         return BTreeSet::new();
     };
     let mut out = BTreeSet::new();
-    for def in crate::registry::kinds() {
+    for def in crate::api::registry::kinds() {
         let (Some(mine), Some(their)) = (embedded.definition(def.kind), defs.get(def.definition))
         else {
             continue;
@@ -403,7 +403,7 @@ mod tests {
 
     #[test]
     fn fields_a_newer_description_adds() {
-        let mut doc = crate::spec::swagger().clone();
+        let mut doc = crate::api::spec::swagger().clone();
         doc["definitions"]["configv1Bucket"]["properties"]["retention_tier"] =
             json!({"type": "string"});
         doc["definitions"]["MonitorSignalGrouping"]["properties"]["mode"] =
@@ -417,7 +417,7 @@ mod tests {
                 "SLO.signal_grouping.mode"
             ]
         );
-        assert!(described_newer(crate::spec::swagger()).is_empty());
+        assert!(described_newer(crate::api::spec::swagger()).is_empty());
     }
 
     #[test]

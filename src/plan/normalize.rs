@@ -8,10 +8,10 @@
 
 use serde_json::Value;
 
-use crate::registry::{is_zero, Kind};
-use crate::semantics::{KindSemantics, Semantics};
-use crate::settings::IgnoreRule;
-use crate::spec;
+use crate::api::registry::{is_zero, Kind};
+use crate::api::semantics::{KindSemantics, Semantics};
+use crate::api::spec;
+use crate::config::settings::IgnoreRule;
 
 mod embedded;
 pub mod secret;
@@ -50,7 +50,7 @@ fn normalize_as(kind: Kind, object: &Value, ignore: &[IgnoreRule], described: De
         }
     }
     for rule in ignore.iter().filter(|r| r.kind == kind) {
-        crate::jsonpath::remove_path(&mut v, &rule.path);
+        crate::util::jsonpath::remove_path(&mut v, &rule.path);
     }
     tidy(&mut v);
     semantics.sort_sets(&mut v);
@@ -368,7 +368,7 @@ pub fn fingerprint(kind: Kind, object: &Value) -> String {
         let mut copy = object.clone();
         for f in found {
             if let Some(slot) = copy.pointer_mut(&f.pointer) {
-                *slot = Value::String(crate::registry::SHOWN.into());
+                *slot = Value::String(crate::api::registry::SHOWN.into());
             }
         }
         masked = copy;

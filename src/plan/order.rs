@@ -15,11 +15,11 @@ use serde_json::Value;
 
 use super::normalize::FieldChange;
 use super::{Action, ActionKind, Capabilities, Current};
-use crate::diagnostic::{Diagnostic, Problem};
-use crate::jsonpath::remove_path;
+use crate::api::registry::{Address, Op};
+use crate::config::diagnostic::{Diagnostic, Problem};
 use crate::manifest::Manifest;
-use crate::registry::{Address, Op};
-use crate::yaml::Pos;
+use crate::util::jsonpath::remove_path;
+use crate::util::yaml::Pos;
 
 /// A dependency: `from` must finish before `to`.
 #[derive(Clone, Debug)]
@@ -250,8 +250,8 @@ fn drop_first(
     let referrer = edge.from;
     let address = actions[referrer].address.clone();
     let cur = current.resources.get(&address)?;
-    let mut body = crate::spec::canonical(address.kind, &cur.value());
-    crate::spec::strip_server_owned(address.kind, &mut body);
+    let mut body = crate::api::spec::canonical(address.kind, &cur.value());
+    crate::api::spec::strip_server_owned(address.kind, &mut body);
     let before = body.pointer(&pointer).cloned();
     removes_pointer(&mut body, &pointer);
     let target = actions[edge.to].address.clone();

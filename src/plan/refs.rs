@@ -6,9 +6,9 @@
 
 use std::collections::BTreeMap;
 
-use crate::diagnostic::{Diagnostic, Problem};
+use crate::api::registry::{Address, FoundReference};
+use crate::config::diagnostic::{Diagnostic, Problem};
 use crate::manifest::Manifest;
-use crate::registry::{Address, FoundReference};
 
 use super::{Action, ActionKind, Current};
 
@@ -88,7 +88,8 @@ fn closest_slug(
         .collect();
     slugs.sort();
     slugs.dedup();
-    crate::jsonpath::closest(slug, &slugs).map(|s| Address::new(missing.kind, Some(s)).to_string())
+    crate::util::jsonpath::closest(slug, &slugs)
+        .map(|s| Address::new(missing.kind, Some(s)).to_string())
 }
 
 /// An error for every reference a manifest keeps to a resource this plan deletes, at the

@@ -8,11 +8,11 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use super::{Action, ActionKind, PlanError, PlanOptions};
-use crate::diagnostic::{Diagnostic, Problem};
+use crate::api::registry::{Address, Kind};
+use crate::config::diagnostic::{Diagnostic, Problem};
+use crate::config::settings::Settings;
 use crate::manifest::Manifest;
-use crate::registry::{Address, Kind};
-use crate::settings::Settings;
-use crate::yaml::Pos;
+use crate::util::yaml::Pos;
 
 /// The notes of the refused kinds the plan does not need, or the located errors of those it
 /// needs through a manifest or a prune pattern (`desired` in load order: the first manifest of
@@ -50,7 +50,7 @@ pub(super) fn check(
         }
         if let Some(p) = settings.prune.iter().find(|p| p.names_kind(kind)) {
             problems.push(Diagnostic::error(
-                PathBuf::from(crate::settings::FILE_NAME),
+                PathBuf::from(crate::config::settings::FILE_NAME),
                 Pos::new(1, 1),
                 Problem::RefusedKind {
                     kind,
@@ -84,7 +84,7 @@ pub(super) fn check(
     if problems.is_empty() {
         Ok(notes)
     } else {
-        crate::diagnostic::sort(&mut problems);
+        crate::config::diagnostic::sort(&mut problems);
         Err(PlanError(problems))
     }
 }
@@ -108,7 +108,7 @@ pub(super) fn check_cascades(
                 .source
                 .as_ref()
                 .map(|s| (s.file.clone(), s.line))
-                .unwrap_or_else(|| (PathBuf::from(crate::settings::FILE_NAME), 0));
+                .unwrap_or_else(|| (PathBuf::from(crate::config::settings::FILE_NAME), 0));
             problems.push(Diagnostic::error(
                 file,
                 Pos::new(line.max(1), 1),
@@ -126,7 +126,7 @@ pub(super) fn check_cascades(
     if problems.is_empty() {
         Ok(())
     } else {
-        crate::diagnostic::sort(&mut problems);
+        crate::config::diagnostic::sort(&mut problems);
         Err(PlanError(problems))
     }
 }

@@ -150,7 +150,7 @@ impl SecretReferences {
 /// line each; empty when the fresh plan is all in the reviewed one. An action of the reviewed
 /// plan that is no longer needed is no difference: less is done than was approved. Pure.
 pub fn changed_since_review(reviewed: &super::Plan, fresh: &super::Plan) -> Vec<String> {
-    use crate::output::Inert;
+    use crate::util::output::Inert;
     let mut out = Vec::new();
     // A reviewed plan that compared secret references through git approved the changes it saw
     // there; a fresh plan without a base cannot see them and would drop them silently (red
@@ -241,7 +241,7 @@ pub fn changed_since_review(reviewed: &super::Plan, fresh: &super::Plan) -> Vec<
 /// different secret. Compared by reference text (a `${file:}` by the path it names from its
 /// manifest's folder); a literal secret is compared but never shown.
 fn secret_differences(head: &str, reviewed: &super::Action, fresh: &super::Action) -> Vec<String> {
-    use crate::output::Inert;
+    use crate::util::output::Inert;
     use std::collections::BTreeMap;
     // Pointer -> (dotted path, what is compared, what is shown).
     let refs = |x: &super::Action| -> BTreeMap<String, (String, String, String)> {
@@ -259,8 +259,8 @@ fn secret_differences(head: &str, reviewed: &super::Action, fresh: &super::Actio
             .secrets_in(body)
             .into_iter()
             .map(|f| {
-                let (key, shown) = match crate::registry::parse_reference(&f.value) {
-                    Some(crate::registry::SecretRef::File(path)) => (
+                let (key, shown) = match crate::api::registry::parse_reference(&f.value) {
+                    Some(crate::api::registry::SecretRef::File(path)) => (
                         format!("file:{}", folder.join(path).display()),
                         Inert(&f.value).to_string(),
                     ),
@@ -309,9 +309,9 @@ mod tests {
     use serde_json::{json, Value};
 
     use super::changed_since_review;
+    use crate::api::registry::{Address, Kind};
     use crate::plan::normalize::FieldChange;
     use crate::plan::{Action, ActionKind, Plan};
-    use crate::registry::{Address, Kind};
 
     fn update(slug: &str, path: &str, before: Value, after: Value) -> Action {
         Action {

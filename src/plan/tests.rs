@@ -3,7 +3,7 @@
 use serde_json::{json, Value};
 
 use super::*;
-use crate::yaml::{Pos, Spans};
+use crate::util::yaml::{Pos, Spans};
 
 pub(super) fn manifest(kind: Kind, spec: Value) -> Manifest {
     let slug = spec.get("slug").and_then(Value::as_str).map(str::to_string);
@@ -21,7 +21,7 @@ pub(super) fn manifest(kind: Kind, spec: Value) -> Manifest {
 
 pub(super) fn current(items: &[(Kind, Value)]) -> Current {
     let mut c = Current {
-        known: crate::registry::kinds()
+        known: crate::api::registry::kinds()
             .into_iter()
             .map(|d| d.kind)
             .collect(),
@@ -101,7 +101,7 @@ fn deletes_run_before_what_they_referenced() {
         ),
     ]);
     let settings = Settings {
-        prune: vec![crate::pattern::Pattern::parse("*/*").unwrap()],
+        prune: vec![crate::config::pattern::Pattern::parse("*/*").unwrap()],
         ..Settings::default()
     };
     let keep = vec![manifest(
@@ -144,8 +144,8 @@ fn unchanged_updates_and_unmanaged() {
         ),
     ]);
     let settings = Settings {
-        prune: vec![crate::pattern::Pattern::parse("Dashboard/*").unwrap()],
-        exclude: vec![crate::pattern::Pattern::parse("Bucket/legacy-*").unwrap()],
+        prune: vec![crate::config::pattern::Pattern::parse("Dashboard/*").unwrap()],
+        exclude: vec![crate::config::pattern::Pattern::parse("Bucket/legacy-*").unwrap()],
         ..Settings::default()
     };
     let desired = vec![
@@ -247,7 +247,7 @@ fn delete_cycle_is_broken_by_dropping_a_reference() {
         ),
     ]);
     let settings = Settings {
-        prune: vec![crate::pattern::Pattern::parse("*/*").unwrap()],
+        prune: vec![crate::config::pattern::Pattern::parse("*/*").unwrap()],
         ..Settings::default()
     };
     let keep = vec![manifest(
@@ -309,9 +309,9 @@ pub(super) fn unbreakable() -> PlanError {
     for kind in [Kind::named("Bucket"), Kind::named("NotificationPolicy")] {
         caps.ops.insert(
             kind,
-            crate::registry::Ops {
+            crate::api::registry::Ops {
                 update: false,
-                ..crate::registry::Ops::CRUDL
+                ..crate::api::registry::Ops::CRUDL
             },
         );
     }
@@ -347,10 +347,11 @@ fn unbreakable_cycle_is_an_error_naming_it() {
 
 #[test]
 fn unsupported_and_upsert_follow_capabilities() {
-    let caps =
-        Capabilities::from_swagger(&crate::spec::swagger_for(crate::registry::Profile::Seed));
+    let caps = Capabilities::from_swagger(&crate::api::spec::swagger_for(
+        crate::api::registry::Profile::Seed,
+    ));
     let mut cur = current(&[]);
-    cur.known = crate::registry::kinds()
+    cur.known = crate::api::registry::kinds()
         .into_iter()
         .filter(|d| caps.can_read_state(d.kind))
         .map(|d| d.kind)
@@ -405,7 +406,7 @@ fn only_filters_actions() {
         &Capabilities::assumed_full(),
         &Settings::default(),
         &PlanOptions {
-            only: vec![crate::pattern::Pattern::parse("Team/b").unwrap()],
+            only: vec![crate::config::pattern::Pattern::parse("Team/b").unwrap()],
             ..PlanOptions::default()
         },
     )

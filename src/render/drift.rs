@@ -1,4 +1,4 @@
-//! What `cfgctl drift` prints: every drifted resource ([`crate::drift::drifted`]) named, by
+//! What `cfgctl drift` prints: every drifted resource ([`crate::plan::drift::drifted`]) named, by
 //! class, in text, Markdown (size-bounded) and JSON (the JSON plan plus a `drift` list).
 //!
 //! One direction with the plan: a resource missing on the target is `+` (`apply` creates it),
@@ -15,10 +15,10 @@ use serde_json::{json, Value};
 
 use super::fields::{drift_field_lines, Line};
 use super::plural;
-use crate::drift::{drifted, DriftClass, Drifted};
-use crate::output::{code_span, Inert, Markdown};
+use crate::api::registry::{Address, Kind};
+use crate::plan::drift::{drifted, DriftClass, Drifted};
 use crate::plan::Plan;
-use crate::registry::{Address, Kind};
+use crate::util::output::{code_span, Inert, Markdown};
 
 fn symbol(class: DriftClass) -> char {
     match class {

@@ -31,10 +31,10 @@ use std::fmt::Write as _;
 use anstyle::Style;
 
 use super::{plural, TextOptions};
-use crate::drift::{drifted, DriftClass};
-use crate::output::Inert;
+use crate::api::registry::Kind;
+use crate::plan::drift::{drifted, DriftClass};
 use crate::plan::Plan;
-use crate::registry::Kind;
+use crate::util::output::Inert;
 
 mod markdown;
 mod table;

@@ -9,9 +9,9 @@ use serde_json::Value;
 use super::diff::{diff_lines, document_diff, Sides};
 pub(crate) use super::diff::{Line, DRIFT, PLAN};
 use super::{lines, multiline, panels};
-use crate::output::Inert;
+use crate::api::registry::Kind;
 use crate::plan::normalize::FieldChange;
-use crate::registry::Kind;
+use crate::util::output::Inert;
 
 /// A value as one line when short, else pretty-printed.
 fn value_lines(v: &Value) -> Vec<String> {
@@ -101,13 +101,13 @@ pub(crate) fn field_lines(kind: Kind, f: &FieldChange) -> Vec<Line> {
 
 /// `~ path: (sensitive) ${env:A} -> ${env:B}`: a secret field whose reference changed.
 fn reference_line(kind: Kind, f: &FieldChange) -> Option<Line> {
-    if !crate::registry::is_secret_path(kind.def().secrets, &f.path) {
+    if !crate::api::registry::is_secret_path(kind.def().secrets, &f.path) {
         return None;
     }
     let (before, after) = crate::plan::normalize::secret::reference_change(f)?;
     Some(Line::Change {
         path: Inert(&f.path).to_string(),
-        before: format!("{} {}", crate::registry::SHOWN, Inert(before)),
+        before: format!("{} {}", crate::api::registry::SHOWN, Inert(before)),
         after: Inert(after).to_string(),
     })
 }

@@ -179,8 +179,8 @@ pub fn markdown_section(plan: &Plan, room: usize) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::api::registry::{Address, Kind};
     use crate::plan::{Action, Plan};
-    use crate::registry::{Address, Kind};
 
     fn action(kind: Kind, slug: &str, what: ActionKind, deps: &[usize]) -> Action {
         Action {

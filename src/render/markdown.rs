@@ -6,8 +6,8 @@ use std::fmt::Write as _;
 
 use super::fields::{self, Line};
 use super::{cascade_lines, graph, plural, summary_line, unmanaged_by_kind};
-use crate::output::{code_span, Inert, Markdown};
 use crate::plan::{Action, ActionKind, Plan};
+use crate::util::output::{code_span, Inert, Markdown};
 
 fn markdown_details(a: &Action) -> String {
     let mut body = String::new();

@@ -4,8 +4,8 @@
 use std::fmt::Write as _;
 
 use super::{action_text, plural, TextOptions};
-use crate::output::{Inert, Markdown};
 use crate::plan::Plan;
+use crate::util::output::{Inert, Markdown};
 
 const OBSERVED: &str =
     "Observed (mode observe): compared, never written; `cfgctl drift` reports them";

@@ -5,8 +5,8 @@
 use serde_json::Value;
 
 use super::diff::{diff_lines, inert_line, text_diff, Line, Sides};
-use crate::output::Inert;
 use crate::plan::normalize::FieldChange;
+use crate::util::output::Inert;
 
 /// A string with a line break in it.
 fn multiline(v: Option<&Value>) -> Option<&str> {

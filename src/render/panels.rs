@@ -18,7 +18,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{Map, Value};
 
 use super::diff::{hunk_lines, pretty, Line, Sides};
-use crate::output::Inert;
+use crate::util::output::Inert;
 
 /// The two dashboard shapes this module reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -5,9 +5,9 @@
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
-use crate::output::{Inert, Markdown};
 use crate::plan::review::{PolicyFinding, PolicySeverity};
 use crate::plan::Plan;
+use crate::util::output::{Inert, Markdown};
 
 /// `deny: message [rule] (file:line:col)`.
 fn text_line(f: &PolicyFinding) -> String {

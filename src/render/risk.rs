@@ -6,9 +6,9 @@
 
 use std::fmt::Write as _;
 
-use crate::output::{Inert, Markdown};
 use crate::plan::risk::{Risk, RiskCount, RiskDelete, RiskGuards};
 use crate::plan::ActionKind;
+use crate::util::output::{Inert, Markdown};
 
 fn action_phrase(a: ActionKind) -> &'static str {
     match a {

@@ -1,7 +1,7 @@
 use super::*;
+use crate::api::registry::{Address, Kind};
 use crate::plan::normalize::FieldChange;
 use crate::plan::{Source, Unmanaged};
-use crate::registry::{Address, Kind};
 use serde_json::json;
 
 fn action(i: usize, desc_len: usize) -> Action {

@@ -3,11 +3,11 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use cfgctl::client::Client;
+use cfgctl::api::registry::{embedded_kinds, Address, Kind};
+use cfgctl::api::wire;
 use cfgctl::emulator::faults::Faults;
 use cfgctl::emulator::Config;
-use cfgctl::registry::{embedded_kinds, Address, Kind};
-use cfgctl::wire;
+use cfgctl::remote::client::Client;
 use serde_json::{json, Value};
 
 use crate::support::{
@@ -257,8 +257,8 @@ async fn plan_now(
         timeout: std::time::Duration::from_secs(30),
         max_retries: 5,
         insecure_http: false,
-        max_pages: cfgctl::client::DEFAULT_MAX_PAGES,
-        max_response_bytes: cfgctl::client::DEFAULT_MAX_RESPONSE_MB << 20,
+        max_pages: cfgctl::remote::client::DEFAULT_MAX_PAGES,
+        max_response_bytes: cfgctl::remote::client::DEFAULT_MAX_RESPONSE_MB << 20,
     })
     .await
     .unwrap();
@@ -728,7 +728,7 @@ fn quickstart_apply_twice_on_the_local_tenant() {
 #[tokio::test]
 async fn unsupported_actions_are_never_attempted_and_fail_the_run() {
     let t = Tenant::start(Config {
-        profile: cfgctl::registry::Profile::Seed,
+        profile: cfgctl::api::registry::Profile::Seed,
         ..Config::default()
     })
     .await;

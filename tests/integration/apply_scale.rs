@@ -1,7 +1,7 @@
 //! `apply` of many resources: a saved plan's staleness check reads its kinds in batches of
 //! `slugs`, side by side, and names exactly what changed.
 
-use cfgctl::registry::Kind;
+use cfgctl::api::registry::Kind;
 use serde_json::json;
 
 use crate::support::{write, Cfgctl, Tenant};

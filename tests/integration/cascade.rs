@@ -2,8 +2,8 @@
 //! the cascade cannot be known in full, so apply refuses it, naming the kinds, and sends
 //! nothing (from a directory and from a saved plan, however the file was edited).
 
+use cfgctl::api::registry::Kind;
 use cfgctl::emulator::Config;
-use cfgctl::registry::Kind;
 use serde_json::{json, Value};
 
 use crate::support::{write, Cfgctl, Tenant};
@@ -14,7 +14,7 @@ fn kind(name: &str) -> Kind {
 
 /// The embedded description without the operation `method` of `path`.
 fn description_without(dir: &std::path::Path, path: &str, method: &str) -> std::path::PathBuf {
-    let mut doc: Value = serde_json::from_str(cfgctl::spec::SWAGGER_JSON).unwrap();
+    let mut doc: Value = serde_json::from_str(cfgctl::api::spec::SWAGGER_JSON).unwrap();
     let ops = doc["paths"][path].as_object_mut().unwrap();
     assert!(ops.remove(method).is_some());
     let file = dir.join("swagger.json");
@@ -215,7 +215,7 @@ async fn on_a_seed_tenant_a_cascade_into_notification_policies_is_refused() {
     }
     let t = Tenant::start(Config {
         data: Some(data),
-        profile: cfgctl::registry::Profile::Seed,
+        profile: cfgctl::api::registry::Profile::Seed,
         ..Config::default()
     })
     .await;

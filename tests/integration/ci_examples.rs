@@ -85,7 +85,7 @@ fn ci_examples_are_valid_yaml() {
         .filter(|f| f.extension().is_some_and(|e| e == "yml" || e == "yaml"))
     {
         let text = std::fs::read_to_string(f).unwrap();
-        let docs = cfgctl::yaml::parse_documents(&text)
+        let docs = cfgctl::util::yaml::parse_documents(&text)
             .unwrap_or_else(|e| panic!("{}: {e:?}", f.display()));
         assert_eq!(docs.len(), 1, "{}", f.display());
     }
@@ -210,7 +210,7 @@ fn snapshot_dir(dir: &std::path::Path) -> Vec<(PathBuf, Vec<u8>)> {
 fn github_workflow(name: &str) -> serde_json::Value {
     let path = root().join("examples/ci/github").join(name);
     let text = std::fs::read_to_string(&path).unwrap();
-    let mut docs = cfgctl::yaml::parse_documents(&text)
+    let mut docs = cfgctl::util::yaml::parse_documents(&text)
         .unwrap_or_else(|e| panic!("{}: {e:?}", path.display()));
     docs.remove(0).value
 }
@@ -349,7 +349,7 @@ fn example_environments() -> Vec<String> {
     );
     let path = root().join("examples/ci/gitlab/.gitlab-ci-envs.yml");
     let text = std::fs::read_to_string(&path).unwrap();
-    let gitlab = cfgctl::yaml::parse_documents(&text)
+    let gitlab = cfgctl::util::yaml::parse_documents(&text)
         .unwrap()
         .remove(0)
         .value;
@@ -546,9 +546,11 @@ async fn ci_environment_command_lines_run_against_two_emulators() {
         );
     }
     // Each tenant got its own environment's resources, and every plan line is clean after.
-    let kind = cfgctl::registry::Kind::from_name("Team").unwrap();
+    let kind = cfgctl::api::registry::Kind::from_name("Team").unwrap();
     for t in [&staging, &prod] {
-        let (teams, _) = t.list_all(kind, &cfgctl::wire::ListQuery::default()).await;
+        let (teams, _) = t
+            .list_all(kind, &cfgctl::api::wire::ListQuery::default())
+            .await;
         assert_eq!(teams.len(), 1, "{teams:?}");
     }
     assert!(!plans.is_empty());

@@ -1,8 +1,8 @@
 //! What the API fuzzer (schemathesis, docs/conformance.md) found the emulator accepting or
 //! answering wrongly, each now refused or answered as the API description says.
 
-use cfgctl::registry::Kind;
-use cfgctl::wire;
+use cfgctl::api::registry::Kind;
+use cfgctl::api::wire;
 use reqwest::Method;
 use serde_json::json;
 

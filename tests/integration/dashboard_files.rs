@@ -2,8 +2,8 @@
 //! own JSON file beside its manifest; the file is data, never a manifest; `pull` writes a UI
 //! edit back into it, in its own layout.
 
+use cfgctl::api::registry::Kind;
 use cfgctl::emulator::Config;
-use cfgctl::registry::Kind;
 use serde_json::{json, Value};
 
 use crate::support::{read, write, Cfgctl, Tenant};

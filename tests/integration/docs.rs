@@ -8,7 +8,7 @@ use crate::support::{copy_dir, root, Cfgctl, Tenant};
 #[test]
 fn manifest_reference_is_current() {
     let path = root().join("docs/manifests.md");
-    let generated = cfgctl::docs::reference_markdown();
+    let generated = cfgctl::api::docs::reference_markdown();
     if std::env::var_os("CFGCTL_UPDATE_DOCS").is_some() {
         std::fs::write(&path, &generated).unwrap();
     }
@@ -176,7 +176,7 @@ async fn getting_started_runs_as_written() {
     );
     let (teams, _) = t
         .list_all(
-            cfgctl::registry::Kind::from_name("Team").unwrap(),
+            cfgctl::api::registry::Kind::from_name("Team").unwrap(),
             &Default::default(),
         )
         .await;
@@ -188,7 +188,7 @@ async fn getting_started_runs_as_written() {
 #[test]
 fn the_readme_counts_the_kinds_truly() {
     let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
-    let embedded = cfgctl::registry::embedded_kinds().len();
+    let embedded = cfgctl::api::registry::embedded_kinds().len();
     assert!(
         readme.contains(&format!("({embedded} in the description cfgctl embeds")),
         "README.md: the embedded description yields {embedded} kinds"
@@ -220,13 +220,13 @@ fn the_readme_counts_the_kinds_truly() {
 /// kinds it references), then plan clean.
 #[tokio::test]
 async fn every_kinds_example_is_in_the_reference_and_applies() {
-    let examples = cfgctl::docs::examples();
-    let creatable = cfgctl::registry::embedded_kinds()
+    let examples = cfgctl::api::docs::examples();
+    let creatable = cfgctl::api::registry::embedded_kinds()
         .into_iter()
         .filter(|d| d.full_ops.create)
         .count();
     assert_eq!(examples.len(), creatable);
-    let reference = cfgctl::docs::reference_markdown();
+    let reference = cfgctl::api::docs::reference_markdown();
     let dir = tempfile::tempdir().unwrap();
     for (kind, text) in &examples {
         assert!(

@@ -3,9 +3,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::support::wire::{self, ListQuery};
+use cfgctl::api::registry::{embedded_kinds, Kind, Profile};
 use cfgctl::emulator::faults::Faults;
 use cfgctl::emulator::{Config, STATS_PATH};
-use cfgctl::registry::{embedded_kinds, Kind, Profile};
 use reqwest::Method;
 use serde_json::{json, Value};
 
@@ -100,7 +100,7 @@ async fn seed_profile_serves_exactly_the_seed_column() {
     .await;
     let swagger = t.request(Method::GET, wire::SWAGGER_PATH, None).await;
     assert_eq!(swagger.status, 200);
-    let described = cfgctl::spec::described_operations(&swagger.body);
+    let described = cfgctl::api::spec::described_operations(&swagger.body);
     for def in embedded_kinds() {
         let ops = described.get(&def.kind).copied().unwrap_or_default();
         assert_eq!(ops, def.seed_ops, "{}", def.name);

@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
+use cfgctl::api::registry::Kind;
 use cfgctl::emulator::{Config, Emulator, STATS_PATH};
-use cfgctl::registry::Kind;
 use reqwest::Method;
 use serde_json::json;
 

@@ -5,9 +5,9 @@
 
 use std::path::Path;
 
+use cfgctl::api::registry::Kind;
 use cfgctl::emulator::Config;
 use cfgctl::ops::{self, TargetSettings};
-use cfgctl::registry::Kind;
 use serde_json::{json, Value};
 
 use crate::support::{cfgctl_snapshot, read, write, Cfgctl, Tenant};

@@ -3,8 +3,8 @@
 //! `${var:V}` in it is never substituted, so whoever can edit the tenant cannot make CI send
 //! its environment or files into it, and the value plans back unchanged.
 
+use cfgctl::api::registry::Kind;
 use cfgctl::emulator::Config;
-use cfgctl::registry::Kind;
 use serde_json::json;
 
 use crate::support::{read, write, Cfgctl, Tenant};

@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use cfgctl::api::registry::Kind;
 use cfgctl::emulator::Config;
-use cfgctl::registry::Kind;
 
 use crate::support::{cfgctl_snapshot, scratch_copy, seeded, Cfgctl};
 

@@ -2,8 +2,8 @@
 //! filled, sets in its own sorted order), and against a newer API description
 //! (`serve --swagger FILE`): no perpetual diffs, nothing wiped.
 
+use cfgctl::api::registry::Kind;
 use cfgctl::emulator::Config;
-use cfgctl::registry::Kind;
 use serde_json::{json, Value};
 
 use crate::support::{cfgctl_snapshot, write, Cfgctl, Run, Tenant};
@@ -204,7 +204,7 @@ async fn sets_in_the_servers_order_converge_and_show_members() {
 
 /// The embedded description with an added Bucket field and an added DropRule mode.
 fn newer_swagger(dir: &std::path::Path) -> std::path::PathBuf {
-    let mut doc = cfgctl::spec::swagger().clone();
+    let mut doc = cfgctl::api::spec::swagger().clone();
     doc["definitions"]["configv1Bucket"]["properties"]["retention_tier"] = json!({
         "description": "Storage tier of the bucket's data.",
         "type": "string",

@@ -244,7 +244,7 @@ async fn a_file_reference_through_a_variable_or_into_git_is_refused() {
         run.transcript()
     );
     assert_eq!(
-        t.read(cfgctl::registry::Kind::named("Notifier"), Some("d0"))
+        t.read(cfgctl::api::registry::Kind::named("Notifier"), Some("d0"))
             .await
             .status,
         404

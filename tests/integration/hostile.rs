@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use cfgctl::registry::{Kind, Profile};
+use cfgctl::api::registry::{Kind, Profile};
 use serde_json::{json, Value};
 
 use crate::support::{cfgctl_in, Run};
@@ -192,8 +192,8 @@ fn serve(stream: TcpStream, log: &Mutex<Vec<Request>>, handler: &Handler) {
 
 /// The well-behaved part: an empty tenant of the full profile.
 fn tenant(r: &Request) -> Answer {
-    if r.path == cfgctl::wire::SWAGGER_PATH {
-        return Answer::json(200, cfgctl::spec::swagger_for(Profile::Full));
+    if r.path == cfgctl::api::wire::SWAGGER_PATH {
+        return Answer::json(200, cfgctl::api::spec::swagger_for(Profile::Full));
     }
     let rest = r
         .path
@@ -204,7 +204,7 @@ fn tenant(r: &Request) -> Answer {
         Some((c, s)) => (c.to_string(), Some(s.to_string())),
         None => (rest, None),
     };
-    let Some(kind) = cfgctl::wire::kind_for_path(&collection) else {
+    let Some(kind) = cfgctl::api::wire::kind_for_path(&collection) else {
         return Answer::message(404, "no such path");
     };
     let def = kind.def();
@@ -229,7 +229,7 @@ fn teams_page(slugs: &[&str], next: &str) -> Answer {
 }
 
 fn is_list(r: &Request, kind: Kind) -> bool {
-    r.method == "GET" && r.path == cfgctl::wire::collection_path(kind)
+    r.method == "GET" && r.path == cfgctl::api::wire::collection_path(kind)
 }
 
 /// A manifest folder: one Team, and `prune: ["Team/*"]`.
@@ -281,7 +281,7 @@ fn a_token_echoed_by_the_server_is_redacted_everywhere() {
             "token {} is not valid here\n::error::pwned \u{1b}[2J",
             r.token.clone().unwrap_or_default()
         );
-        if r.path == cfgctl::wire::SWAGGER_PATH {
+        if r.path == cfgctl::api::wire::SWAGGER_PATH {
             return Some(Answer::message(401, &echo));
         }
         None
@@ -302,7 +302,7 @@ fn a_token_echoed_by_the_server_is_redacted_everywhere() {
     assert!(server
         .requests()
         .iter()
-        .all(|r| r.token.as_deref() == Some(TOKEN) && r.path == cfgctl::wire::SWAGGER_PATH));
+        .all(|r| r.token.as_deref() == Some(TOKEN) && r.path == cfgctl::api::wire::SWAGGER_PATH));
 }
 
 #[test]
@@ -388,18 +388,24 @@ async fn a_huge_retry_after_is_capped_and_counts_as_a_retry() {
     });
     // The cap is injectable: 60 s in the product, 10 ms here, so the test proves the cap
     // (and that each wait counts against max_retries) without waiting a minute.
-    let mut config = cfgctl::client::ClientConfig::new(server.url());
+    let mut config = cfgctl::remote::client::ClientConfig::new(server.url());
     config.max_retries = 3;
     config.max_retry_after = Duration::from_millis(10);
-    let client = cfgctl::client::Client::new(&config).unwrap();
+    let client = cfgctl::remote::client::Client::new(&config).unwrap();
     let err = client
-        .list_all(Kind::named("Team"), &cfgctl::wire::ListQuery::default())
+        .list_all(
+            Kind::named("Team"),
+            &cfgctl::api::wire::ListQuery::default(),
+        )
         .await
         .unwrap_err();
     assert_eq!(err.status(), Some(429), "{err}");
     assert_eq!(server.lines().len(), 4, "one try and three retries");
     // And the product's cap is the contract's 60 s.
-    assert_eq!(cfgctl::client::MAX_RETRY_AFTER, Duration::from_secs(60));
+    assert_eq!(
+        cfgctl::remote::client::MAX_RETRY_AFTER,
+        Duration::from_secs(60)
+    );
 }
 
 #[test]
@@ -613,7 +619,7 @@ fn control_characters_and_markdown_from_the_server_are_inert() {
         .collect();
     assert_eq!(deletes.len() % HOSTILE_SLUGS.len(), 0, "{deletes:?}");
     for slug in HOSTILE_SLUGS {
-        let path = cfgctl::wire::item_path(Kind::named("Team"), Some(slug));
+        let path = cfgctl::api::wire::item_path(Kind::named("Team"), Some(slug));
         assert!(
             deletes.contains(&format!("DELETE {path}")),
             "{path} in {deletes:?}"
@@ -745,11 +751,11 @@ fn no_output_path_bypasses_the_output_layer() {
     // The places allowed past clippy's list, each with the line it lets through.
     let allowed: [(&str, &str); 4] = [
         // The layer itself opens the streams, once, in its private `raw` module.
-        ("src/output.rs", "mod raw {"),
+        ("src/util/output.rs", "mod raw {"),
         // clap prints its own help and usage errors, and the completion script.
-        ("src/cli.rs", "let _ = e.print();"),
+        ("src/cli/mod.rs", "let _ = e.print();"),
         (
-            "src/cli.rs",
+            "src/cli/mod.rs",
             "clap_complete::generate(shell, &mut cmd, \"cfgctl\", &mut std::io::stdout().lock());",
         ),
         // indicatif's bar draws on stderr itself, only on a terminal.
@@ -803,7 +809,7 @@ fn no_output_path_bypasses_the_output_layer() {
         let text = std::fs::read_to_string(path).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         // The layer's own tests exercise it, and its `raw` module is the one way out.
-        let in_layer = rel == "src/output.rs";
+        let in_layer = rel == "src/util/output.rs";
         for (i, line) in lines.iter().enumerate() {
             let code = line.split("//").next().unwrap_or("").trim();
             if code.contains("clippy::disallowed_") {
@@ -824,7 +830,7 @@ fn no_output_path_bypasses_the_output_layer() {
     }
     assert!(
         found.is_empty(),
-        "write through crate::output::stdout()/stderr() instead:\n{}",
+        "write through crate::util::output::stdout()/stderr() instead:\n{}",
         found.join("\n")
     );
     let mut expected: Vec<(String, String)> = allowed
@@ -933,7 +939,7 @@ fn a_secret_echoed_in_any_json_dialect_or_cut_short_is_redacted() {
 
 /// A target's description with Team's definition reaching `extra` definitions through `deep`.
 fn description_with(extra: serde_json::Map<String, Value>) -> Value {
-    let mut doc = cfgctl::spec::swagger_for(Profile::Full);
+    let mut doc = cfgctl::api::spec::swagger_for(Profile::Full);
     let defs = doc["definitions"].as_object_mut().unwrap();
     defs.extend(extra);
     defs["configv1Team"]["properties"]["deep"] = json!({"$ref": "#/definitions/L0"});
@@ -965,7 +971,7 @@ fn a_hostile_description_walk_is_bounded() {
     for (name, extra) in [("dag", dag), ("chain", chain)] {
         let doc = description_with(extra);
         let server = Hostile::start(move |r| {
-            (r.path == cfgctl::wire::SWAGGER_PATH).then(|| Answer::json(200, doc.clone()))
+            (r.path == cfgctl::api::wire::SWAGGER_PATH).then(|| Answer::json(200, doc.clone()))
         });
         let dir = project();
         let run = run(&server, dir.path(), &["plan", "."]);

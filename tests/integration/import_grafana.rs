@@ -124,7 +124,7 @@ fn inlined(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for (path, bytes) in tree(from).iter().filter(|(p, _)| p.ends_with(".yaml")) {
         let text = String::from_utf8(bytes.clone()).unwrap();
-        let docs = cfgctl::yaml::parse_documents(&text).unwrap();
+        let docs = cfgctl::util::yaml::parse_documents(&text).unwrap();
         let mut doc = docs[0].value.clone();
         let reference = doc["spec"]["dashboard_json"].as_str().unwrap().to_string();
         let name = reference

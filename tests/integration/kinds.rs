@@ -5,8 +5,8 @@
 
 use std::collections::BTreeMap;
 
+use cfgctl::api::registry::Kind;
 use cfgctl::emulator::Config;
-use cfgctl::registry::Kind;
 use serde_json::{json, Value};
 
 use crate::support::{write, Cfgctl, Tenant};
@@ -17,7 +17,7 @@ use crate::support::{write, Cfgctl, Tenant};
 /// rules).
 fn every_kind() -> BTreeMap<&'static str, Value> {
     let mut specs: BTreeMap<&'static str, Value> = BTreeMap::new();
-    for def in cfgctl::registry::embedded_kinds() {
+    for def in cfgctl::api::registry::embedded_kinds() {
         if !def.full_ops.create {
             continue;
         }
@@ -211,7 +211,7 @@ async fn every_creatable_kind_applies_plans_clean_round_trips_and_prunes() {
 
 /// The embedded description plus a kind of a newer API: `Widget`, which references a bucket.
 fn newer_description(dir: &std::path::Path) -> std::path::PathBuf {
-    let mut doc: Value = serde_json::from_str(cfgctl::spec::SWAGGER_JSON).unwrap();
+    let mut doc: Value = serde_json::from_str(cfgctl::api::spec::SWAGGER_JSON).unwrap();
     let widget = |op: &str| format!("{op}Widget");
     doc["paths"]["/api/v1/config/widgets"] = json!({
         "get": {"operationId": "ListWidgets", "parameters": [
@@ -386,7 +386,7 @@ async fn a_kind_a_newer_target_adds_is_managed_with_no_new_code() {
 #[tokio::test]
 async fn a_kind_the_target_lacks_is_unsupported_with_the_reason() {
     let scratch = tempfile::tempdir().unwrap();
-    let mut doc: Value = serde_json::from_str(cfgctl::spec::SWAGGER_JSON).unwrap();
+    let mut doc: Value = serde_json::from_str(cfgctl::api::spec::SWAGGER_JSON).unwrap();
     let paths = doc["paths"].as_object_mut().unwrap();
     paths.retain(|p, _| !p.starts_with("/api/v1/config/notifiers"));
     let file = scratch.path().join("older.json");
@@ -455,7 +455,7 @@ async fn a_kind_the_target_lacks_is_unsupported_with_the_reason() {
         "{}",
         r.transcript()
     );
-    assert!(Kind::named("ServiceAttribute").def().full_ops == cfgctl::registry::Ops::NONE);
+    assert!(Kind::named("ServiceAttribute").def().full_ops == cfgctl::api::registry::Ops::NONE);
 }
 
 /// R4-5: a saved plan of a kind the target adds is applied. The plan file names `Widget`,

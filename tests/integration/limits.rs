@@ -8,7 +8,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::mpsc;
 
-use cfgctl::registry::{Kind, Profile};
+use cfgctl::api::registry::{Kind, Profile};
 
 use crate::support::{cfgctl_in, Run};
 
@@ -63,12 +63,12 @@ fn answer(stream: TcpStream, huge: Huge, sent: &mpsc::Sender<u64>) {
     let target = line.split_whitespace().nth(1).unwrap_or_default();
     let path = target.split('?').next().unwrap_or_default();
     let mut stream = stream;
-    if path == cfgctl::wire::collection_path(Kind::from_name("Team").unwrap()) {
+    if path == cfgctl::api::wire::collection_path(Kind::from_name("Team").unwrap()) {
         let _ = sent.send(send_huge(&mut stream, huge));
         return;
     }
-    let body = if path == cfgctl::wire::SWAGGER_PATH {
-        cfgctl::spec::swagger_for(Profile::Full).to_string()
+    let body = if path == cfgctl::api::wire::SWAGGER_PATH {
+        cfgctl::api::spec::swagger_for(Profile::Full).to_string()
     } else {
         "{}".to_string()
     };
@@ -178,7 +178,7 @@ fn a_list_page_announcing_more_than_the_limit_is_refused_before_it_is_read() {
 #[test]
 fn the_default_limit_leaves_room_for_real_pages() {
     // 1,000 dashboards of 20 KB each are 20 MB: well inside the default.
-    assert_eq!(cfgctl::client::DEFAULT_MAX_RESPONSE_MB, 64);
+    assert_eq!(cfgctl::remote::client::DEFAULT_MAX_RESPONSE_MB, 64);
     let help = crate::support::cfgctl(&["plan", "--help"]);
     assert!(
         help.stdout.contains("--max-response-mb <MIB>"),

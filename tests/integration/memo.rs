@@ -1,11 +1,11 @@
-//! The no-change memo (`cfgctl::memo`) from the outside: a remembered plan prints exactly what
+//! The no-change memo (`cfgctl::ops::memo`) from the outside: a remembered plan prints exactly what
 //! planning prints, and nothing that changed (on the target, in the files, in the options) is
 //! ever answered from it.
 
 use std::path::Path;
 
+use cfgctl::api::registry::Kind;
 use cfgctl::emulator::Config;
-use cfgctl::registry::Kind;
 use serde_json::json;
 
 use crate::support::{scratch_copy, seeded, write, Cfgctl, Run, Tenant};

@@ -3,8 +3,8 @@
 //! `observe` never writes and `drift` reports it; each through `apply DIR` and through a saved
 //! plan, and a saved plan edited to break a mode is refused with nothing sent.
 
+use cfgctl::api::registry::Kind;
 use cfgctl::emulator::Config;
-use cfgctl::registry::Kind;
 use serde_json::{json, Value};
 
 use crate::support::{cfgctl_snapshot, write, Cfgctl, Run, Tenant};

@@ -2,8 +2,8 @@
 //! answered 403, 404 or 501) plans around it when the plan does not need it, and names the kind
 //! and the answer when it does.
 
+use cfgctl::api::registry::Kind;
 use cfgctl::emulator::{faults::Faults, Config};
-use cfgctl::registry::Kind;
 
 use crate::support::files::write;
 use crate::support::run::Cfgctl;

@@ -4,8 +4,8 @@
 
 use std::path::Path;
 
+use cfgctl::api::registry::Kind;
 use cfgctl::emulator::Config;
-use cfgctl::registry::Kind;
 use serde_json::{json, Value};
 
 use crate::support::{cfgctl_snapshot, fixture_objects, read, scratch_copy, seeded, write, Cfgctl};

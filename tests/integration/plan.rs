@@ -1,8 +1,8 @@
 //! `cfgctl plan` and `cfgctl drift` against the emulator (in-process, port 0), driving the
 //! real binary.
 
+use cfgctl::api::registry::{Kind, Profile};
 use cfgctl::emulator::Config;
-use cfgctl::registry::{Kind, Profile};
 use serde_json::{json, Value};
 
 use crate::support::{cfgctl_snapshot, fixture_objects, Cfgctl, Tenant};
@@ -86,7 +86,7 @@ async fn seeded_tenant_plans_no_change_with_list_requests_only() {
     for (kind, _, _) in fixture_objects() {
         *per_kind.entry(kind).or_insert(0usize) += 1;
     }
-    for def in cfgctl::registry::embedded_kinds() {
+    for def in cfgctl::api::registry::embedded_kinds() {
         if !def.full_ops.list && !def.singleton {
             continue;
         }
@@ -650,7 +650,7 @@ async fn redirects_to_another_host_never_carry_the_token() {
 async fn no_description_means_the_full_registry_with_a_warning() {
     let app = axum::Router::new()
         .route(
-            cfgctl::wire::SWAGGER_PATH,
+            cfgctl::api::wire::SWAGGER_PATH,
             axum::routing::get(|| async {
                 (
                     axum::http::StatusCode::NOT_FOUND,

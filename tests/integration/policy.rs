@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use cfgctl::registry::Kind;
+use cfgctl::api::registry::Kind;
 use serde_json::json;
 
 use crate::support::{cfgctl_snapshot, copy_dir, root, write, Cfgctl, Tenant};

@@ -3,12 +3,12 @@
 
 use std::sync::Arc;
 
+use cfgctl::api::registry::Kind;
+use cfgctl::config::settings::Settings;
 use cfgctl::emulator::Config;
 use cfgctl::manifest::Manifest;
 use cfgctl::plan::{plan, Capabilities, PlanOptions};
-use cfgctl::registry::Kind;
-use cfgctl::settings::Settings;
-use cfgctl::yaml::{Pos, Spans};
+use cfgctl::util::yaml::{Pos, Spans};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
@@ -178,10 +178,12 @@ async fn run_case(u: Universe) -> Result<(), TestCaseError> {
         target: "p".into(),
         ..PlanOptions::default()
     };
-    let fetched = cfgctl::state::fetch(&client).await.unwrap();
+    let fetched = cfgctl::remote::state::fetch(&client).await.unwrap();
     prop_assert_eq!(
         &fetched.caps,
-        &Capabilities::from_swagger(&cfgctl::spec::swagger_for(cfgctl::registry::Profile::Full))
+        &Capabilities::from_swagger(&cfgctl::api::spec::swagger_for(
+            cfgctl::api::registry::Profile::Full
+        ))
     );
     let first = plan(&desired, &fetched.current, &fetched.caps, &settings, &opts)
         .map_err(|e| TestCaseError::fail(format!("{:?}", e.0)))?;
@@ -205,7 +207,7 @@ async fn run_case(u: Universe) -> Result<(), TestCaseError> {
             o
         );
     }
-    let after = cfgctl::state::fetch(&client).await.unwrap();
+    let after = cfgctl::remote::state::fetch(&client).await.unwrap();
     let second = plan(&desired, &after.current, &after.caps, &settings, &opts)
         .map_err(|e| TestCaseError::fail(format!("{:?}", e.0)))?;
     let left: Vec<String> = second

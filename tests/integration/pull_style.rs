@@ -2,8 +2,8 @@
 //! PyYAML writes it (single quotes, `'y':` keys, flow mappings for leaf collections, long
 //! one-line queries) comes back from a one-value UI edit as a one-line diff.
 
+use cfgctl::api::registry::Kind;
 use cfgctl::emulator::Config;
-use cfgctl::registry::Kind;
 use serde_json::{json, Value};
 
 use crate::support::{read, write, Cfgctl, Tenant};

@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use cfgctl::registry::Kind;
+use cfgctl::api::registry::Kind;
 use serde_json::Value;
 
 use crate::support::files::write;

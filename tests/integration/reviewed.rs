@@ -1,7 +1,7 @@
 //! `apply DIR --reviewed PLANFILE` (docs/product.md §6): what was reviewed is applied; a tenant
 //! or a repository that moved since review is refused, nothing sent, the difference listed.
 
-use cfgctl::registry::Kind;
+use cfgctl::api::registry::Kind;
 
 use crate::review::{cfgctl, monitor, repo_with};
 use crate::support::files::write;

@@ -3,7 +3,7 @@
 //! opens with the summary, in text and Markdown (the Markdown under GitHub's 65,536-character
 //! limit, the summary whole); the JSON plan carries it as `risk`.
 
-use cfgctl::registry::Kind;
+use cfgctl::api::registry::Kind;
 use serde_json::{json, Value};
 
 use crate::support::{cfgctl_snapshot, write, Cfgctl, Tenant};

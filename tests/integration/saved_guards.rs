@@ -3,8 +3,8 @@
 //! only as far as apply's own settings allow (`--max-deletes`, the `cfgctl.yaml` of the current
 //! directory, the defaults). And `max_deletes` itself is a limit, not one less than it.
 
+use cfgctl::api::registry::Kind;
 use cfgctl::emulator::Config;
-use cfgctl::registry::Kind;
 use serde_json::{json, Value};
 
 use crate::support::{write, Cfgctl, Tenant};

@@ -31,9 +31,9 @@ fn documents(dir: &str) -> Vec<(String, Value)> {
             continue;
         };
         let docs = match path.extension().and_then(|e| e.to_str()) {
-            Some("yaml" | "yml") => cfgctl::yaml::parse_documents(&text)
+            Some("yaml" | "yml") => cfgctl::util::yaml::parse_documents(&text)
                 .map(|d| d.into_iter().map(|d| d.value).collect::<Vec<_>>()),
-            Some("json") => cfgctl::yaml::parse_json(&text).map(|d| match d.value {
+            Some("json") => cfgctl::util::yaml::parse_json(&text).map(|d| match d.value {
                 Value::Array(items) => items,
                 other => vec![other],
             }),
@@ -114,7 +114,7 @@ fn embedded_swagger_copy_matches_shared_spec() {
         return;
     };
     assert!(
-        upstream == cfgctl::spec::SWAGGER_JSON,
+        upstream == cfgctl::api::spec::SWAGGER_JSON,
         "spec/config-api-v1.swagger.json differs from {}: copy it again",
         shared.display()
     );

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use cfgctl::registry::Kind;
+use cfgctl::api::registry::Kind;
 
 use crate::support::files::write;
 use crate::support::run::{Cfgctl, Run};

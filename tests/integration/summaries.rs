@@ -1,7 +1,7 @@
 //! What `export` and `pull` say about what they did (REDTEAM D16).
 
+use cfgctl::api::registry::Kind;
 use cfgctl::emulator::Config;
-use cfgctl::registry::Kind;
 use serde_json::json;
 
 use crate::support::{Cfgctl, Tenant};

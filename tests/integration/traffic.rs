@@ -4,9 +4,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use cfgctl::client::Client;
+use cfgctl::api::registry::Kind;
 use cfgctl::emulator::Config;
-use cfgctl::registry::Kind;
+use cfgctl::remote::client::Client;
 use serde_json::json;
 use tokio::time::Instant;
 
@@ -39,8 +39,8 @@ async fn plan_now(
         timeout: Duration::from_secs(30),
         max_retries: 5,
         insecure_http: false,
-        max_pages: cfgctl::client::DEFAULT_MAX_PAGES,
-        max_response_bytes: cfgctl::client::DEFAULT_MAX_RESPONSE_MB << 20,
+        max_pages: cfgctl::remote::client::DEFAULT_MAX_PAGES,
+        max_response_bytes: cfgctl::remote::client::DEFAULT_MAX_RESPONSE_MB << 20,
     })
     .await
     .unwrap();
@@ -184,7 +184,7 @@ async fn client_errors_keep_the_code_and_the_request_id() {
         .create(
             Kind::named("Team"),
             &json!({"slug": "t", "name": ""}),
-            cfgctl::wire::Commit::Apply,
+            cfgctl::api::wire::Commit::Apply,
         )
         .await
         .unwrap_err();
@@ -202,8 +202,8 @@ async fn client_errors_keep_the_code_and_the_request_id() {
             Kind::named("Team"),
             Some("absent"),
             &json!({"name": "A"}),
-            cfgctl::wire::IfMissing::Fail,
-            cfgctl::wire::Commit::Apply,
+            cfgctl::api::wire::IfMissing::Fail,
+            cfgctl::api::wire::Commit::Apply,
         )
         .await
         .unwrap_err();

@@ -181,7 +181,7 @@ fn yaml_files() -> Vec<PathBuf> {
 
 fn parse(path: &std::path::Path) -> Value {
     let text = std::fs::read_to_string(path).unwrap();
-    let mut docs = cfgctl::yaml::parse_documents(&text)
+    let mut docs = cfgctl::util::yaml::parse_documents(&text)
         .unwrap_or_else(|e| panic!("{} is not YAML: {e:?}", path.display()));
     assert_eq!(docs.len(), 1, "{}", path.display());
     docs.remove(0).value

@@ -7,7 +7,7 @@ fn main() {
         let Ok(doc) = serde_json::from_slice::<serde_json::Value>(data) else {
             return;
         };
-        for (name, _) in cfgctl::registry::derive_summary(&doc) {
+        for (name, _) in cfgctl::api::registry::derive_summary(&doc) {
             assert!(!name.is_empty(), "a kind without a name");
         }
     });

@@ -14,7 +14,7 @@
 
 use cfgctl::emulator::api::{Api, ApiError};
 use cfgctl::emulator::store::Store;
-use cfgctl::registry::{Kind, Op};
+use cfgctl::api::registry::{Kind, Op};
 use serde_json::Value;
 use wire::{ListQuery, Write};
 
@@ -121,7 +121,7 @@ fn main() {
         let mut api = Api::new(
             Store::open(None).expect("in-memory store"),
             2,
-            std::sync::Arc::clone(cfgctl::spec::Description::shared_embedded()),
+            std::sync::Arc::clone(cfgctl::api::spec::Description::shared_embedded()),
             true,
         );
         // Twice: the second request meets what the first one stored (409s, updates, pages).

@@ -31,7 +31,7 @@ fn main() {
             assert!(m.pos.line >= 1, "manifest without a line: {}", m.address());
             if let Some(slug) = &m.slug {
                 assert!(
-                    cfgctl::wire::is_usable_segment(slug),
+                    cfgctl::api::wire::is_usable_segment(slug),
                     "a manifest with an unusable slug was accepted: {slug:?}"
                 );
             }

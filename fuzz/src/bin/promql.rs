@@ -14,7 +14,7 @@ fn main() {
         let Ok(unit) = std::str::from_utf8(rest) else {
             return;
         };
-        let form = cfgctl::promql::Form {
+        let form = cfgctl::util::promql::Form {
             selector: form & 1 != 0,
             template: form & 2 != 0,
             variables: form & 4 != 0,
@@ -24,11 +24,11 @@ fn main() {
             count *= 256;
         }
         let text = unit.repeat(count);
-        if let Err(e) = cfgctl::promql::check(&text, form) {
+        if let Err(e) = cfgctl::util::promql::check(&text, form) {
             assert!(e.offset <= text.len(), "error past the end: {e:?}");
             assert!(text.is_char_boundary(e.offset), "error inside a character: {e:?}");
             assert!(!e.message.trim().is_empty(), "error without a message");
-            if text.len() > cfgctl::promql::MAX_BYTES {
+            if text.len() > cfgctl::util::promql::MAX_BYTES {
                 assert!(e.message.contains("too long"), "{e:?}");
             }
         }

@@ -9,7 +9,7 @@ fn main() {
             return;
         };
         let file = Path::new("cfgctl.yaml");
-        if let Err(diagnostics) = cfgctl::settings::parse(file, text) {
+        if let Err(diagnostics) = cfgctl::config::settings::parse(file, text) {
             assert!(!diagnostics.is_empty(), "refused without a reason");
             cfgctl_fuzz::assert_located(&diagnostics, file);
         }

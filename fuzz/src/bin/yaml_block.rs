@@ -7,7 +7,7 @@ fn main() {
         let Ok(text) = std::str::from_utf8(data) else {
             return;
         };
-        if let Some(difference) = cfgctl::yaml::block_reader_disagreement(text) {
+        if let Some(difference) = cfgctl::util::yaml::block_reader_disagreement(text) {
             panic!("the block reader disagrees on {text:?}:\n{difference}");
         }
     });

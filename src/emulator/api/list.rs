@@ -7,11 +7,11 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::{decode_token, encode_token, Api, ApiError};
+use crate::api::registry::Kind;
+use crate::api::spec;
+use crate::api::wire::{self, ListQuery, COMMON_FILTERS};
 use crate::emulator::store::{Store, StoreError};
-use crate::jsonpath::get_path;
-use crate::registry::Kind;
-use crate::spec;
-use crate::wire::{self, ListQuery, COMMON_FILTERS};
+use crate::util::jsonpath::get_path;
 
 /// Whether a list answers a stored object's text as it is (see [`Api::list`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,7 +45,7 @@ impl Api {
             if !known {
                 return Err(ApiError::BadRequest(format!(
                     "unknown query parameter \"{name}\" for {}",
-                    wire::operation_id(kind, crate::registry::Op::List)
+                    wire::operation_id(kind, crate::api::registry::Op::List)
                 )));
             }
         }

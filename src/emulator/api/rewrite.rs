@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Map, Value};
 
-use crate::jsonpath::get_path;
-use crate::registry::{Kind, Rewrite};
+use crate::api::registry::{Kind, Rewrite};
+use crate::util::jsonpath::get_path;
 
 /// A JSON value with every object's keys sorted: how the server re-serialises documents.
 pub(super) fn sorted(value: &Value) -> Value {

@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use crate::registry::{Kind, REDACTED};
+use crate::api::registry::{Kind, REDACTED};
 
 /// A written `**REDACTED**` stands for the secret stored at the same place (and for nothing
 /// when none is stored).

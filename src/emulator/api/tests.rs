@@ -1,5 +1,5 @@
 use super::*;
-use crate::registry::{Op, Profile};
+use crate::api::registry::{Op, Profile};
 
 fn api() -> Api {
     Api::new(
@@ -153,7 +153,7 @@ fn a_list_answers_stored_texts_as_the_parsed_way_writes_them() {
     let mut api = api();
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let generated = tempfile::tempdir().unwrap();
-    let mut dirs = crate::test_support::harness_mix(300, generated.path())
+    let mut dirs = crate::util::test_support::harness_mix(300, generated.path())
         .into_iter()
         .collect::<Vec<_>>();
     dirs.extend([root.join("fixtures/valid"), root.join("examples")]);

@@ -29,10 +29,10 @@ fn repository_dirs() -> Vec<PathBuf> {
     dirs
 }
 
-/// The harness's generated mix of 300 (`crate::test_support::harness_mix`), when `../shared`
+/// The harness's generated mix of 300 (`crate::util::test_support::harness_mix`), when `../shared`
 /// is beside the repository.
 fn harness_mix(into: &Path) -> Option<PathBuf> {
-    crate::test_support::harness_mix(300, into)
+    crate::util::test_support::harness_mix(300, into)
 }
 
 fn read_back_now(loaded: &mut Loaded, current: &Current) -> Result<usize, manifest::ReadBackError> {
@@ -308,7 +308,7 @@ fn a_lean_plan_finds_the_same_dangling_references() {
     let mut current = as_declared(&full);
     current
         .known
-        .insert(crate::registry::Kind::from_name("Bucket").unwrap());
+        .insert(crate::api::registry::Kind::from_name("Bucket").unwrap());
     let mut loaded = lean(dir.path(), None);
     assert_eq!(read_back_now(&mut loaded, &current).unwrap(), 0);
     let planned = |loaded: &Loaded| {
@@ -324,7 +324,7 @@ fn a_lean_plan_finds_the_same_dangling_references() {
     let mut later = problems.clone();
     // Located at the referencing field, as with the full load.
     loaded.locate(&mut problems);
-    assert_eq!(problems[0].pos, crate::yaml::Pos::new(6, 3));
+    assert_eq!(problems[0].pos, crate::util::yaml::Pos::new(6, 3));
     assert!(
         problems[0].problem.to_string().contains("Bucket/nowhere"),
         "{problems:?}"
@@ -342,7 +342,7 @@ fn a_lean_plan_finds_the_same_dangling_references() {
         .pos;
     loaded.locate(&mut later);
     assert_eq!(later[0].pos, start);
-    assert_ne!(later[0].pos, crate::yaml::Pos::new(7, 3));
+    assert_ne!(later[0].pos, crate::util::yaml::Pos::new(7, 3));
 }
 
 /// Through `ops::plan` against the emulator, on each way the manifests load (no memo, a memo
@@ -354,13 +354,15 @@ async fn a_plan_through_ops_reads_back_only_the_files_of_its_changes() {
     let emulator = crate::emulator::Emulator::start(&config, "127.0.0.1:0".parse().unwrap())
         .await
         .unwrap();
-    let client =
-        crate::client::Client::new(&crate::client::ClientConfig::new(emulator.url())).unwrap();
+    let client = crate::remote::client::Client::new(&crate::remote::client::ClientConfig::new(
+        emulator.url(),
+    ))
+    .unwrap();
     let dir = write(&REPO[2..]);
     let full = manifest::load_dir_for(dir.path(), None).unwrap();
     for m in &full.manifests {
         client
-            .create(m.kind, &m.spec, crate::wire::Commit::Apply)
+            .create(m.kind, &m.spec, crate::api::wire::Commit::Apply)
             .await
             .unwrap();
     }

@@ -13,8 +13,8 @@ use std::ops::Range;
 
 use serde_json::Value;
 
-use crate::json_string::{string_end, unescape};
-use crate::registry::{EmbeddedJson, Kind};
+use crate::api::registry::{EmbeddedJson, Kind};
+use crate::util::json_string::{string_end, unescape};
 
 /// The object `raw` as `serde_json::from_slice` parses it; `None` when its kind has no
 /// embedded document, it has none as a string, or this way does not take the text on.
@@ -122,7 +122,7 @@ mod tests {
     use proptest::prelude::*;
     use serde_json::{json, Value};
 
-    use crate::registry::Kind;
+    use crate::api::registry::Kind;
 
     fn dashboard() -> Kind {
         Kind::named("Dashboard")

@@ -2,9 +2,9 @@
 
 use serde_json::json;
 
+use crate::config::settings::{ManageRule, Mode};
 use crate::plan::tests::{current, manifest, run, steps};
 use crate::plan::*;
-use crate::settings::{ManageRule, Mode};
 
 fn dash(slug: &str, name: &str) -> serde_json::Value {
     json!({"slug": slug, "name": name, "dashboard_json": "{}"})

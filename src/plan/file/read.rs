@@ -22,9 +22,9 @@ use super::{
     op_of, parse_address, ChangeFile, FieldFile, GuardsFile, SavedPlanError, SummaryFile,
     FORMAT_VERSION,
 };
+use crate::api::registry::{Address, Kind};
 use crate::plan::normalize::FieldChange;
 use crate::plan::{Action, ActionKind, CascadeMember, CascadeStatus, Plan, Source};
-use crate::registry::{Address, Kind};
 
 /// Reads a saved plan from its text.
 pub fn read_saved(text: &str) -> Result<Plan, SavedPlanError> {
@@ -301,7 +301,7 @@ fn change_action(
         }
     }
     if let Some(slug) = &address.slug {
-        if !crate::wire::is_usable_segment(slug) {
+        if !crate::api::wire::is_usable_segment(slug) {
             return Err(bad("the slug is not usable as a path segment"));
         }
     }

@@ -32,7 +32,7 @@ fn addresses_round_trip() {
     );
     assert_eq!(parse_address("ResourcePools/x"), None);
     assert_eq!(parse_address("Bucket"), None);
-    assert_eq!(parse_address("Widget/x"), None);
+    assert_eq!(parse_address("Gadget/x"), None);
     assert_eq!(parse_address("Bucket/"), None);
 }
 

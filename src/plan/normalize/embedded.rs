@@ -14,8 +14,8 @@
 
 use serde_json::Number;
 
-use crate::json_string::special;
-use crate::registry::Volatile;
+use crate::api::registry::Volatile;
+use crate::util::json_string::special;
 
 /// Nesting this reader takes on (serde_json refuses more than 128).
 const MAX_DEPTH: usize = 100;
@@ -362,7 +362,7 @@ mod tests {
     use serde_json::{json, Value};
 
     use super::super::{normalize, Described};
-    use crate::registry::Kind;
+    use crate::api::registry::Kind;
 
     fn comparable_bytes(kind: Kind, object: &Value) -> Vec<u8> {
         super::super::comparable_bytes(kind, object, Described::Unknown)

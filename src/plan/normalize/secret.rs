@@ -3,16 +3,16 @@
 use serde_json::Value;
 
 use super::FieldChange;
-use crate::registry::Kind;
+use crate::api::registry::Kind;
 
-/// A field change as shown: a secret field's values as [`crate::registry::SHOWN`] (a changed one as
-/// [`crate::registry::CHANGED`]), and the secret members of an object shown whole masked the same way.
+/// A field change as shown: a secret field's values as [`crate::api::registry::SHOWN`] (a changed one as
+/// [`crate::api::registry::CHANGED`]), and the secret members of an object shown whole masked the same way.
 pub fn mask(kind: Kind, f: &FieldChange) -> Option<FieldChange> {
     let paths = kind.def().secrets;
     if paths.is_empty() {
         return None;
     }
-    if crate::registry::is_secret_path(paths, &f.path) {
+    if crate::api::registry::is_secret_path(paths, &f.path) {
         // A changed reference (`--base`) is shown as both references: never a value.
         if reference_change(f).is_some() {
             return Some(f.clone());
@@ -22,9 +22,9 @@ pub fn mask(kind: Kind, f: &FieldChange) -> Option<FieldChange> {
             v.as_ref().map(|_| {
                 Value::String(
                     if changed {
-                        crate::registry::CHANGED
+                        crate::api::registry::CHANGED
                     } else {
-                        crate::registry::SHOWN
+                        crate::api::registry::SHOWN
                     }
                     .into(),
                 )
@@ -37,7 +37,7 @@ pub fn mask(kind: Kind, f: &FieldChange) -> Option<FieldChange> {
         });
     }
     // An object holding secret members (a create's top-level `slack`).
-    let prefix = format!("{}.", crate::registry::strip_indices(&f.path));
+    let prefix = format!("{}.", crate::api::registry::strip_indices(&f.path));
     let inner: Vec<&'static str> = paths
         .iter()
         .filter_map(|p| p.strip_prefix(prefix.as_str()))
@@ -48,9 +48,9 @@ pub fn mask(kind: Kind, f: &FieldChange) -> Option<FieldChange> {
     let masked = |v: &Option<Value>| {
         v.as_ref().map(|v| {
             let mut v = v.clone();
-            for found in crate::registry::pointers_at(&inner, &v) {
+            for found in crate::api::registry::pointers_at(&inner, &v) {
                 if let Some(slot) = v.pointer_mut(&found) {
-                    *slot = Value::String(crate::registry::SHOWN.into());
+                    *slot = Value::String(crate::api::registry::SHOWN.into());
                 }
             }
             v
@@ -74,8 +74,8 @@ pub fn reference_change(f: &FieldChange) -> Option<(&str, &str)> {
         return None;
     };
     // A literal of REV replaced (`--base`) shows as `(a literal)`, never its text.
-    let was = crate::registry::parse_reference(before).is_some()
-        || before == crate::registry::LITERAL_AT_BASE;
-    let both = was && crate::registry::parse_reference(after).is_some();
+    let was = crate::api::registry::parse_reference(before).is_some()
+        || before == crate::api::registry::LITERAL_AT_BASE;
+    let both = was && crate::api::registry::parse_reference(after).is_some();
     (both && before != after).then_some((before.as_str(), after.as_str()))
 }

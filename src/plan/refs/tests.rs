@@ -2,11 +2,11 @@
 
 use serde_json::json;
 
-use crate::pattern::Pattern;
+use crate::api::registry::Kind;
+use crate::config::pattern::Pattern;
+use crate::config::settings::Settings;
 use crate::plan::tests::{current, manifest, run, steps};
 use crate::plan::{plan, ActionKind, Capabilities, PlanOptions};
-use crate::registry::Kind;
-use crate::settings::Settings;
 
 fn kind(name: &str) -> Kind {
     Kind::from_name(name).unwrap()

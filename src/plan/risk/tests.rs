@@ -3,8 +3,8 @@ use std::sync::Arc;
 use serde_json::json;
 
 use super::*;
+use crate::api::registry::{Address, Kind};
 use crate::plan::{Action, CascadeMember, GuardContext, Plan};
-use crate::registry::{Address, Kind};
 
 fn action(kind: &str, slug: &str, action: ActionKind) -> Action {
     Action {

@@ -1,7 +1,7 @@
 use serde_json::json;
 
 use super::*;
-use crate::drift::tests::{action, interval, kind, known, plan};
+use crate::plan::drift::tests::{action, interval, kind, known, plan};
 use crate::plan::normalize::FieldChange;
 use crate::plan::ActionKind;
 

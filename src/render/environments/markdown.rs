@@ -15,8 +15,8 @@ use super::{
     by_name, closing, drift_rows, plan_rows, table, DriftOf, EnvDrift, EnvFailure, EnvPlan,
     DRIFT_COLUMNS, PLAN_COLUMNS,
 };
-use crate::output::{Inert, Markdown};
 use crate::plan::{ActionKind, Plan};
+use crate::util::output::{Inert, Markdown};
 
 /// Room kept for the last-resort note and rounding.
 const RESERVE: usize = 300;
@@ -159,7 +159,7 @@ pub fn drift_markdown(envs: &[EnvDrift<'_>], budget: usize) -> String {
         .map(|(name, outcome)| match outcome {
             Ok(DriftOf { plan, known }) => {
                 let (plan, known) = (*plan, *known);
-                let drifted = crate::drift::drifted(plan, known).len();
+                let drifted = crate::plan::drift::drifted(plan, known).len();
                 Section {
                     open: plan.has_drift(),
                     summary: format!(

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use super::EnvFailure;
-use crate::output::{Inert, Markdown};
+use crate::util::output::{Inert, Markdown};
 
 /// One environment's row: its counts in the table's columns, or why it has none.
 pub(super) struct Row {

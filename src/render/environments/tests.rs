@@ -3,9 +3,9 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 
 use super::*;
+use crate::api::registry::Address;
 use crate::plan::normalize::FieldChange;
 use crate::plan::{Action, ActionKind, Source, Unmanaged};
-use crate::registry::Address;
 use crate::render::MARKDOWN_BUDGET;
 
 fn kind(name: &str) -> Kind {
@@ -174,7 +174,7 @@ fn the_exit_code_is_the_worst_and_a_failure_is_worse_than_changes() {
     assert_eq!(plan_exit_code(&[("a", Ok(&quiet))], true), 0);
     assert_eq!(plan_exit_code(&[("a", Ok(&s)), ("b", Err(&f))], true), 1);
     assert_eq!(plan_exit_code(&[("b", Err(&f))], false), 1);
-    let known: BTreeSet<Kind> = crate::registry::kinds()
+    let known: BTreeSet<Kind> = crate::api::registry::kinds()
         .into_iter()
         .map(|d| d.kind)
         .collect();
@@ -312,7 +312,7 @@ fn hostile_names_and_messages_are_inert() {
 
 #[test]
 fn drift_of_two_environments_and_a_failure() {
-    let known: BTreeSet<Kind> = crate::registry::kinds()
+    let known: BTreeSet<Kind> = crate::api::registry::kinds()
         .into_iter()
         .map(|d| d.kind)
         .collect();

@@ -2,9 +2,9 @@
 //! HTTP client for it), the valid fixture as objects, and a tenant seeded with them.
 
 use crate::support::wire::{self, ListQuery};
-use cfgctl::client::{Client, ClientConfig};
+use cfgctl::api::registry::Kind;
 use cfgctl::emulator::{Config, Emulator};
-use cfgctl::registry::Kind;
+use cfgctl::remote::client::{Client, ClientConfig};
 use reqwest::Method;
 use serde_json::Value;
 

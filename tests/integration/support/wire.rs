@@ -1,12 +1,12 @@
-//! The library's wire format (`cfgctl::wire`, re-exported) and, beside it, the request and list
+//! The library's wire format (`cfgctl::api::wire`, re-exported) and, beside it, the request and list
 //! bodies built and read plainly as `Value`s, for tests, benches and the fuzz corpus. cfgctl
 //! itself writes a body straight from the borrowed object (`client::body`) and reads a page by
 //! slices (`wire::split_list_page`), so these are not in its public API. Self-contained (it
 //! names only `cfgctl` and `serde_json`): `benches/common` and `fuzz/` include it by path.
 
-pub use cfgctl::wire::*;
+pub use cfgctl::api::wire::*;
 
-use cfgctl::registry::Kind;
+use cfgctl::api::registry::Kind;
 use serde_json::{json, Map, Value};
 
 /// Body of a create: `{"bucket": {...}}`, with `"dry_run": true` for a dry run.

@@ -1,0 +1,282 @@
+//! The rules evaluated: `data.main.deny`/`warn` once per manifest, `data.cfgctl.plan.deny`/
+//! `warn` once over the JSON plan, and what they answer read as located messages.
+
+use std::path::Path;
+
+use serde_json::{json, Value};
+
+use super::load::{located, Loaded};
+use crate::config::diagnostic::{Diagnostic, Problem, Severity};
+use crate::manifest::Manifest;
+use crate::plan::Plan;
+use crate::util::yaml::Pos;
+
+/// The manifest rules' package (conftest's default).
+pub(super) const MAIN: &str = "data.main";
+/// The plan rules' package.
+pub(super) const PLAN: &str = "data.cfgctl.plan";
+
+const RULES: [(&str, Severity); 2] = [("deny", Severity::Error), ("warn", Severity::Warning)];
+
+/// One message a rule answered.
+struct Message {
+    text: String,
+    /// A plan rule's `{msg, address}`: the resource it is about.
+    address: Option<String>,
+}
+
+/// The `input` of the manifest rules for one manifest (docs/product.md §3).
+pub fn manifest_input(m: &Manifest, environment: Option<&str>) -> Value {
+    json!({
+        "kind": m.kind.name(),
+        "address": m.address().to_string(),
+        "spec": &*m.spec,
+        "source": {"file": m.file.display().to_string(), "line": m.pos.line},
+        "environment": environment,
+    })
+}
+
+/// The manifest rules over every manifest, in manifest order, on all cores (an engine each,
+/// cloned from the one that has read the files). A rule that fails to evaluate is reported
+/// once, at its place in the Rego file (the first in manifest order), and ends the
+/// evaluation.
+pub(super) fn manifests(
+    rules: &mut Loaded,
+    manifests: &[Manifest],
+    environment: Option<&str>,
+) -> Vec<Diagnostic> {
+    use rayon::prelude::*;
+    if !rules.packages.contains(MAIN) || manifests.is_empty() {
+        return Vec::new();
+    }
+    let first_file = rules.first_file().to_path_buf();
+    // The first manifest on this engine compiles the policy once, before it is cloned.
+    let (first, rest) = manifests.split_at(1);
+    let files = &rules.files;
+    let mut out = match on_manifests(&mut rules.engine, files, first, environment) {
+        Ok(found) => found,
+        Err(e) => return vec![e.located(&first_file)],
+    };
+    let size = rest.len().div_ceil(rayon::current_num_threads()).max(64);
+    let work: Vec<(&[Manifest], regorus::Engine)> = rest
+        .chunks(size)
+        .map(|chunk| (chunk, rules.engine.clone()))
+        .collect();
+    let done: Vec<Result<Vec<Diagnostic>, Failure>> = work
+        .into_par_iter()
+        .map(|(chunk, mut engine)| on_manifests(&mut engine, files, chunk, environment))
+        .collect();
+    for found in done {
+        match found {
+            Ok(found) => out.extend(found),
+            Err(e) => {
+                out.push(e.located(&first_file));
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// The manifest rules over some manifests, on one engine.
+fn on_manifests(
+    engine: &mut regorus::Engine,
+    files: &[(std::path::PathBuf, String)],
+    manifests: &[Manifest],
+    environment: Option<&str>,
+) -> Result<Vec<Diagnostic>, Failure> {
+    let mut out = Vec::new();
+    for m in manifests {
+        let input = regorus::Value::from(manifest_input(m, environment));
+        engine.set_input(input.clone());
+        for (rule, severity) in RULES {
+            let messages = query(engine, (files, &input), MAIN, rule)?;
+            out.extend(messages.into_iter().map(|msg| Diagnostic {
+                severity,
+                file: m.file.clone(),
+                pos: m.pos,
+                problem: Problem::Policy {
+                    address: Some(m.address().to_string()),
+                    rule: format!("main.{rule}"),
+                    message: msg.text,
+                },
+            }));
+        }
+    }
+    Ok(out)
+}
+
+/// The plan rules over the JSON plan. A message naming a declared manifest's address is put
+/// at that manifest; any other at `fallback` (`policy:` in `cfgctl.yaml`).
+pub(super) fn plan(
+    rules: &mut Loaded,
+    plan: &Plan,
+    manifests: &[Manifest],
+    fallback: (&Path, Pos),
+) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    if !rules.packages.contains(PLAN) {
+        return out;
+    }
+    let mut json = Vec::new();
+    let input = crate::render::write_json_plan(&mut json, plan, false)
+        .map_err(|e| e.to_string())
+        .and_then(|()| std::str::from_utf8(&json).map_err(|e| e.to_string()))
+        .and_then(|text| regorus::Value::from_json_str(text).map_err(|e| e.to_string()));
+    let input = match input {
+        Ok(input) => input,
+        Err(e) => {
+            out.push(Diagnostic::error(
+                fallback.0,
+                fallback.1,
+                Problem::PolicyInvalid(format!("the JSON plan could not be given to it: {e}")),
+            ));
+            return out;
+        }
+    };
+    rules.engine.set_input(input.clone());
+    for (rule, severity) in RULES {
+        let messages = match query(&mut rules.engine, (&rules.files, &input), PLAN, rule) {
+            Ok(messages) => messages,
+            Err(e) => {
+                out.push(e.located(rules.first_file()));
+                return out;
+            }
+        };
+        for msg in messages {
+            let at = msg.address.as_deref().and_then(|a| {
+                manifests
+                    .iter()
+                    .find(|m| m.address().to_string() == a)
+                    .map(|m| (m.file.as_path(), m.pos))
+            });
+            let (file, pos) = at.unwrap_or(fallback);
+            out.push(Diagnostic {
+                severity,
+                file: file.to_path_buf(),
+                pos,
+                problem: Problem::Policy {
+                    address: msg.address,
+                    rule: format!("cfgctl.plan.{rule}"),
+                    message: msg.text,
+                },
+            });
+        }
+    }
+    out
+}
+
+/// Why a rule gave no answer.
+pub(super) enum Failure {
+    /// regorus's error (its place in its text, when it has one).
+    Error(String),
+    /// The evaluation passed its budget ([`super::budget`]): at the rule's first definition.
+    Budget {
+        rule: String,
+        at: Option<(std::path::PathBuf, Pos)>,
+    },
+}
+
+impl Failure {
+    /// The failure as a diagnostic; one with no place of its own is put at `file`'s start.
+    pub(super) fn located(&self, file: &Path) -> Diagnostic {
+        match self {
+            Failure::Error(e) => located(file, e),
+            Failure::Budget { rule, at } => {
+                let (file, pos) = at.clone().unwrap_or_else(|| (file.into(), Pos::new(1, 1)));
+                let message = format!(
+                    "`{rule}` {} of {} steps: a loop over too many values?",
+                    super::budget::PASSED,
+                    super::budget::STEPS
+                );
+                Diagnostic::error(file, pos, Problem::PolicyInvalid(message))
+            }
+        }
+    }
+}
+
+/// The messages of the rule `package.rule` (none when it is undefined), in the set's order.
+fn query(
+    engine: &mut regorus::Engine,
+    (files, input): (&[(std::path::PathBuf, String)], &regorus::Value),
+    package: &str,
+    rule: &str,
+) -> Result<Vec<Message>, Failure> {
+    let results = engine
+        .eval_query(format!("{package}.{rule}"), false)
+        .map_err(|e| {
+            if super::budget::is_exhausted(&e) {
+                Failure::Budget {
+                    rule: rule.to_string(),
+                    at: place(engine, files, input, package, rule),
+                }
+            } else {
+                Failure::Error(e.to_string())
+            }
+        })?;
+    let Some(value) = results
+        .result
+        .first()
+        .and_then(|r| r.expressions.first())
+        .map(|e| &e.value)
+    else {
+        return Ok(Vec::new());
+    };
+    let items = match serde_json::to_value(value).map_err(|e| Failure::Error(e.to_string()))? {
+        Value::Array(items) => items,
+        Value::Null | Value::Bool(false) => Vec::new(),
+        one => vec![one],
+    };
+    Ok(items.into_iter().map(message).collect())
+}
+
+/// A message: a string, or an object with `msg` (and `address`); anything else as its JSON.
+fn message(value: Value) -> Message {
+    match value {
+        Value::String(text) => Message {
+            text,
+            address: None,
+        },
+        Value::Object(map) if map.get("msg").is_some_and(Value::is_string) => Message {
+            address: map
+                .get("address")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            text: map
+                .get("msg")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
+        },
+        other => Message {
+            text: other.to_string(),
+            address: None,
+        },
+    }
+}
+
+/// Where the evaluation of the rule `rule` of `package` over `input` passed the budget: its
+/// first definition in the first of `files` whose rules pass it on their own (each read into
+/// an engine of its own; a file that needs another's rules fails otherwise there), else its
+/// first definition in any file. Worked out only once the budget is passed.
+fn place(
+    engine: &mut regorus::Engine,
+    files: &[(std::path::PathBuf, String)],
+    input: &regorus::Value,
+    package: &str,
+    rule: &str,
+) -> Option<(std::path::PathBuf, crate::util::yaml::Pos)> {
+    let alone = files
+        .iter()
+        .filter(|(_, p)| p == package)
+        .find_map(|(file, _)| {
+            let mut one = super::load::engine().ok()?;
+            super::load::add_file(&mut one, file).ok()?;
+            one.set_input(input.clone());
+            let e = one.eval_query(format!("{package}.{rule}"), false).err()?;
+            super::budget::is_exhausted(&e)
+                .then(|| super::budget::rule_place(&mut one, package, rule))
+                .flatten()
+        });
+    alone.or_else(|| super::budget::rule_place(engine, package, rule))
+}
