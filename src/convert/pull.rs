@@ -435,27 +435,6 @@ fn compact_lists(doc: &str) -> bool {
     true
 }
 
-/// A field path with its indices as the registry writes them (`a[2].b` -> `a[].b`).
-fn generalised(path: &str) -> String {
-    let mut out = String::with_capacity(path.len());
-    let mut in_index = false;
-    for c in path.chars() {
-        match c {
-            '[' => {
-                in_index = true;
-                out.push('[');
-            }
-            ']' => {
-                in_index = false;
-                out.push(']');
-            }
-            _ if in_index => {}
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 /// The manifest's envelope (its keys, in its order) with the pulled spec.
 fn pulled_envelope(
     file: &Path,
@@ -487,14 +466,11 @@ fn pulled_envelope(
     );
     // A secret is never pulled (the manifest keeps its reference, or its allowed literal): a
     // secret that differs is no reason to refuse the rest (red team D27).
-    let secret = |path: &str| {
-        let general = generalised(path);
-        kind.def()
-            .secrets
-            .iter()
-            .any(|s| general == *s || general.starts_with(&format!("{s}.")))
-    };
-    let left: Vec<_> = left.into_iter().filter(|c| !secret(&c.path)).collect();
+    let secrets = kind.def().secrets;
+    let left: Vec<_> = left
+        .into_iter()
+        .filter(|c| !crate::api::registry::is_secret_path(secrets, &c.path))
+        .collect();
     if !left.is_empty() {
         let fields: Vec<String> = left.into_iter().map(|c| c.path).collect();
         return Err(PullError::Inexact {

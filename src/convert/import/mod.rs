@@ -334,14 +334,7 @@ impl Slugs {
     }
 
     pub fn unique(&mut self, text: &str) -> String {
-        let base = slug(text);
-        let mut candidate = base.clone();
-        let mut n = 1;
-        while !self.0.insert(candidate.clone()) {
-            n += 1;
-            candidate = format!("{base}-{n}");
-        }
-        candidate
+        self.unique_keeping(text, &BTreeSet::new())
     }
 }
 
