@@ -1,12 +1,13 @@
 //! The block reader: the common shape of a manifest file (block mappings and sequences, one-line
-//! plain and quoted scalars, literal block scalars, empty `[]`/`{}`, comments, `---` between
-//! documents) read line by line, with much less work than the general parser.
+//! plain and quoted scalars, literal block scalars and folded ones whose lines all sit at the
+//! block's indentation, empty `[]`/`{}`, comments, `---` between documents) read line by line,
+//! with much less work than the general parser.
 //!
 //! It gives up (`None`) on anything else, and on anything where the general reader might decide
 //! differently: tabs, CR, control characters, anchors, aliases, tags, flow collections with
-//! content, folded or kept (`|+`) block scalars, multi-line plain or quoted scalars, plain
-//! scalars that could be read as anything but a canonical decimal number, `true`/`false`, null
-//! or a string (`yes`, `0x1f`, `1e3`, `.inf`, `012`, ...), repeated or non-string keys, merge
+//! content, kept (`|+`, `>+`) block scalars, a folded one with a blank or a more indented line,
+//! multi-line plain or quoted scalars, plain scalars that could be read as anything but a
+//! canonical decimal number, `true`/`false`, null or a string (`yes`, `0x1f`, `1e3`, `.inf`, `012`, ...), repeated or non-string keys, merge
 //! keys, and inputs past its own limits (kept well under serde-saphyr's budget). The caller then
 //! reads the file with serde-saphyr, so a file this reader takes gets the same values and the
 //! same document starts as the general reader would give; the tests below and a property test
