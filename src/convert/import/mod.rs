@@ -291,10 +291,12 @@ pub fn properties_of(kind: Kind, path: &[&str]) -> BTreeSet<String> {
 /// Longest slug an import makes.
 const MAX_SLUG: usize = 100;
 
-/// `text` as a slug: lower-case letters and digits, runs of anything else one `-`.
+/// `text` as a slug: lower-case letters and digits, runs of anything else one `-`. Letters
+/// outside ASCII are transliterated first (`é` -> `e`, `ß` -> `ss`, `Ж` -> `Zh`: deunicode's
+/// tables), so a title in another language keeps its words.
 pub fn slug(text: &str) -> String {
     let mut out = String::new();
-    for c in text.chars() {
+    for c in deunicode::deunicode(text).chars() {
         if c.is_ascii_alphanumeric() {
             out.push(c.to_ascii_lowercase());
         } else if !out.is_empty() && !out.ends_with('-') {

@@ -13,6 +13,20 @@ fn slugs_are_lower_case_words_and_unique_in_the_order_asked() {
     );
 }
 
+/// A title in another language keeps its words: accented letters are written as their plain
+/// letters (`é` -> `e`, `ß` -> `ss`), other scripts transliterated, never dropped.
+#[test]
+fn accented_and_other_letters_are_transliterated_not_dropped() {
+    assert_eq!(slug("Café Überblick"), "cafe-uberblick");
+    assert_eq!(slug("Straßen-Latenz (ÆØÅ)"), "strassen-latenz-aeoa");
+    assert_eq!(slug("Łódź p99"), "lodz-p99");
+    assert_eq!(slug("Задержка API"), "zaderzhka-api");
+    assert_eq!(slug("🚀 deploys"), "rocket-deploys");
+    // Nothing usable is still "unnamed", and the length cap holds after transliteration.
+    assert_eq!(slug("¿?"), "unnamed");
+    assert_eq!(slug(&"ß".repeat(300)).len(), MAX_SLUG);
+}
+
 #[test]
 fn the_kinds_are_found_by_the_fields_written() {
     let monitor = kind_with(&["prometheus_query", "series_conditions"]).unwrap();
