@@ -92,8 +92,8 @@ impl FileScope {
                 .any(|c| matches!(c, Component::Prefix(_)));
         if absolute && !in_secret_dir() {
             return Err(format!(
-                "`{path}` is an absolute path; a `${{file:…}}` names a file inside the repository, \
-                 relative to the manifest{}",
+                "`{path}` is an absolute path; a `${{file:…}}` names a file inside the manifest \
+                 directory, relative to the manifest{}",
                 secret_hint(secret)
             ));
         }
@@ -112,8 +112,9 @@ impl FileScope {
             return Ok(());
         }
         Err(format!(
-            "`{path}` leads outside the repository (to {}); a `${{file:…}}` reads only files \
-             inside it, and follows no symlink out of it{}",
+            "`{path}` leads outside the manifest directory {} (to {}); a `${{file:…}}` reads \
+             only files inside the directory the command reads, and follows no symlink out of it{}",
+            root.display(),
             canonical.display(),
             secret_hint(secret)
         ))
@@ -268,7 +269,14 @@ mod tests {
             "sub is missing"
         );
         let up = scope.resolve(&manifest, "../x", false).unwrap_err();
-        assert!(up.contains("`../x` leads outside the repository"), "{up}");
+        // The directory named is the one the command reads (a subfolder of a git repository,
+        // say), not "the repository" (red team D22).
+        let root = std::fs::canonicalize(dir.path().join("repo")).unwrap();
+        let named = format!(
+            "`../x` leads outside the manifest directory {} (to ",
+            root.display()
+        );
+        assert!(up.contains(&named), "{up}");
         let abs = scope
             .resolve(&manifest, "/proc/self/environ", false)
             .unwrap_err();
@@ -278,7 +286,10 @@ mod tests {
         );
         std::os::unix::fs::symlink(dir.path().join("x"), dir.path().join("repo/link")).unwrap();
         let link = scope.resolve(&manifest, "link", false).unwrap_err();
-        assert!(link.contains("leads outside the repository"), "{link}");
+        assert!(
+            link.contains("leads outside the manifest directory "),
+            "{link}"
+        );
         assert!(link.contains("no symlink out"), "{link}");
         // A secret field's hint names the setting.
         let secret = scope.resolve(&manifest, "../x", true).unwrap_err();

@@ -56,9 +56,9 @@ fn hostile_file_references_are_errors_at_the_reference() {
     let out = v.transcript();
     let expect = [
         "teams/a-environ.yaml:6:16: error: cannot resolve `${file:/proc/self/environ}`: `/proc/self/environ` is an absolute path",
-        "teams/b-up.yaml:6:16: error: cannot resolve `${file:../../x}`: `../../x` leads outside the repository",
+        "teams/b-up.yaml:6:16: error: cannot resolve `${file:../../x}`: `../../x` leads outside the manifest directory ",
         "teams/c-fifo.yaml:6:16: error: cannot resolve `${file:fifo}`:",
-        "teams/d-link.yaml:6:16: error: cannot resolve `${file:link}`: `link` leads outside the repository",
+        "teams/d-link.yaml:6:16: error: cannot resolve `${file:link}`: `link` leads outside the manifest directory ",
     ];
     for line in expect {
         assert!(out.contains(line), "{line}\n{out}");
@@ -91,7 +91,7 @@ async fn a_secret_field_reads_inside_the_repository_or_an_allowed_directory_only
     assert_eq!(apply.code, 1, "{}", apply.transcript());
     let out = apply.transcript();
     assert!(
-        out.contains("connections/chat.yaml:7:12: error: cannot resolve `${file:../../mounted/token}`: `../../mounted/token` leads outside the repository"),
+        out.contains("connections/chat.yaml:7:12: error: cannot resolve `${file:../../mounted/token}`: `../../mounted/token` leads outside the manifest directory "),
         "{out}"
     );
     assert!(
@@ -184,7 +184,7 @@ fn a_secret_file_not_there_yet_is_checked_by_its_path_only() {
     assert_eq!(v.code, 1, "{}", v.transcript());
     assert!(
         v.transcript()
-            .contains("`../../elsewhere/token.txt` leads outside the repository"),
+            .contains("`../../elsewhere/token.txt` leads outside the manifest directory "),
         "{}",
         v.transcript()
     );
