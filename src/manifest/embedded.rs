@@ -13,6 +13,9 @@ impl DocCheck<'_> {
                 continue;
             };
             let pointer = format!("/spec/{}", embedded.field);
+            if self.unresolved(&pointer) {
+                continue;
+            }
             let field = embedded.field.to_string();
             let errors_before = self.diagnostics.len();
             match value {

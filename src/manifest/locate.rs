@@ -47,9 +47,12 @@ pub(super) fn load_plain(
                 &mut diagnostics,
             )),
         };
-        let from_files = outcome
+        let (from_files, unresolved) = outcome
             .as_mut()
-            .map(|o| std::mem::take(&mut o.whole_files))
+            .map(|o| {
+                let taken = std::mem::take(&mut o.whole_files);
+                (taken, std::mem::take(&mut o.unresolved))
+            })
             .unwrap_or_default();
         let value = std::mem::take(&mut doc.value);
         let mut check = DocCheck {
@@ -59,6 +62,7 @@ pub(super) fn load_plain(
             diagnostics: &mut diagnostics,
             failed: false,
             from_files: &from_files,
+            unresolved: &unresolved,
         };
         if let Some(m) = check.check(value) {
             manifests.push((m, outcome));

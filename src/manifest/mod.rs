@@ -250,10 +250,11 @@ fn load_located(
     for mut doc in docs {
         let mut substituted =
             has_refs.then(|| vars::substitute(&mut doc, &src, ctx, &mut loaded.diagnostics));
-        let mut from_files = Vec::new();
+        let (mut from_files, mut unresolved) = (Vec::new(), Vec::new());
         if let Some(outcome) = &mut substituted {
             loaded.data_files.extend(outcome.files.drain(..));
             from_files = std::mem::take(&mut outcome.whole_files);
+            unresolved = std::mem::take(&mut outcome.unresolved);
         }
         let value = std::mem::take(&mut doc.value);
         let mut check = DocCheck {
@@ -263,6 +264,7 @@ fn load_located(
             diagnostics: &mut loaded.diagnostics,
             failed: false,
             from_files: &from_files,
+            unresolved: &unresolved,
         };
         if let Some(m) = check.check(value) {
             if let Some(outcome) = substituted {
@@ -284,6 +286,8 @@ struct DocCheck<'a> {
     /// The values that were a whole `${file:…}` (JSON pointer, the file as shown): a problem
     /// inside one points into its file.
     from_files: &'a [(String, PathBuf)],
+    /// The values whose `${…}` did not resolve (JSON pointers; `vars::Outcome::unresolved`).
+    unresolved: &'a [String],
 }
 
 impl DocCheck<'_> {
@@ -291,6 +295,17 @@ impl DocCheck<'_> {
         self.failed = true;
         self.diagnostics
             .push(Diagnostic::error(self.file, pos, problem));
+    }
+
+    /// Whether the value at the document pointer `pointer` is (inside) one whose `${…}` did not
+    /// resolve: its error is reported at the reference, and the text left in its place is not
+    /// the value, so checking it would only add a second, misleading error (red team D22).
+    fn unresolved(&self, pointer: &str) -> bool {
+        self.unresolved.iter().any(|u| {
+            pointer
+                .strip_prefix(u.as_str())
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+        })
     }
 
     fn key_pos(&self, pointer: &str) -> Pos {
@@ -460,6 +475,9 @@ impl DocCheck<'_> {
                 continue;
             }
             let pointer = format!("/spec{}", problem.pointer);
+            if self.unresolved(&pointer) {
+                continue;
+            }
             let pos = match self.doc.spans.nearest(&pointer) {
                 Some(s) if problem.at_key => s.field(),
                 Some(s) if problem.pointer.is_empty() => s.key.unwrap_or(s.value),

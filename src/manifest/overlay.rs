@@ -387,6 +387,7 @@ impl Merger<'_> {
             diagnostics: &mut self.loaded.diagnostics,
             failed: false,
             from_files: &[],
+            unresolved: &outcome.unresolved,
         };
         let Some(mut m) = check.check(value) else {
             return;
@@ -413,6 +414,7 @@ impl Merger<'_> {
             diagnostics: &mut self.loaded.diagnostics,
             failed: false,
             from_files: &[],
+            unresolved: &outcome.unresolved,
         };
         if let Some(m) = check.check(value) {
             self.loaded

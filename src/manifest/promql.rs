@@ -14,10 +14,13 @@ impl DocCheck<'_> {
                 let Some(Value::String(text)) = spec.pointer(&pointer) else {
                     continue;
                 };
+                let located = format!("/spec{pointer}");
+                if self.unresolved(&located) {
+                    continue;
+                }
                 let Err(e) = promql::check(text, field.form) else {
                     continue;
                 };
-                let located = format!("/spec{pointer}");
                 let pos = match self.doc.spans.get(&located) {
                     Some(span) => {
                         scalar_pos(self.text, span.value, text, e.offset).unwrap_or(span.value)

@@ -66,6 +66,9 @@ pub(super) struct Outcome {
     /// The values that are a whole `${file:…}`: the JSON pointer and the file as shown, so
     /// a problem inside the value (an embedded document's syntax) points into that file.
     pub whole_files: Vec<(String, std::path::PathBuf)>,
+    /// The JSON pointers of the values whose substitution failed (its error reported at the
+    /// reference): what is left there is not the value, so nothing checks it as one.
+    pub unresolved: Vec<String>,
 }
 
 /// Whether the fast reader's value needs substitution, i.e. the located reader: a string
@@ -135,7 +138,12 @@ pub(super) fn substitute(
         };
         let whole_file = crate::api::registry::parse_reference(s)
             .is_some_and(|r| matches!(r, crate::api::registry::SecretRef::File(_)));
-        if let Some(new) = one.expand(s, quoted) {
+        let errors_before = one.diagnostics.len();
+        let expanded = one.expand(s, quoted);
+        if one.diagnostics.len() > errors_before {
+            outcome.unresolved.push(pointer.to_string());
+        }
+        if let Some(new) = expanded {
             if whole_file {
                 let shown = crate::util::file_ref::joined(src.shown, &s[7..s.len() - 1]);
                 outcome.whole_files.push((pointer.to_string(), shown));
@@ -262,9 +270,11 @@ impl Expansion<'_, '_> {
                 let unconfined = crate::util::file_ref::FileScope::default();
                 let scope = self.ctx.files.unwrap_or(&unconfined);
                 scope.resolve(self.src.path, path, false).and_then(|full| {
+                    // Named here even when it cannot be read (too large, not text): data, not
+                    // a manifest that nothing names.
+                    self.outcome.files.push(full.clone());
                     let text = crate::util::file_ref::read(&full)?;
                     let source = format!("file:{}", full.display());
-                    self.outcome.files.push(full);
                     Ok((source, crate::util::file_ref::value_of(text)))
                 })
             }

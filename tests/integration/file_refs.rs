@@ -280,3 +280,48 @@ async fn a_file_reference_through_a_variable_or_into_git_is_refused() {
     );
     assert!(!v.transcript().contains("c2VjcmV0"), "{}", v.transcript());
 }
+
+/// A reference that cannot be resolved is one error at the reference (red team D22): the file
+/// it names is still named (never "not read as a manifest ... no manifest names it"), and the
+/// text left in its place is not checked as the value (no second "not valid JSON" or PromQL
+/// error at the same field).
+#[test]
+fn a_reference_that_cannot_be_resolved_is_one_error_at_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = format!(
+        "{{\"title\": \"big\", \"pad\": \"{}\"}}",
+        "a".repeat(17 << 20)
+    );
+    write(dir.path(), "dashboards/big.json", &big);
+    write(
+        dir.path(),
+        "dashboards/big.yaml",
+        "api_version: v1/config\nkind: Dashboard\nspec:\n  slug: big\n  name: Big\n  collection_slug: c\n  dashboard_json: ${file:big.json}\n",
+    );
+    write(
+        dir.path(),
+        "monitors/m.yaml",
+        "api_version: v1/config\nkind: Monitor\nspec:\n  slug: m\n  name: M\n  bucket_slug: b\n  prometheus_query: ${env:CFGCTL_TEST_UNSET_QUERY}\n",
+    );
+    let v = Cfgctl::bare()
+        .dir(dir.path())
+        .args(&["validate", "."])
+        .run_blocking();
+    assert_eq!(v.code, 1, "{}", v.transcript());
+    let out = v.transcript();
+    assert!(
+        out.contains("dashboards/big.yaml:7:19: error: cannot resolve `${file:big.json}`:"),
+        "{out}"
+    );
+    assert!(out.contains("larger than 16 MiB"), "{out}");
+    assert!(
+        out.contains(
+            "monitors/m.yaml:7:21: error: cannot resolve `${env:CFGCTL_TEST_UNSET_QUERY}`"
+        ),
+        "{out}"
+    );
+    assert!(!out.contains("no manifest names it"), "{out}");
+    assert!(!out.contains("not valid JSON"), "{out}");
+    assert!(!out.contains("PromQL"), "{out}");
+    assert_eq!(out.matches(": error:").count(), 2, "{out}");
+}
