@@ -15,6 +15,7 @@ use serde_saphyr::Spanned;
 use crate::util::jsonpath::escape_pointer;
 
 mod block;
+mod limits;
 mod plain;
 mod scalar;
 mod tabs;
@@ -328,6 +329,12 @@ fn syntax_error(e: &serde_saphyr::Error) -> SyntaxError {
         .location()
         .map(|l| Pos::from_location(&l))
         .unwrap_or(Pos::new(1, 1));
+    if let serde_saphyr::Error::Budget { breach, .. } = e {
+        return SyntaxError {
+            pos,
+            message: limits::breach_message(breach),
+        };
+    }
     let rendered = e.to_string();
     // The rendered message may carry its own "at line X, column Y" suffix; the caller prints
     // the position in front, so keep only the first line's text.
