@@ -162,36 +162,29 @@ pub const SCHEMA: &str = include_str!("../../schema/settings.schema.json");
 
 /// `cfgctl.yaml` as written, once its schema let it through.
 #[derive(Debug, Default, serde::Deserialize, serde::Serialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 struct SettingsFile {
-    #[serde(default)]
     prune: Vec<String>,
-    #[serde(default)]
     exclude: Vec<String>,
     /// A whole number (the schema's `integer`, which `3.0` also is) up to `u32::MAX`.
     max_deletes: Option<f64>,
-    #[serde(default)]
     ignore: Vec<IgnoreEntry>,
-    #[serde(default)]
     allow_literal_secrets: bool,
-    #[serde(default)]
     manage: Vec<ManageEntry>,
-    #[serde(default)]
     environments: BTreeMap<String, EnvironmentEntry>,
     policy: Option<String>,
-    #[serde(default)]
     secrets: SecretsEntry,
 }
 
 #[derive(Debug, Default, serde::Deserialize, serde::Serialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 struct IgnoreEntry {
     kind: String,
     path: String,
 }
 
 #[derive(Debug, Default, serde::Deserialize, serde::Serialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 struct ManageEntry {
     #[serde(rename = "match")]
     pattern: String,
@@ -199,19 +192,17 @@ struct ManageEntry {
 }
 
 #[derive(Debug, Default, serde::Deserialize, serde::Serialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 struct EnvironmentEntry {
     url: Option<String>,
     token_env: Option<String>,
-    #[serde(default)]
     vars: BTreeMap<String, crate::config::environments::Scalar>,
     overlay: Option<String>,
 }
 
 #[derive(Debug, Default, serde::Deserialize, serde::Serialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 struct SecretsEntry {
-    #[serde(default)]
     file_dirs: Vec<String>,
 }
 

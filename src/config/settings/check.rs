@@ -21,35 +21,21 @@ const FORMATS: [(&str, FormatCheck); 4] = [
     ("kind-pattern", |s| {
         Pattern::parse(s).map(drop).map_err(|e| e.to_string())
     }),
-    ("kind", |s| match Kind::from_name(s) {
-        Some(_) => Ok(()),
-        None => Err(format!(
-            "unknown kind `{s}`{}",
-            Kind::suggest(s)
-                .map(|k| format!(" (did you mean `{k}`?)"))
-                .unwrap_or_default()
-        )),
+    ("kind", |s| {
+        let hint = Kind::suggest(s).map(|k| format!(" (did you mean `{k}`?)"));
+        let unknown = || format!("unknown kind `{s}`{}", hint.unwrap_or_default());
+        Kind::from_name(s).map(drop).ok_or_else(unknown)
     }),
     ("inside-path", |s| {
-        super::inside(s).then_some(()).ok_or_default()
+        super::inside(s).then_some(()).ok_or_else(String::new)
     }),
     ("overlay-dir", |s| {
-        crate::config::environments::overlay_dir(s)
-            .map(drop)
-            .ok_or_default()
+        let dir = crate::config::environments::overlay_dir(s);
+        dir.map(drop).ok_or_else(String::new)
     }),
 ];
 
-trait OkOrDefault {
-    fn ok_or_default(self) -> Result<(), String>;
-}
-impl OkOrDefault for Option<()> {
-    fn ok_or_default(self) -> Result<(), String> {
-        self.ok_or_else(String::new)
-    }
-}
-
-/// The schema and its checker, compiled once (`settings::tests::the_schema_compiles` holds
+/// The schema and its checker, compiled once (`settings::tests::the_schema_compiles_and_is_json_schema`
 /// that they do).
 fn checker() -> Option<&'static (Value, jsonschema::Validator)> {
     static CHECKER: OnceLock<Option<(Value, jsonschema::Validator)>> = OnceLock::new();
