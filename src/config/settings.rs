@@ -498,6 +498,19 @@ mod tests {
         );
     }
 
+    /// A key or value that looks like a placeholder of the schema's messages is printed as
+    /// written, never filled in.
+    #[test]
+    fn placeholders_in_the_file_are_text() {
+        assert_eq!(
+            errors("\"{known}\": 1\nmanage: [{match: \"*/*\", mode: \"{hint}\"}]\n"),
+            vec![
+                "cfgctl.yaml:1:1: error: invalid settings file: unknown field `{known}`; expected prune, exclude, max_deletes, ignore, allow_literal_secrets, manage, environments, policy or secrets",
+                "cfgctl.yaml:2:31: error: invalid settings file: `manage[0].mode`: unknown mode `{hint}`; expected full, create-only, no-delete, observe",
+            ]
+        );
+    }
+
     #[test]
     fn manage_rules_first_match_wins() {
         let s = parse(

@@ -170,21 +170,37 @@ impl Place<'_> {
             Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
             None => String::new(),
         };
-        let mut out = template.to_string();
-        for (placeholder, with) in [
-            ("{path}", path),
-            ("{parent}", pointer_to_path(parent)),
-            ("{key}", key),
-            ("{value}", self.instance.to_string()),
-            ("{text}", text),
-            ("{type}", type_name(self.instance).to_string()),
-            ("{name}", name.unwrap_or_default().to_string()),
-            ("{hint}", hint),
-            ("{known}", known),
-            ("{error}", error.unwrap_or_default()),
-        ] {
-            out = out.replace(placeholder, &with);
+        let fills = [
+            ("path", path),
+            ("parent", pointer_to_path(parent)),
+            ("key", key),
+            ("value", self.instance.to_string()),
+            ("text", text),
+            ("type", type_name(self.instance).to_string()),
+            ("name", name.unwrap_or_default().to_string()),
+            ("hint", hint),
+            ("known", known),
+            ("error", error.unwrap_or_default()),
+        ];
+        // One pass over the template: what is filled in (the file's own text) is not read again.
+        let mut out = String::new();
+        let mut rest = template;
+        while let Some(open) = rest.find('{') {
+            out.push_str(&rest[..open]);
+            rest = &rest[open..];
+            let word = rest[1..].split('}').next().unwrap_or_default();
+            match fills.iter().find(|(name, _)| *name == word) {
+                Some((_, with)) if rest[1..].contains('}') => {
+                    out.push_str(with);
+                    rest = &rest[word.len() + 2..];
+                }
+                _ => {
+                    out.push('{');
+                    rest = &rest[1..];
+                }
+            }
         }
+        out.push_str(rest);
         out
     }
 }
