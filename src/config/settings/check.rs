@@ -233,3 +233,55 @@ fn order(doc: &Value, pointer: &str, node: &Value) -> Vec<usize> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every keyword of the schema that can fail has its message, so no error of the file is
+    /// worded by the generic fallback.
+    #[test]
+    fn every_keyword_that_can_fail_has_its_message() {
+        fn walk(node: &Value, at: &str, missing: &mut Vec<String>) {
+            let Some(map) = node.as_object() else {
+                return;
+            };
+            for keyword in [
+                "type",
+                "enum",
+                "pattern",
+                "format",
+                "minimum",
+                "maximum",
+                "minLength",
+            ] {
+                if map.contains_key(keyword) && message_of(node, keyword).is_empty() {
+                    missing.push(format!("{at}/{keyword}"));
+                }
+            }
+            if map.get("additionalProperties") == Some(&Value::Bool(false))
+                && message_of(node, "additionalProperties").is_empty()
+            {
+                missing.push(format!("{at}/additionalProperties"));
+            }
+            for name in map
+                .get("required")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                let field = name.as_str().and_then(|n| node.get("properties")?.get(n));
+                if field.is_none_or(|f| message_of(f, "missing").is_empty()) {
+                    missing.push(format!("{at}/required/{name}"));
+                }
+            }
+            for (key, child) in map.iter().filter(|(k, _)| *k != "x-messages") {
+                walk(child, &format!("{at}/{key}"), missing);
+            }
+        }
+        let schema: Value = serde_json::from_str(super::super::SCHEMA).unwrap();
+        let mut missing = Vec::new();
+        walk(&schema, "", &mut missing);
+        assert_eq!(missing, Vec::<String>::new());
+    }
+}
