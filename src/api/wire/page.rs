@@ -319,10 +319,14 @@ mod tests {
     fn hostile_pages_are_read_as_json_reads_them() {
         let split = |body: Vec<u8>| split_list_page(Kind::named("Team"), &bytes::Bytes::from(body));
         // A next-page token written inside an item's string is the item's text.
-        let inside = br#"{"teams":[{"slug":"a","x":"],\"page\":{\"next_token\":\"t\"}}"}],"page":{}}"#;
+        let inside =
+            br#"{"teams":[{"slug":"a","x":"],\"page\":{\"next_token\":\"t\"}}"}],"page":{}}"#;
         let (next, items) = split(inside.to_vec()).unwrap();
         assert_eq!(next, "");
-        assert_eq!(items, vec![&br#"{"slug":"a","x":"],\"page\":{\"next_token\":\"t\"}}"}"#[..]]);
+        assert_eq!(
+            items,
+            vec![&br#"{"slug":"a","x":"],\"page\":{\"next_token\":\"t\"}}"}"#[..]]
+        );
         // Escaped keys are the keys they decode to.
         let escaped = br#"{"te\u0061ms":[{"slug":"a"}],"p\u0061ge":{"next_\u0074oken":"t\u0031"}}"#;
         let (next, items) = split(escaped.to_vec()).unwrap();
@@ -331,10 +335,14 @@ mod tests {
         let twice = br#"{"teams":[{"slug":"a"}],"teams":[{"slug":"b"},{"slug":"c"}],"page":{"next_token":"x"},"page":{}}"#;
         let (next, items) = split(twice.to_vec()).unwrap();
         assert_eq!(next, "");
-        assert_eq!(items, vec![&br#"{"slug":"b"}"#[..], &br#"{"slug":"c"}"#[..]]);
+        assert_eq!(
+            items,
+            vec![&br#"{"slug":"b"}"#[..], &br#"{"slug":"c"}"#[..]]
+        );
         // A huge string with braces, quotes and escapes is one item, byte for byte.
         let doc = "{\\\"}\\\\".repeat(200_000);
-        let body = format!(r#"{{"teams":[{{"slug":"a","doc":"{doc}"}},{{"slug":"b"}}],"page":{{}}}}"#);
+        let body =
+            format!(r#"{{"teams":[{{"slug":"a","doc":"{doc}"}},{{"slug":"b"}}],"page":{{}}}}"#);
         let (_, items) = split(body.into_bytes()).unwrap();
         assert_eq!(items.len(), 2);
         assert_eq!(items[0].len(), doc.len() + r#"{"slug":"a","doc":""}"#.len());
