@@ -342,6 +342,9 @@ pub struct SchemaArgs {
     /// Write the schema to FILE instead of stdout.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+    /// The schema of cfgctl.yaml, the settings file, instead of the manifests'.
+    #[arg(long)]
+    pub settings: bool,
 }
 
 // The options of `cfgctl graph` (its help is the variant's).

@@ -219,7 +219,10 @@ fn refuse_before_anything(opts: &ApplySettings, from_file: bool) -> anyhow::Resu
 }
 
 pub fn schema(args: SchemaArgs) -> SchemaSettings {
-    SchemaSettings { out: args.out }
+    SchemaSettings {
+        out: args.out,
+        settings: args.settings,
+    }
 }
 
 /// `graph` draws one plan: with environments, one environment's (against its own target).

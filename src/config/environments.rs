@@ -9,7 +9,7 @@
 //!     overlay: envs/staging
 //! ```
 //!
-//! This module reads that mapping (every problem located, like the other settings); the
+//! `settings` reads that mapping (checked by the settings schema, every problem located); the
 //! loader substitutes `${var:NAME}` (`manifest::vars`) and merges the overlay
 //! (`manifest::overlay`) for one environment at a time.
 
@@ -18,13 +18,11 @@ use std::path::{Component, Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::config::diagnostic::{Diagnostic, Problem};
-use crate::util::yaml::{Pos, Spans};
-
-const FIELDS: &[&str] = &["url", "token_env", "vars", "overlay"];
+use crate::util::yaml::Pos;
 
 /// A variable's value: a scalar of `cfgctl.yaml`.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Deserialize, serde::Serialize)]
+#[serde(untagged)]
 pub enum Scalar {
     String(String),
     Number(serde_json::Number),
@@ -68,151 +66,20 @@ pub struct Environment {
 /// Registers the token of every environment whose `token_env` is set as a secret, whichever
 /// environments the command runs: a manifest may name another environment's token variable
 /// (`${env:PROD_TOKEN}`) in a printed field, and `--env staging` must not show it. Called
-/// where `cfgctl.yaml` is read, so that no command can read the file and miss it.
-pub fn register_tokens(environments: &BTreeMap<String, Environment>) {
-    for var in environments.values().filter_map(|e| e.token_env.as_deref()) {
+/// where `cfgctl.yaml` is read (`settings`: the document as read, whatever else is wrong
+/// with it), so that no command can read the file and miss it.
+pub(crate) fn register_tokens(settings: &Value) {
+    let environments = settings.get("environments").and_then(Value::as_object);
+    let names = environments.into_iter().flat_map(|e| e.values());
+    for var in names.filter_map(|e| e.get("token_env")?.as_str()) {
         if let Ok(token) = std::env::var(var) {
             crate::util::output::register_secret(&token);
         }
     }
 }
 
-/// Whether `name` can name an environment: `[a-z0-9][a-z0-9_-]*`, usable in file names,
-/// flags and report keys.
-pub fn is_valid_name(name: &str) -> bool {
-    let mut chars = name.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
-        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-')
-}
-
-/// Reads the `environments:` mapping; `spans` are the settings document's.
-pub(crate) fn parse(
-    file: &Path,
-    spans: &Spans,
-    value: &Value,
-    diagnostics: &mut Vec<Diagnostic>,
-) -> BTreeMap<String, Environment> {
-    let mut error = |pointer: &str, at_key: bool, message: String| {
-        let pos = spans
-            .nearest(pointer)
-            .map(|s| if at_key { s.field() } else { s.value })
-            .unwrap_or(Pos::new(1, 1));
-        diagnostics.push(Diagnostic::error(file, pos, Problem::Settings(message)));
-    };
-    let mut out = BTreeMap::new();
-    let Some(map) = value.as_object() else {
-        error(
-            "/environments",
-            false,
-            "`environments` must be a mapping of names to {url, token_env, vars, overlay}".into(),
-        );
-        return out;
-    };
-    for (name, item) in map {
-        let at = format!(
-            "/environments/{}",
-            crate::util::jsonpath::escape_pointer(name)
-        );
-        if !is_valid_name(name) {
-            error(
-                &at,
-                true,
-                format!("environment name `{name}`: use lower-case letters, digits, `-` and `_`, starting with a letter or digit"),
-            );
-            continue;
-        }
-        let Some(fields) = item.as_object() else {
-            error(
-                &at,
-                false,
-                format!(
-                    "environment `{name}` must be a mapping with url, token_env, vars or overlay"
-                ),
-            );
-            continue;
-        };
-        let mut env = Environment {
-            name: name.clone(),
-            url: None,
-            token_env: None,
-            vars: BTreeMap::new(),
-            overlay: None,
-            overlay_pos: spans
-                .get(&format!("{at}/overlay"))
-                .map_or(Pos::new(1, 1), |s| s.value),
-        };
-        for (key, v) in fields {
-            let here = format!("{at}/{}", crate::util::jsonpath::escape_pointer(key));
-            let field = format!("`environments.{name}.{key}`");
-            match (key.as_str(), v) {
-                ("url", Value::String(s)) if !s.trim().is_empty() => env.url = Some(s.clone()),
-                ("token_env", Value::String(s)) if is_variable_name(s) => {
-                    env.token_env = Some(s.clone())
-                }
-                ("vars", Value::Object(vars)) => {
-                    for (var, value) in vars {
-                        let scalar = match value {
-                            Value::String(s) => Scalar::String(s.clone()),
-                            Value::Number(n) => Scalar::Number(n.clone()),
-                            Value::Bool(b) => Scalar::Bool(*b),
-                            other => {
-                                error(
-                                    &format!("{here}/{}", crate::util::jsonpath::escape_pointer(var)),
-                                    false,
-                                    format!("{field}: `{var}` must be a string, number or boolean, found {}", crate::util::jsonpath::type_name(other)),
-                                );
-                                continue;
-                            }
-                        };
-                        env.vars.insert(var.clone(), scalar);
-                    }
-                }
-                ("overlay", Value::String(s)) => match overlay_dir(s) {
-                    Some(dir) => env.overlay = Some(dir),
-                    None => error(
-                        &here,
-                        false,
-                        format!("{field}: {s:?} must be a directory inside the repository, relative to it (no `..`, not absolute)"),
-                    ),
-                },
-                ("url", _) => error(&here, false, format!("{field} must be a URL")),
-                ("token_env", _) => error(
-                    &here,
-                    false,
-                    format!("{field} must be the name of an environment variable (letters, digits, `_`)"),
-                ),
-                ("vars", _) => error(
-                    &here,
-                    false,
-                    format!("{field} must be a mapping of names to strings, numbers or booleans"),
-                ),
-                ("overlay", _) => error(&here, false, format!("{field} must be a directory")),
-                (other, _) => {
-                    let known: Vec<String> = FIELDS.iter().map(|s| s.to_string()).collect();
-                    let hint = crate::util::jsonpath::closest(other, &known)
-                        .map(|s| format!(" (did you mean `{s}`?)"))
-                        .unwrap_or_default();
-                    error(
-                        &here,
-                        true,
-                        format!("environment `{name}`: unknown field `{other}`{hint}; expected url, token_env, vars or overlay"),
-                    );
-                }
-            }
-        }
-        out.insert(name.clone(), env);
-    }
-    out
-}
-
-fn is_variable_name(s: &str) -> bool {
-    !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
-
 /// A relative path with only normal components (no `..`, no root): inside the repository.
-fn overlay_dir(text: &str) -> Option<PathBuf> {
+pub(crate) fn overlay_dir(text: &str) -> Option<PathBuf> {
     let path = Path::new(text.trim_end_matches('/'));
     let mut out = PathBuf::new();
     for c in path.components() {

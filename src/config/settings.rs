@@ -13,18 +13,21 @@
 //! secrets: {file_dirs: [/run/secrets]}  # where a secret field's `${file:}` may also read
 //! ```
 //!
-//! Every problem is located at its line and column, like a manifest's.
+//! Checked by its JSON Schema (`schema/settings.schema.json`, the checker the manifests use),
+//! every problem located at its line and column, like a manifest's.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
-mod secrets;
-
-use serde_json::Value;
+use serde::Deserialize;
 
 use crate::api::registry::Kind;
 use crate::config::diagnostic::{Diagnostic, Problem};
 use crate::config::pattern::Pattern;
-use crate::util::yaml::{self, Pos, Spans};
+use crate::util::jsonpath::escape_pointer;
+use crate::util::yaml::{self, Pos};
+
+mod check;
 
 /// The settings file's name.
 pub const FILE_NAME: &str = "cfgctl.yaml";
@@ -32,21 +35,12 @@ pub const FILE_NAME: &str = "cfgctl.yaml";
 /// `max_deletes` when the file does not say.
 pub const DEFAULT_MAX_DELETES: u32 = 25;
 
-const FIELDS: &[&str] = &[
-    "prune",
-    "exclude",
-    "max_deletes",
-    "ignore",
-    "allow_literal_secrets",
-    "manage",
-    "environments",
-    "policy",
-    "secrets",
-];
-
 /// How far cfgctl manages a resource (`manage:` in `cfgctl.yaml`; see docs/prune.md,
 /// "Management modes").
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize, serde::Serialize,
+)]
+#[serde(rename_all = "kebab-case")]
 pub enum Mode {
     /// Created, updated and (with `--prune`, inside the prune scope) deleted.
     #[default]
@@ -160,51 +154,56 @@ impl Default for Settings {
     }
 }
 
-struct Reader<'a> {
-    file: &'a Path,
-    spans: &'a Spans,
-    diagnostics: Vec<Diagnostic>,
+/// The JSON Schema of `cfgctl.yaml`, the one description of its fields: the file is checked by
+/// it ([`check`]) and read into [`SettingsFile`]'s types, which
+/// `settings::tests::the_schema_and_the_typed_file_agree` holds to it. `cfgctl schema
+/// --settings` prints it.
+pub const SCHEMA: &str = include_str!("../../schema/settings.schema.json");
+
+/// `cfgctl.yaml` as written, once its schema let it through.
+#[derive(Debug, Default, serde::Deserialize, serde::Serialize)]
+#[serde(default, deny_unknown_fields)]
+struct SettingsFile {
+    prune: Vec<String>,
+    exclude: Vec<String>,
+    /// A whole number (the schema's `integer`, which `3.0` also is) up to `u32::MAX`.
+    max_deletes: Option<f64>,
+    ignore: Vec<IgnoreEntry>,
+    allow_literal_secrets: bool,
+    manage: Vec<ManageEntry>,
+    environments: BTreeMap<String, EnvironmentEntry>,
+    policy: Option<String>,
+    secrets: SecretsEntry,
 }
 
-impl Reader<'_> {
-    fn error(&mut self, pointer: &str, at_key: bool, message: String) {
-        let pos = self
-            .spans
-            .nearest(pointer)
-            .map(|s| if at_key { s.field() } else { s.value })
-            .unwrap_or(Pos::new(1, 1));
-        self.diagnostics.push(Diagnostic::error(
-            self.file,
-            pos,
-            Problem::Settings(message),
-        ));
-    }
+#[derive(Debug, Default, serde::Deserialize, serde::Serialize)]
+#[serde(default, deny_unknown_fields)]
+struct IgnoreEntry {
+    kind: String,
+    path: String,
+}
 
-    fn patterns(&mut self, value: &Value, field: &str) -> Vec<Pattern> {
-        let pointer = format!("/{field}");
-        let Some(items) = value.as_array() else {
-            self.error(
-                &pointer,
-                false,
-                format!("`{field}` must be a list of KIND/SLUG-GLOB patterns"),
-            );
-            return vec![];
-        };
-        let mut out = Vec::new();
-        for (i, item) in items.iter().enumerate() {
-            let at = format!("{pointer}/{i}");
-            match item.as_str().map(Pattern::parse) {
-                Some(Ok(p)) => out.push(p),
-                Some(Err(e)) => self.error(&at, false, format!("`{field}[{i}]`: {e}")),
-                None => self.error(
-                    &at,
-                    false,
-                    format!("`{field}[{i}]` must be a string such as \"Dashboard/team-a-*\""),
-                ),
-            }
-        }
-        out
-    }
+#[derive(Debug, Default, serde::Deserialize, serde::Serialize)]
+#[serde(default, deny_unknown_fields)]
+struct ManageEntry {
+    #[serde(rename = "match")]
+    pattern: String,
+    mode: Mode,
+}
+
+#[derive(Debug, Default, serde::Deserialize, serde::Serialize)]
+#[serde(default, deny_unknown_fields)]
+struct EnvironmentEntry {
+    url: Option<String>,
+    token_env: Option<String>,
+    vars: BTreeMap<String, crate::config::environments::Scalar>,
+    overlay: Option<String>,
+}
+
+#[derive(Debug, Default, serde::Deserialize, serde::Serialize)]
+#[serde(default, deny_unknown_fields)]
+struct SecretsEntry {
+    file_dirs: Vec<String>,
 }
 
 /// Reads the settings text; problems come back as located diagnostics.
@@ -219,97 +218,100 @@ pub fn parse(file: &Path, text: &str) -> Result<Settings, Vec<Diagnostic>> {
             )])
         }
     };
-    let mut settings = Settings::default();
     let Some(doc) = docs.first() else {
-        return Ok(settings);
+        return Ok(Settings::default());
     };
-    let mut r = Reader {
-        file,
-        spans: &doc.spans,
-        diagnostics: Vec::new(),
+    crate::config::environments::register_tokens(&doc.value);
+    let spans = &doc.spans;
+    let at = |pointer: &str, at_key: bool| {
+        spans
+            .nearest(pointer)
+            .map(|s| if at_key { s.field() } else { s.value })
+            .unwrap_or(Pos::new(1, 1))
     };
+    let mut diagnostics = Vec::new();
     if docs.len() > 1 {
-        r.diagnostics.push(Diagnostic::error(
+        diagnostics.push(Diagnostic::error(
             file,
             docs[1].start,
             Problem::Settings("the settings file holds one document".into()),
         ));
     }
-    let Some(map) = doc.value.as_object() else {
-        r.error(
-            "",
-            false,
-            "the settings file must be a mapping with `prune`, `exclude`, `max_deletes`, `ignore`, `manage`, `environments`, `policy` or `secrets`"
-                .into(),
-        );
-        return Err(r.diagnostics);
-    };
-    for (key, value) in map {
-        let pointer = format!("/{}", crate::util::jsonpath::escape_pointer(key));
-        match key.as_str() {
-            "prune" => settings.prune = r.patterns(value, "prune"),
-            "exclude" => settings.exclude = r.patterns(value, "exclude"),
-            "max_deletes" => match value.as_u64().and_then(|n| u32::try_from(n).ok()) {
-                Some(n) => settings.max_deletes = n,
-                None => r.error(
-                    &pointer,
-                    false,
-                    format!("`max_deletes` must be a whole number of 0 or more, found {value}"),
-                ),
-            },
-            "ignore" => settings.ignore = ignore_rules(&mut r, value),
-            "allow_literal_secrets" => match value.as_bool() {
-                Some(b) => settings.allow_literal_secrets = b,
-                None => r.error(
-                    &pointer,
-                    false,
-                    format!("`allow_literal_secrets` must be true or false, found {value}"),
-                ),
-            },
-            "manage" => settings.manage = manage_rules(&mut r, value),
-            "environments" => {
-                settings.environments =
-                    crate::config::environments::parse(file, r.spans, value, &mut r.diagnostics);
-                crate::config::environments::register_tokens(&settings.environments);
-            }
-            "policy" => match value.as_str().filter(|p| inside(p)) {
-                Some(p) => {
-                    let pos = r
-                        .spans
-                        .nearest(&pointer)
-                        .map_or(Pos::new(1, 1), |s| s.value);
-                    let path = p.into();
-                    settings.policy = Some(PolicyDir { path, pos });
-                }
-                None => r.error(
-                    &pointer,
-                    false,
-                    format!(
-                        "`policy` must name a directory of Rego files inside the repository \
-                         (a relative path without `..`), found {value}"
-                    ),
-                ),
-            },
-            "secrets" => settings.secret_file_dirs = secrets::file_dirs(&mut r, value),
-            other => {
-                let known: Vec<String> = FIELDS.iter().map(|s| s.to_string()).collect();
-                let hint = crate::util::jsonpath::closest(other, &known)
-                    .map(|s| format!(" (did you mean `{s}`?)"))
-                    .unwrap_or_default();
-                r.error(
-                    &pointer,
-                    true,
-                    format!(
-                        "unknown field `{other}`{hint}; expected prune, exclude, max_deletes, ignore, allow_literal_secrets, manage, environments, policy or secrets"
-                    ),
-                );
-            }
-        }
+    for (pointer, at_key, message) in check::problems(&doc.value) {
+        let pos = at(&pointer, at_key);
+        diagnostics.push(Diagnostic::error(file, pos, Problem::Settings(message)));
     }
-    if r.diagnostics.is_empty() {
-        Ok(settings)
-    } else {
-        Err(r.diagnostics)
+    if !diagnostics.is_empty() {
+        return Err(diagnostics);
+    }
+    let read = SettingsFile::deserialize(&doc.value).map_err(|e| {
+        vec![Diagnostic::error(
+            file,
+            at("", false),
+            Problem::Settings(e.to_string()),
+        )]
+    })?;
+    Ok(settings_from(read, |pointer| at(pointer, false)))
+}
+
+/// The settings of a file its schema let through. What only cfgctl checks (a pattern's or an
+/// ignore rule's kind, a path inside the repository) the schema's formats checked already.
+fn settings_from(read: SettingsFile, at: impl Fn(&str) -> Pos) -> Settings {
+    let patterns = |texts: Vec<String>| -> Vec<Pattern> {
+        texts
+            .iter()
+            .filter_map(|p| Pattern::parse(p).ok())
+            .collect()
+    };
+    let environments = read
+        .environments
+        .into_iter()
+        .map(|(name, e)| {
+            let overlay_pos = at(&format!("/environments/{}/overlay", escape_pointer(&name)));
+            let env = crate::config::environments::Environment {
+                name: name.clone(),
+                url: e.url,
+                token_env: e.token_env,
+                vars: e.vars,
+                overlay: e
+                    .overlay
+                    .as_deref()
+                    .and_then(crate::config::environments::overlay_dir),
+                overlay_pos,
+            };
+            (name, env)
+        })
+        .collect();
+    Settings {
+        prune: patterns(read.prune),
+        exclude: patterns(read.exclude),
+        max_deletes: read.max_deletes.map_or(DEFAULT_MAX_DELETES, |n| n as u32),
+        ignore: read
+            .ignore
+            .into_iter()
+            .filter_map(|i| {
+                let kind = Kind::from_name(&i.kind)?;
+                Some(IgnoreRule { kind, path: i.path })
+            })
+            .collect(),
+        allow_literal_secrets: read.allow_literal_secrets,
+        manage: read
+            .manage
+            .into_iter()
+            .filter_map(|m| {
+                let pattern = Pattern::parse(&m.pattern).ok()?;
+                Some(ManageRule {
+                    pattern,
+                    mode: m.mode,
+                })
+            })
+            .collect(),
+        environments,
+        policy: read.policy.map(|p| PolicyDir {
+            path: p.into(),
+            pos: at("/policy"),
+        }),
+        secret_file_dirs: read.secrets.file_dirs.into_iter().map(Into::into).collect(),
     }
 }
 
@@ -321,184 +323,6 @@ fn inside(path: &str) -> bool {
         && path
             .components()
             .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
-}
-
-/// `manage: [{match: PATTERN, mode: MODE}]`, every problem located.
-fn manage_rules(r: &mut Reader<'_>, value: &Value) -> Vec<ManageRule> {
-    let Some(items) = value.as_array() else {
-        r.error(
-            "/manage",
-            false,
-            "`manage` must be a list of {match: KIND/SLUG-GLOB, mode: MODE}".into(),
-        );
-        return vec![];
-    };
-    let modes: Vec<String> = Mode::ALL.iter().map(|m| m.as_str().to_string()).collect();
-    let mut out = Vec::new();
-    for (i, item) in items.iter().enumerate() {
-        let at = format!("/manage/{i}");
-        let Some(map) = item.as_object() else {
-            r.error(
-                &at,
-                false,
-                format!("`manage[{i}]` must be a mapping {{match: KIND/SLUG-GLOB, mode: MODE}}"),
-            );
-            continue;
-        };
-        for key in map.keys().filter(|k| *k != "match" && *k != "mode") {
-            let hint = crate::util::jsonpath::closest(key, &["match".into(), "mode".into()])
-                .map(|s| format!(" (did you mean `{s}`?)"))
-                .unwrap_or_default();
-            r.error(
-                &format!("{at}/{}", crate::util::jsonpath::escape_pointer(key)),
-                true,
-                format!("`manage[{i}]`: unknown field `{key}`{hint}; expected `match` and `mode`"),
-            );
-        }
-        let pattern = match map
-            .get("match")
-            .map(|v| (v, v.as_str().map(Pattern::parse)))
-        {
-            Some((_, Some(Ok(p)))) => Some(p),
-            Some((_, Some(Err(e)))) => {
-                r.error(
-                    &format!("{at}/match"),
-                    false,
-                    format!("`manage[{i}].match`: {e}"),
-                );
-                None
-            }
-            Some((_, None)) => {
-                r.error(
-                    &format!("{at}/match"),
-                    false,
-                    format!("`manage[{i}].match` must be a string such as \"Dashboard/team-*\""),
-                );
-                None
-            }
-            None => {
-                r.error(
-                    &at,
-                    false,
-                    format!("`manage[{i}]` needs `match`, a KIND/SLUG-GLOB pattern"),
-                );
-                None
-            }
-        };
-        let mode = match map.get("mode") {
-            Some(v) => match v.as_str().and_then(Mode::from_name) {
-                Some(m) => Some(m),
-                None => {
-                    let text = v.as_str().map_or_else(|| v.to_string(), str::to_string);
-                    let hint = v
-                        .as_str()
-                        .and_then(|s| crate::util::jsonpath::closest(s, &modes))
-                        .map(|s| format!(" (did you mean `{s}`?)"))
-                        .unwrap_or_default();
-                    r.error(
-                        &format!("{at}/mode"),
-                        false,
-                        format!(
-                            "`manage[{i}].mode`: unknown mode `{text}`{hint}; expected {}",
-                            modes.join(", ")
-                        ),
-                    );
-                    None
-                }
-            },
-            None => {
-                r.error(
-                    &at,
-                    false,
-                    format!("`manage[{i}]` needs `mode`: {}", modes.join(", ")),
-                );
-                None
-            }
-        };
-        if let (Some(pattern), Some(mode)) = (pattern, mode) {
-            out.push(ManageRule { pattern, mode });
-        }
-    }
-    out
-}
-
-fn ignore_rules(r: &mut Reader<'_>, value: &Value) -> Vec<IgnoreRule> {
-    let Some(items) = value.as_array() else {
-        r.error(
-            "/ignore",
-            false,
-            "`ignore` must be a list of {kind: KIND, path: FIELD.PATH}".into(),
-        );
-        return vec![];
-    };
-    let mut out = Vec::new();
-    for (i, item) in items.iter().enumerate() {
-        let at = format!("/ignore/{i}");
-        let Some(map) = item.as_object() else {
-            r.error(
-                &at,
-                false,
-                format!("`ignore[{i}]` must be a mapping {{kind: KIND, path: FIELD.PATH}}"),
-            );
-            continue;
-        };
-        for key in map.keys().filter(|k| *k != "kind" && *k != "path") {
-            r.error(
-                &format!("{at}/{key}"),
-                true,
-                format!("`ignore[{i}]`: unknown field `{key}`; expected `kind` and `path`"),
-            );
-        }
-        let kind = match map.get("kind").and_then(Value::as_str) {
-            Some(name) => match Kind::from_name(name) {
-                Some(k) => Some(k),
-                None => {
-                    let hint = Kind::suggest(name)
-                        .map(|k| format!(" (did you mean `{k}`?)"))
-                        .unwrap_or_default();
-                    r.error(
-                        &format!("{at}/kind"),
-                        false,
-                        format!("`ignore[{i}].kind`: unknown kind `{name}`{hint}"),
-                    );
-                    None
-                }
-            },
-            None => {
-                r.error(
-                    &at,
-                    false,
-                    format!("`ignore[{i}]` needs `kind`, a kind name such as Monitor"),
-                );
-                None
-            }
-        };
-        let path = match map.get("path").and_then(Value::as_str) {
-            Some(p) if !p.trim().is_empty() && !p.split('.').any(str::is_empty) => {
-                Some(p.to_string())
-            }
-            Some(p) => {
-                r.error(
-                    &format!("{at}/path"),
-                    false,
-                    format!("`ignore[{i}].path`: {p:?} is not a dotted field path such as labels.generated_by"),
-                );
-                None
-            }
-            None => {
-                r.error(
-                    &at,
-                    false,
-                    format!("`ignore[{i}]` needs `path`, a dotted field path such as labels.generated_by"),
-                );
-                None
-            }
-        };
-        if let (Some(kind), Some(path)) = (kind, path) {
-            out.push(IgnoreRule { kind, path });
-        }
-    }
-    out
 }
 
 #[cfg(test)]
@@ -557,6 +381,132 @@ mod tests {
             vec![
                 "cfgctl.yaml:2:12: error: invalid settings file: `ignore[0].kind`: unknown kind `Monitr` (did you mean `Monitor`?)",
                 "cfgctl.yaml:2:26: error: invalid settings file: `ignore[0].path`: \"a..b\" is not a dotted field path such as labels.generated_by",
+            ]
+        );
+    }
+
+    #[test]
+    fn the_schema_compiles_and_is_json_schema() {
+        let schema: serde_json::Value = serde_json::from_str(SCHEMA).unwrap();
+        assert!(jsonschema::meta::is_valid(&schema));
+        assert_eq!(check::problems(&serde_json::json!({})), vec![]);
+    }
+
+    /// The schema and the typed file describe the same fields: a file with every field set
+    /// passes the schema, and at every mapping its keys are the schema's `properties`.
+    #[test]
+    fn the_schema_and_the_typed_file_agree() {
+        use crate::config::environments::Scalar;
+        use serde_json::Value;
+        let file = SettingsFile {
+            prune: vec!["Dashboard/*".into()],
+            exclude: vec!["Bucket/legacy-*".into()],
+            max_deletes: Some(3.0),
+            ignore: vec![IgnoreEntry {
+                kind: "Monitor".into(),
+                path: "labels.a".into(),
+            }],
+            allow_literal_secrets: true,
+            manage: vec![ManageEntry {
+                pattern: "*/*".into(),
+                mode: Mode::Observe,
+            }],
+            environments: [(
+                "staging".to_string(),
+                EnvironmentEntry {
+                    url: Some("https://x".into()),
+                    token_env: Some("T".into()),
+                    vars: [("a".to_string(), Scalar::Bool(true))].into(),
+                    overlay: Some("envs/staging".into()),
+                },
+            )]
+            .into(),
+            policy: Some("policy".into()),
+            secrets: SecretsEntry {
+                file_dirs: vec!["/run/secrets".into()],
+            },
+        };
+        let value = serde_json::to_value(&file).unwrap();
+        assert_eq!(check::problems(&value), vec![]);
+        let schema: Value = serde_json::from_str(SCHEMA).unwrap();
+        fn walk(schema: &Value, node: &Value, value: &Value, at: &str) {
+            let node = match node.get("$ref").and_then(Value::as_str) {
+                Some(r) => schema.pointer(r.trim_start_matches('#')).unwrap(),
+                None => node,
+            };
+            if let Some(props) = node.get("properties").and_then(Value::as_object) {
+                let keys: Vec<&String> = value.as_object().unwrap().keys().collect();
+                assert_eq!(keys, props.keys().collect::<Vec<_>>(), "at {at}");
+                for (name, prop) in props {
+                    walk(schema, prop, &value[name], &format!("{at}/{name}"));
+                }
+            }
+            let each = node
+                .get("patternProperties")
+                .and_then(|p| p.as_object()?.values().next());
+            for (name, v) in value.as_object().into_iter().flatten() {
+                if let Some(each) =
+                    each.or(node.get("additionalProperties").filter(|a| a.is_object()))
+                {
+                    walk(schema, each, v, &format!("{at}/{name}"));
+                }
+            }
+            if let (Some(items), Some(values)) = (node.get("items"), value.as_array()) {
+                assert!(!values.is_empty(), "at {at}");
+                values
+                    .iter()
+                    .for_each(|v| walk(schema, items, v, &format!("{at}/0")));
+            }
+        }
+        walk(&schema, &schema, &value, "");
+        let read = parse(Path::new("cfgctl.yaml"), &value.to_string()).unwrap();
+        assert_eq!(read.max_deletes, 3);
+        assert_eq!(read.manage[0].mode, Mode::Observe);
+        assert_eq!(
+            read.secret_file_dirs,
+            vec![std::path::PathBuf::from("/run/secrets")]
+        );
+    }
+
+    #[test]
+    fn every_field_checked_by_the_schema_keeps_its_located_message() {
+        assert_eq!(
+            errors("- a\n"),
+            vec!["cfgctl.yaml:1:1: error: invalid settings file: the settings file must be a mapping with `prune`, `exclude`, `max_deletes`, `ignore`, `manage`, `environments`, `policy` or `secrets`"]
+        );
+        assert_eq!(
+            errors("allow_literal_secrets: 1\nsecrets: {file_dirs: [\"\"], dirs: 1}\nprune: [1]\nmax_deletes: 5000000000\n"),
+            vec![
+                "cfgctl.yaml:1:24: error: invalid settings file: `allow_literal_secrets` must be true or false, found 1",
+                "cfgctl.yaml:2:23: error: invalid settings file: `secrets.file_dirs[0]` must be a directory path, found \"\"",
+                "cfgctl.yaml:2:28: error: invalid settings file: unknown field `secrets.dirs`; expected `file_dirs`",
+                "cfgctl.yaml:3:9: error: invalid settings file: `prune[0]` must be a string such as \"Dashboard/team-a-*\"",
+                "cfgctl.yaml:4:14: error: invalid settings file: `max_deletes` must be a whole number of 0 or more, found 5000000000",
+            ]
+        );
+        assert_eq!(
+            errors("environments:\n  a: {url: \" \", token_env: \"A-B\", vars: [], overlay: 1}\n  b: 3\nmanage: {}\nignore: [{kind: 1, path: x}]\n"),
+            vec![
+                "cfgctl.yaml:2:12: error: invalid settings file: `environments.a.url` must be a URL",
+                "cfgctl.yaml:2:28: error: invalid settings file: `environments.a.token_env` must be the name of an environment variable (letters, digits, `_`)",
+                "cfgctl.yaml:2:41: error: invalid settings file: `environments.a.vars` must be a mapping of names to strings, numbers or booleans",
+                "cfgctl.yaml:2:54: error: invalid settings file: `environments.a.overlay` must be a directory",
+                "cfgctl.yaml:3:6: error: invalid settings file: environment `b` must be a mapping with url, token_env, vars or overlay",
+                "cfgctl.yaml:4:9: error: invalid settings file: `manage` must be a list of {match: KIND/SLUG-GLOB, mode: MODE}",
+                "cfgctl.yaml:5:17: error: invalid settings file: `ignore[0].kind` must be a kind name such as Monitor, found 1",
+            ]
+        );
+    }
+
+    /// A key or value that looks like a placeholder of the schema's messages is printed as
+    /// written, never filled in.
+    #[test]
+    fn placeholders_in_the_file_are_text() {
+        assert_eq!(
+            errors("\"{known}\": 1\nmanage: [{match: \"*/*\", mode: \"{hint}\"}]\n"),
+            vec![
+                "cfgctl.yaml:1:1: error: invalid settings file: unknown field `{known}`; expected prune, exclude, max_deletes, ignore, allow_literal_secrets, manage, environments, policy or secrets",
+                "cfgctl.yaml:2:31: error: invalid settings file: `manage[0].mode`: unknown mode `{hint}`; expected full, create-only, no-delete, observe",
             ]
         );
     }

@@ -105,6 +105,47 @@ fn committed_schema_file_is_current() {
     );
 }
 
+/// `cfgctl schema --settings` prints the schema `cfgctl.yaml` is checked by, the committed
+/// file; an editor using it (draft 7, cfgctl's own formats left to cfgctl) accepts every
+/// settings file of the fixtures and examples and flags the invalid one's mistakes.
+#[test]
+fn settings_schema_is_printed_and_fits_the_settings_files() {
+    let run = Cfgctl::bare()
+        .args(&["schema", "--settings"])
+        .run_blocking();
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    let committed = std::fs::read_to_string(root().join("schema/settings.schema.json")).unwrap();
+    assert_eq!(run.stdout, committed);
+    let schema: Value = serde_json::from_str(&run.stdout).unwrap();
+    let editor = jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft7)
+        .build(&schema)
+        .expect("the settings schema compiles");
+    let read = |file: &str| {
+        let text = std::fs::read_to_string(root().join(file)).unwrap();
+        cfgctl::util::yaml::parse_documents(&text).unwrap()[0]
+            .value
+            .clone()
+    };
+    for file in ["fixtures/valid/cfgctl.yaml", "examples/policy/cfgctl.yaml"] {
+        let errors: Vec<String> = editor
+            .iter_errors(&read(file))
+            .map(|e| e.to_string())
+            .collect();
+        assert!(errors.is_empty(), "{file}: {errors:?}");
+    }
+    let invalid = read("fixtures/invalid/invalid-settings/cfgctl.yaml");
+    let mut at: Vec<String> = editor
+        .iter_errors(&invalid)
+        .map(|e| e.instance_path().to_string())
+        .collect();
+    at.sort();
+    assert_eq!(
+        at,
+        ["", "/exclude", "/ignore/0", "/ignore/1", "/max_deletes"]
+    );
+}
+
 #[test]
 fn embedded_swagger_copy_matches_shared_spec() {
     // CI and developers have shared/ beside the repository; a fresh clone elsewhere may not.

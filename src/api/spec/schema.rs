@@ -192,11 +192,17 @@ pub(super) fn compile_checker(
     kind: Kind,
     definitions: Map<String, Value>,
 ) -> Option<jsonschema::Validator> {
+    checker_options()
+        .build(&spec_schema(kind, definitions))
+        .ok()
+}
+
+/// How every schema of cfgctl is checked (a manifest's spec, `cfgctl.yaml`): draft 7, formats
+/// asserted.
+pub fn checker_options() -> jsonschema::ValidationOptions<'static> {
     jsonschema::options()
         .with_draft(jsonschema::Draft::Draft7)
         .should_validate_formats(true)
-        .build(&spec_schema(kind, definitions))
-        .ok()
 }
 
 /// The definitions `root` reaches by `$ref` (itself included): all a kind's checker needs,

@@ -313,6 +313,51 @@ mod tests {
             .contains("not a JSON list page"));
     }
 
+    /// Pages a hostile or odd server may send: each read as JSON reads it (serde_json's
+    /// `RawValue`), whatever its shape.
+    #[test]
+    fn hostile_pages_are_read_as_json_reads_them() {
+        let split = |body: Vec<u8>| split_list_page(Kind::named("Team"), &bytes::Bytes::from(body));
+        // A next-page token written inside an item's string is the item's text.
+        let inside =
+            br#"{"teams":[{"slug":"a","x":"],\"page\":{\"next_token\":\"t\"}}"}],"page":{}}"#;
+        let (next, items) = split(inside.to_vec()).unwrap();
+        assert_eq!(next, "");
+        assert_eq!(
+            items,
+            vec![&br#"{"slug":"a","x":"],\"page\":{\"next_token\":\"t\"}}"}"#[..]]
+        );
+        // Escaped keys are the keys they decode to.
+        let escaped = br#"{"te\u0061ms":[{"slug":"a"}],"p\u0061ge":{"next_\u0074oken":"t\u0031"}}"#;
+        let (next, items) = split(escaped.to_vec()).unwrap();
+        assert_eq!((next.as_str(), items.len()), ("t1", 1));
+        // A key given twice: the last one counts, as in any JSON object read by serde_json.
+        let twice = br#"{"teams":[{"slug":"a"}],"teams":[{"slug":"b"},{"slug":"c"}],"page":{"next_token":"x"},"page":{}}"#;
+        let (next, items) = split(twice.to_vec()).unwrap();
+        assert_eq!(next, "");
+        assert_eq!(
+            items,
+            vec![&br#"{"slug":"b"}"#[..], &br#"{"slug":"c"}"#[..]]
+        );
+        // A huge string with braces, quotes and escapes is one item, byte for byte.
+        let doc = "{\\\"}\\\\".repeat(200_000);
+        let body =
+            format!(r#"{{"teams":[{{"slug":"a","doc":"{doc}"}},{{"slug":"b"}}],"page":{{}}}}"#);
+        let (_, items) = split(body.into_bytes()).unwrap();
+        assert_eq!(items.len(), 2);
+        assert_eq!(items[0].len(), doc.len() + r#"{"slug":"a","doc":""}"#.len());
+        // Not JSON (an unterminated string, a raw control character in one, a trailing comma):
+        // the page is refused.
+        for bad in [
+            &br#"{"teams":[{"slug":"a}],"page":{}}"#[..],
+            b"{\"teams\":[{\"slug\":\"a\nb\"}],\"page\":{}}",
+            br#"{"teams":[{"slug":"a"},],"page":{}}"#,
+        ] {
+            let got = split(bad.to_vec());
+            assert!(got.is_err(), "{got:?}");
+        }
+    }
+
     #[test]
     fn compact_items_are_found_by_their_braces_and_quotes() {
         let split = |items: &str| {
