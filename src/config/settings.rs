@@ -487,7 +487,7 @@ mod tests {
         assert_eq!(
             errors("environments:\n  a: {url: \" \", token_env: \"A-B\", vars: [], overlay: 1}\n  b: 3\nmanage: {}\nignore: [{kind: 1, path: x}]\n"),
             vec![
-                "cfgctl.yaml:2:12: error: invalid settings file: `environments.a.url` must be a URL",
+                "cfgctl.yaml:2:12: error: invalid settings file: `environments.a.url` must be an https:// (or, on loopback, http://) URL",
                 "cfgctl.yaml:2:28: error: invalid settings file: `environments.a.token_env` must be the name of an environment variable (letters, digits, `_`)",
                 "cfgctl.yaml:2:41: error: invalid settings file: `environments.a.vars` must be a mapping of names to strings, numbers or booleans",
                 "cfgctl.yaml:2:54: error: invalid settings file: `environments.a.overlay` must be a directory",
@@ -495,6 +495,11 @@ mod tests {
                 "cfgctl.yaml:4:9: error: invalid settings file: `manage` must be a list of {match: KIND/SLUG-GLOB, mode: MODE}",
                 "cfgctl.yaml:5:17: error: invalid settings file: `ignore[0].kind` must be a kind name such as Monitor, found 1",
             ]
+        );
+        // A mistyped scheme is found by `validate`, not first by a plan's connection.
+        assert_eq!(
+            errors("environments:\n  a: {url: \"htp://x.example.com\"}\n  b: {url: \"HTTPS://y.example.com\"}\n"),
+            vec!["cfgctl.yaml:2:12: error: invalid settings file: `environments.a.url` must be an https:// (or, on loopback, http://) URL"]
         );
     }
 
