@@ -99,7 +99,14 @@ fn targets<S>(
     }
 }
 
+/// `plan` keeps the manifests when `cfgctl.yaml` names a policy: it judges the very manifests
+/// planned (`ops::policy_into_plan`), never a second load; such a plan is not remembered.
 pub fn plan(args: PlanArgs, global: &GlobalArgs) -> anyhow::Result<Planning> {
+    let request = request(&args.target, args.dir)?;
+    let keep = Keep {
+        manifests: crate::ops::policy::named_in(&request.dir),
+        ..Keep::default()
+    };
     let settings = PlanSettings {
         request: PlanRequest {
             prune: args.prune,
@@ -107,7 +114,8 @@ pub fn plan(args: PlanArgs, global: &GlobalArgs) -> anyhow::Result<Planning> {
             server_validate: args.server_validate,
             cache: args.cache.dir(),
             base: args.base,
-            ..request(&args.target, args.dir)?
+            keep,
+            ..request
         },
         format: args.format.into(),
         detailed_exitcode: args.detailed_exitcode,
@@ -255,17 +263,27 @@ pub fn pull(args: PullArgs) -> anyhow::Result<PullSettings> {
             "pull writes one environment at a time (the base files are shared, and two targets may disagree on them): pass one --env NAME"
         );
     }
-    Ok(PullSettings {
-        request: PlanRequest {
-            environment: args.envs.envs.into_iter().next(),
-            only: args.only,
-            keep: Keep {
-                manifests: true,
-                current: true,
-                connection: false,
-            },
-            ..request(&args.target, args.dir)?
+    let request = PlanRequest {
+        only: args.only,
+        keep: Keep {
+            manifests: true,
+            current: true,
+            connection: false,
         },
+        ..request(&args.target, args.dir)?
+    };
+    // `--env NAME`: that environment's manifests against its target (`ops::target_for`).
+    let request = match args.envs.envs.first() {
+        None => request,
+        Some(name) => {
+            let env = ops::select(&request.dir, std::slice::from_ref(name), false)?
+                .and_then(|envs| envs.into_iter().next())
+                .ok_or_else(|| anyhow::anyhow!("no environment selected"))?;
+            request.for_environment(&env)?
+        }
+    };
+    Ok(PullSettings {
+        request,
         include_unmanaged: args.include_unmanaged,
     })
 }

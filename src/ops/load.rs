@@ -18,7 +18,7 @@ use crate::manifest::Loaded;
 /// Loads the manifests for a command that needs them all valid, for one environment (its
 /// variables and overlay) or none.
 pub fn load_valid(dir: &Path, env: Option<&str>) -> anyhow::Result<manifest::Loaded> {
-    valid(manifest::load_dir_for(dir, env)?, dir)
+    valid(manifest::load_dir_for(dir, env)?, dir, env)
 }
 
 /// Whether a load met a kind this cfgctl does not know: a target with a newer API may
@@ -61,7 +61,11 @@ impl Source {
         let (dir, env, lean) = (self.dir.clone(), self.env.clone(), self.lean);
         let listed = Arc::clone(&self.listed);
         tokio::task::spawn_blocking(move || {
-            early_of(load(&dir, env.as_deref(), lean, &listed)?, &dir)
+            early_of(
+                load(&dir, env.as_deref(), lean, &listed)?,
+                &dir,
+                env.as_deref(),
+            )
         })
         .await
         .context("loading the manifests")?
@@ -96,7 +100,8 @@ impl Source {
                 let (dir, env, lean) = (self.dir.clone(), self.env.clone(), self.lean);
                 let listed = Arc::clone(&self.listed);
                 tokio::task::spawn_blocking(move || {
-                    valid(load(&dir, env.as_deref(), lean, &listed)?, &dir)
+                    let loaded = load(&dir, env.as_deref(), lean, &listed)?;
+                    valid(loaded, &dir, env.as_deref())
                 })
                 .await
                 .context("loading the manifests")?
@@ -168,18 +173,23 @@ pub(super) async fn read_back(
 pub(super) fn early_of(
     loaded: manifest::Loaded,
     dir: &Path,
+    env: Option<&str>,
 ) -> anyhow::Result<Option<manifest::Loaded>> {
     if names_unknown_kinds(&loaded) {
         return Ok(None);
     }
-    valid(loaded, dir).map(Some)
+    valid(loaded, dir, env).map(Some)
 }
 
 /// The loaded manifests, or their errors as a [`Diagnosed`] error. A `cfgctl.yaml` below the
 /// root, which `validate` warns of, stops a command that plans: its rules would silently not
 /// apply. A folder with no manifests is refused unless its `cfgctl.yaml` has prune patterns
 /// (a decommission: the plan deletes the scope, and apply needs `--allow-empty-prune`).
-fn valid(loaded: manifest::Loaded, dir: &Path) -> anyhow::Result<manifest::Loaded> {
+fn valid(
+    loaded: manifest::Loaded,
+    dir: &Path,
+    env: Option<&str>,
+) -> anyhow::Result<manifest::Loaded> {
     let nested: Vec<_> = loaded
         .diagnostics
         .iter()
@@ -214,11 +224,18 @@ fn valid(loaded: manifest::Loaded, dir: &Path) -> anyhow::Result<manifest::Loade
             .collect();
         return Err(Diagnosed {
             diagnostics,
-            message: format!(
-                "{} in the manifests under `{}`: run `cfgctl validate` for details",
-                plural(errors, "error", "errors"),
-                dir.display()
-            ),
+            message: match env {
+                None => format!(
+                    "{} in the manifests under `{}`: run `cfgctl validate` for details",
+                    plural(errors, "error", "errors"),
+                    dir.display()
+                ),
+                Some(name) => format!(
+                    "{} in the manifests under `{}` for environment `{name}`: run `cfgctl validate --env {name}` for details",
+                    plural(errors, "error", "errors"),
+                    dir.display()
+                ),
+            },
         }
         .into());
     }
@@ -454,7 +471,8 @@ fn load_all(
     let loads: Vec<LoadResult> = match loading {
         Ok(loads) => loads
             .into_iter()
-            .map(|loaded| early_of(loaded, dir))
+            // Each environment's report names it: the problems are not said to be its own.
+            .map(|loaded| early_of(loaded, dir, None))
             .collect(),
         Err(e) => names.iter().map(|_| Err(anyhow::anyhow!("{e}"))).collect(),
     };

@@ -4,15 +4,18 @@
 //! nothing: a failure that comes with located problems is a [`Diagnosed`] error, whose
 //! problems the command edge prints before the error line.
 //!
-//! - `apply`: [`apply()`] and [`apply_saved`], one target: the plan made now (rotations,
-//!   policy, the reviewed check) or the saved plan checked, secrets, refusals, the actions run;
-//!   what is shown and answered goes through [`ApplyUi`].
+//! - `apply`: [`apply()`], one target: the plan made now (`review`), then, as for a saved
+//!   plan, the one way a plan is sent: secrets, refusals, the actions run; what is shown and
+//!   answered goes through [`ApplyUi`].
 //! - `base`: `--base REV`, the secret references at a git revision; the plan's commit.
 //! - `connect`: a target (`--url`, or the `--local` tenant) as a [`Connection`].
 //! - `load`: the manifests, loaded on blocking threads while the target is read.
 //! - `plan`: [`plan()`], the one door to a plan: load + fetch + the no-change memo + plan.
-//! - `review`: the policy's findings recorded in the plan, before it is shown.
+//! - `review`: what a plan made now is held to, on the manifests it was made from: the
+//!   policy's findings recorded in it (`plan`) or enforced after the rotations (`apply`).
 //! - `reviewed`: `apply --reviewed`, the fresh plan held to the reviewed one.
+//! - `saved`: [`apply_saved`], `apply PLANFILE`: the saved plan read and checked against its
+//!   target, then sent as `apply` sends.
 //! - `envs`: environments: which ones a command line selects, each one's target, and
 //!   several planned at once ([`plan_each`]), their manifests loaded once for all.
 //!
@@ -30,17 +33,19 @@ mod plan;
 pub mod policy;
 mod review;
 mod reviewed;
+mod saved;
 
-pub use apply::{apply, apply_saved, rotate_and_check, ApplySettings, ApplyUi, StalePlan};
+pub use apply::{apply, ApplySettings, ApplyUi};
 pub use base::{head_commit, BaseError, BaseRefs};
 pub use connect::{connect, fetch, resolve_token, seal_key, Connection, TargetSettings};
 pub use envs::{
     plan_each, refuse_one_target, select, stage_of, target_for, EnvError, EnvOutcome, TargetError,
 };
 pub use load::{load_valid, SharedLoad};
-pub use plan::{plan, plan_against, Keep, PlanRequest, Planned};
-pub use review::policy_into_plan;
+pub use plan::{plan, Keep, PlanRequest, Planned};
+pub use review::{policy_into_plan, rotate_and_check};
 pub use reviewed::{check_reviewed, ReviewedError};
+pub use saved::{apply_saved, StalePlan};
 
 use crate::config::diagnostic::Diagnostic;
 

@@ -13,7 +13,7 @@ use anyhow::Context;
 
 use super::load::{first_with, load_fetch, Source};
 use super::{
-    connect, fetch, let_go, plural, target_for, Connection, Diagnosed, SharedLoad, TargetError,
+    connect, let_go, plural, target_for, Connection, Diagnosed, SharedLoad, TargetError,
     TargetSettings,
 };
 use crate::api::registry::Kind;
@@ -175,17 +175,6 @@ async fn plan_read(
         }
     };
     planned(req, memo.as_ref(), conn, loaded, fetched, base).await
-}
-
-/// Reads the target and plans manifests loaded already against it (no memo, nothing let go).
-pub async fn plan_against(
-    conn: &Connection,
-    loaded: &Loaded,
-    prune: bool,
-    only: &[Pattern],
-) -> anyhow::Result<(Plan, Current)> {
-    let fetched = fetch(conn).await?;
-    plan_fetched(conn, loaded, fetched, prune, only, None)
 }
 
 /// The memo of a request that may be answered from it: one that keeps nothing but the plan,

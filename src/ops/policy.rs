@@ -72,8 +72,9 @@ impl Findings {
 pub enum PolicyError {
     #[error("the policy fails with {errors} {}", if *.errors == 1 { "error" } else { "errors" })]
     Failed { errors: usize },
-    #[error(transparent)]
-    Load(#[from] crate::manifest::LoadError),
+    /// A plan judged without the manifests it was made from (the request did not keep them).
+    #[error("the policy needs the manifests the plan was made from, and they were not kept")]
+    NotKept,
 }
 
 /// The manifest rules (and, given a plan, the plan rules) of the policy that `loaded`'s
@@ -98,34 +99,6 @@ pub fn check(
         diagnostics.extend(eval::plan(&mut rules, plan, &loaded.manifests, at));
     }
     Findings { diagnostics }
-}
-
-/// [`check`] with the plan: on the manifests the plan was made from when they are still held
-/// (`loaded`), else as [`check_plan`].
-pub fn check_planned(
-    dir: &Path,
-    loaded: Option<&Loaded>,
-    plan: &Plan,
-    environment: Option<&str>,
-) -> Result<Findings, PolicyError> {
-    match loaded {
-        Some(loaded) => Ok(check(dir, loaded, Some(plan), environment)),
-        None => check_plan(dir, plan, environment),
-    }
-}
-
-/// [`check`] with the plan, for a command that no longer holds the manifests: the settings
-/// are read first, and the manifests loaded again only when they name a policy.
-pub fn check_plan(
-    dir: &Path,
-    plan: &Plan,
-    environment: Option<&str>,
-) -> Result<Findings, PolicyError> {
-    if !named_in(dir) {
-        return Ok(Findings::default());
-    }
-    let loaded = crate::manifest::load_dir_for(dir, environment)?;
-    Ok(check(dir, &loaded, Some(plan), environment))
 }
 
 /// Whether `DIR/cfgctl.yaml` names a policy (a file that cannot be read or parsed names none:

@@ -250,21 +250,40 @@ async fn plan_now(
 ) -> (Arc<Client>, cfgctl::plan::Plan, cfgctl::plan::Current) {
     let loaded = cfgctl::manifest::load_dir(dir).unwrap();
     assert_eq!(loaded.error_count(), 0);
-    let conn = cfgctl::ops::connect(&cfgctl::ops::TargetSettings {
-        url: Some(t.emulator.url()),
-        token: None,
-        local: None,
-        timeout: std::time::Duration::from_secs(30),
-        max_retries: 5,
-        insecure_http: false,
-        max_pages: cfgctl::remote::client::DEFAULT_MAX_PAGES,
-        max_response_bytes: cfgctl::remote::client::DEFAULT_MAX_RESPONSE_MB << 20,
-    })
-    .await
-    .unwrap();
-    let (plan, current) = cfgctl::ops::plan_against(&conn, &loaded, true, &[])
-        .await
-        .unwrap();
+    let request = cfgctl::ops::PlanRequest {
+        target: cfgctl::ops::TargetSettings {
+            url: Some(t.emulator.url()),
+            token: None,
+            local: None,
+            timeout: std::time::Duration::from_secs(30),
+            max_retries: 5,
+            insecure_http: false,
+            max_pages: cfgctl::remote::client::DEFAULT_MAX_PAGES,
+            max_response_bytes: cfgctl::remote::client::DEFAULT_MAX_RESPONSE_MB << 20,
+        },
+        dir: dir.to_path_buf(),
+        environment: None,
+        prune: true,
+        only: vec![],
+        server_validate: false,
+        drift: false,
+        cache: None,
+        base: None,
+        keep: cfgctl::ops::Keep {
+            manifests: false,
+            current: true,
+            connection: true,
+        },
+    };
+    let cfgctl::ops::Planned {
+        plan,
+        current: Some(current),
+        connection: Some(conn),
+        ..
+    } = cfgctl::ops::plan(&request).await.unwrap()
+    else {
+        panic!("the plan came back without the target's objects and the connection");
+    };
     (Arc::new(conn.client), plan, current)
 }
 

@@ -353,3 +353,38 @@ fn a_symlinked_overlay_folder_is_refused_where_it_is_named() {
     );
     assert!(!run.stdout.contains("stolen"), "{}", run.stdout);
 }
+
+/// `plan --env` and `pull --env` plan the environment's manifests through the same door
+/// (`ops::plan`): an invalid manifest stops both before anything is planned, with the same
+/// error naming the environment and the `validate` that shows the problems.
+#[tokio::test]
+async fn an_invalid_manifest_stops_plan_and_pull_of_an_environment_naming_it() {
+    let tenant = crate::support::Tenant::start(cfgctl::emulator::Config::default()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let settings = format!(
+        "environments:\n  staging:\n    url: {}\n",
+        tenant.emulator.url()
+    );
+    write(dir.path(), "cfgctl.yaml", &settings);
+    write(
+        dir.path(),
+        "team.yaml",
+        "api_version: v1/config\nkind: Team\nspec: {slug: platform, name: Platform, colour: blue}\n",
+    );
+    for command in ["plan", "pull"] {
+        let r = Cfgctl::bare()
+            .dir(dir.path())
+            .args(&[command, "--env", "staging"])
+            .run()
+            .await;
+        assert_eq!(r.code, 1, "{}", r.transcript());
+        assert!(
+            r.stderr.contains(
+                "1 error in the manifests under `.` for environment `staging`: run `cfgctl validate --env staging` for details"
+            ),
+            "{command}: {}",
+            r.stderr
+        );
+        assert!(r.stderr.contains("team.yaml:3:"), "{command}: {}", r.stderr);
+    }
+}

@@ -101,8 +101,19 @@ async fn staging_plan(t: &Tenant, dir: &Path) -> Vec<(String, Vec<String>)> {
         max_pages: 1000,
         max_response_bytes: 64 << 20,
     };
-    let conn = ops::connect(&target).await.unwrap();
-    let (plan, _) = ops::plan_against(&conn, &loaded, false, &[]).await.unwrap();
+    let request = ops::PlanRequest {
+        target,
+        dir: dir.to_path_buf(),
+        environment: Some("staging".into()),
+        prune: false,
+        only: vec![],
+        server_validate: false,
+        drift: false,
+        cache: None,
+        base: None,
+        keep: ops::Keep::default(),
+    };
+    let plan = ops::plan(&request).await.unwrap().plan;
     plan.actions
         .iter()
         .filter(|a| a.is_change())

@@ -87,7 +87,16 @@ fn prepare(opts: &ApplySettings, name: &str, planned: ops::Planned) -> anyhow::R
         anyhow::bail!("the plan came back without what apply keeps");
     };
     plan.guard.environment = Some(name.to_string());
-    ops::rotate_and_check(opts, &mut plan, manifests, &current, Some(name), true)?;
+    let (dir, rotate) = (&opts.request.dir, opts.rotate_secrets.as_deref());
+    ops::rotate_and_check(
+        dir,
+        rotate,
+        &mut plan,
+        manifests,
+        &current,
+        Some(name),
+        true,
+    )?;
     let sent = crate::plan::secrets::fill_plan(&plan)?;
     let refused = crate::plan::refusals(&plan, opts.allow_empty_prune, opts.force_delete_buckets);
     if !refused.is_empty() {

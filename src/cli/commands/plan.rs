@@ -30,20 +30,25 @@ pub fn plan(settings: PlanSettings) -> anyhow::Result<ExitCode> {
     // Kept to the command's end, as the blocking threads it holds.
     let runtime = runtime()?;
     let ops::Planned {
-        mut plan, known, ..
+        mut plan,
+        known,
+        manifests,
+        ..
     } = runtime.block_on(ops::plan(&settings.request))?;
     // Named in the risk summary; recorded (and sealed) in a saved plan.
     plan.guard.environment = settings.request.environment.clone();
     let drift = settings.request.drift;
     // The policy's findings are part of the plan: shown in every form, enforced once it is
-    // printed whole (a denied plan explains itself).
+    // printed whole (a denied plan explains itself). It judges the manifests planned.
     let findings = if drift {
         None
     } else {
         let environment = settings.request.environment.as_deref();
+        let dir = &settings.request.dir;
         Some(ops::policy_into_plan(
-            &settings.request.dir,
+            dir,
             &mut plan,
+            manifests.as_ref(),
             environment,
         )?)
     };
@@ -101,7 +106,7 @@ pub fn plan(settings: PlanSettings) -> anyhow::Result<ExitCode> {
         u8::from(settings.detailed_exitcode && plan.has_changes()) * 2
     };
     // The command ends here (`let_go`).
-    ops::let_go((plan, known));
+    ops::let_go((plan, known, manifests));
     Ok(ExitCode::from(code))
 }
 

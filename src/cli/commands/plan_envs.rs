@@ -73,14 +73,20 @@ pub fn plan_several(settings: &PlanSettings, envs: Vec<Environment>) -> anyhow::
     // Kept to the command's end, as the blocking threads it holds.
     let runtime = runtime()?;
     let outcomes = plan_all(&runtime, &settings.request, envs);
+    // Each environment's manifests, when its request kept them (for the policy).
+    let mut manifests = Vec::new();
     let kept: Vec<Kept> = outcomes
         .into_iter()
         .map(|o| {
             let kept = match o.planned {
                 Ok(ops::Planned {
-                    mut plan, known, ..
+                    mut plan,
+                    known,
+                    manifests: loaded,
+                    ..
                 }) => {
                     plan.guard.environment = Some(o.name.clone());
+                    manifests.push(loaded);
                     Ok((plan, known))
                 }
                 Err(e) => Err(failure(&o.name, o.url, o.stage, &e)),
@@ -94,27 +100,32 @@ pub fn plan_several(settings: &PlanSettings, envs: Vec<Environment>) -> anyhow::
     let findings = if settings.request.drift {
         Vec::new()
     } else {
-        policy_findings(settings, &mut kept)?
+        policy_findings(settings, &mut kept, &manifests)?
     };
     let code = render(settings, &kept)?;
     enforce_policy(findings)?;
     // The command ends here (`let_go`).
-    ops::let_go(kept);
+    ops::let_go((kept, manifests));
     Ok(ExitCode::from(code))
 }
 
-/// The policy on every planned environment's plan, with that environment's manifests, as
-/// `plan` runs it on one, recorded in the plan (`ops::policy_into_plan`).
+/// The policy on every planned environment's plan, with the manifests it was made from
+/// (`manifests`: the planned ones', in order), as `plan` runs it on one, recorded in the plan
+/// (`ops::policy_into_plan`).
 fn policy_findings(
     settings: &PlanSettings,
     kept: &mut [Kept],
+    manifests: &[Option<crate::manifest::Loaded>],
 ) -> anyhow::Result<Vec<(String, crate::ops::policy::Findings)>> {
     let mut out = Vec::new();
-    for (name, kept) in kept.iter_mut() {
-        let Ok((plan, _)) = kept else { continue };
+    let planned = kept
+        .iter_mut()
+        .filter_map(|(name, k)| Some((name, k.as_mut().ok()?)));
+    for ((name, (plan, _)), loaded) in planned.zip(manifests) {
         let name: &str = name;
-        let findings = ops::policy_into_plan(&settings.request.dir, plan, Some(name))
-            .with_context(|| {
+        let dir = &settings.request.dir;
+        let findings =
+            ops::policy_into_plan(dir, plan, loaded.as_ref(), Some(name)).with_context(|| {
                 format!(
                     "running the policy for {}",
                     crate::util::output::Inert(name)

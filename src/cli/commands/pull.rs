@@ -25,8 +25,9 @@ struct PullPlan {
     loaded: crate::manifest::Loaded,
 }
 
-/// The plan of a pull without an environment: through `ops::plan`.
-async fn plan_plain(request: &PlanRequest) -> anyhow::Result<PullPlan> {
+/// The plan of a pull, through `ops::plan` (with `--env`, the environment's manifests, with
+/// the provenance of every value, against its target: `cli::resolve` named it).
+async fn planned(request: &PlanRequest) -> anyhow::Result<PullPlan> {
     let ops::Planned {
         plan,
         current: Some(current),
@@ -36,46 +37,6 @@ async fn plan_plain(request: &PlanRequest) -> anyhow::Result<PullPlan> {
     else {
         anyhow::bail!("the plan came back without what pull keeps");
     };
-    Ok(PullPlan {
-        plan,
-        current,
-        loaded,
-    })
-}
-
-/// The plan of `pull --env NAME`: the manifests loaded for the environment (variables,
-/// overlay, and the provenance of every value) and planned against its target.
-async fn plan_env(request: &PlanRequest, name: &str) -> anyhow::Result<PullPlan> {
-    let dir = request.dir.clone();
-    let env = name.to_string();
-    let loaded =
-        tokio::task::spawn_blocking(move || crate::manifest::load_dir_for(&dir, Some(&env)))
-            .await
-            .context("loading the manifests")??;
-    let errors = loaded.error_count();
-    if errors > 0 {
-        return Err(ops::Diagnosed {
-            message: format!(
-                "{} in the manifests under `{}` for environment `{name}`: run `cfgctl validate --env {name}` for details",
-                plural(errors, "error", "errors"),
-                request.dir.display()
-            ),
-            diagnostics: loaded
-                .diagnostics
-                .into_iter()
-                .filter(|d| d.severity == crate::config::diagnostic::Severity::Error)
-                .collect(),
-        }
-        .into());
-    }
-    let env = loaded
-        .settings
-        .environments
-        .get(name)
-        .with_context(|| format!("environment `{name}` is not declared in cfgctl.yaml"))?;
-    let target = environment_target(&request.target, env)?;
-    let conn = ops::connect(&target).await?;
-    let (plan, current) = ops::plan_against(&conn, &loaded, false, &request.only).await?;
     Ok(PullPlan {
         plan,
         current,
@@ -100,12 +61,7 @@ pub fn pull(opts: PullSettings) -> anyhow::Result<ExitCode> {
         plan,
         current,
         loaded,
-    } = runtime()?.block_on(async {
-        match environment {
-            Some(name) => plan_env(&opts.request, name).await,
-            None => plan_plain(&opts.request).await,
-        }
-    })?;
+    } = runtime()?.block_on(planned(&opts.request))?;
     let dir = &opts.request.dir;
     let pull_env = match environment {
         Some(name) => Some(crate::convert::pull::PullEnv {
