@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """How another YAML 1.2 reader (ruamel.yaml, pure Python, safe loader) reads texts.
 
-Dev-only helper for cfgctl's tests (`yaml::yaml12` in src/util/yaml/yaml12_tests.rs). Reads a JSON list
+Dev-only helper for cfgctl's tests (`yaml::yaml12` in src/util/yaml/yaml12.rs). Reads a JSON list
 of texts on stdin; writes a JSON list with, for each text, {"docs": [...]} (every document
 that is not empty, as JSON) or {"error": "..."}.
 

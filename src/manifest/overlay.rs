@@ -426,5 +426,4 @@ impl Merger<'_> {
 }
 
 #[cfg(test)]
-#[path = "overlay_tests.rs"]
 mod tests;

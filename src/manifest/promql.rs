@@ -453,5 +453,4 @@ fn escape(c: char) -> Option<char> {
 }
 
 #[cfg(test)]
-#[path = "promql_tests.rs"]
 mod tests;

@@ -440,7 +440,6 @@ fn locate(text: &str, at: Pos, token: &str) -> Pos {
 }
 
 #[cfg(test)]
-#[path = "vars_tests.rs"]
 pub(in crate::manifest) mod tests;
 
 /// `text` as a manifest value that the loader reads back as `text` itself: every `${` written

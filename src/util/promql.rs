@@ -353,5 +353,4 @@ fn grammar() -> Option<&'static Grammar> {
 }
 
 #[cfg(test)]
-#[path = "promql/tests.rs"]
 mod tests;

@@ -19,9 +19,8 @@ mod limits;
 mod plain;
 mod scalar;
 mod tabs;
-// Test-only: named `*tests.rs`, so the output-layer scan knows it (it spawns python3).
+// Test-only: the YAML 1.2 cross-check against ruamel.yaml (it spawns python3).
 #[cfg(test)]
-#[path = "yaml/yaml12_tests.rs"]
 pub(crate) mod yaml12;
 pub use plain::{parse_documents_plain, parse_documents_plain_refs};
 

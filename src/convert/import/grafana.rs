@@ -352,5 +352,4 @@ fn datasources(dashboard: &Value) -> Vec<String> {
 }
 
 #[cfg(test)]
-#[path = "grafana/tests.rs"]
 mod tests;

@@ -593,5 +593,4 @@ pub(super) fn edits(
 }
 
 #[cfg(test)]
-#[path = "edit_tests.rs"]
 mod tests;
