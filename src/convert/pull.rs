@@ -529,6 +529,4 @@ pub use merge::merged_spec;
 pub use refs::referenced_files;
 
 #[cfg(test)]
-mod style_tests;
-#[cfg(test)]
 mod tests;

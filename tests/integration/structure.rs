@@ -395,3 +395,32 @@ fn at_most_twelve_top_level_modules_each_a_folder_with_its_mod_rs() {
         "src/ holds only lib.rs, main.rs and the wings' folders: {others:?}"
     );
 }
+
+/// One test-file convention (ARCHITECTURE.md, "How to work here"): a module's unit tests are its
+/// child module `tests`, inline or in `tests.rs` in the module's own folder (a larger one may
+/// have children under `tests/`), found by the module tree alone: no `#[path]`, no
+/// `*_tests.rs` beside the module.
+#[test]
+fn one_test_file_convention_without_path_attributes() {
+    let src = crate::support::root().join("src");
+    let mut wrong = Vec::new();
+    for entry in walkdir::WalkDir::new(&src).sort_by_file_name() {
+        let entry = entry.unwrap();
+        let path = entry.path();
+        if path.extension().and_then(|e| e.to_str()) != Some("rs") {
+            continue;
+        }
+        let shown = path.strip_prefix(&src).unwrap().display().to_string();
+        let name = path.file_name().unwrap().to_string_lossy();
+        if name.ends_with("_tests.rs") {
+            wrong.push(format!("{shown}: a test file beside its module (make it `tests.rs` in the module's folder)"));
+        }
+        let text = std::fs::read_to_string(path).unwrap();
+        if text.lines().any(|l| l.trim_start().starts_with("#[path")) {
+            wrong.push(format!(
+                "{shown}: a `#[path]` attribute (let the module tree find the file)"
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}

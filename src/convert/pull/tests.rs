@@ -2,6 +2,8 @@ use serde_json::json;
 
 use super::*;
 
+mod style;
+
 #[test]
 fn merge_keeps_what_compares_equal_as_written() {
     let written = json!({

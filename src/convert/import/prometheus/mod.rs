@@ -162,6 +162,4 @@ fn add(
 }
 
 #[cfg(test)]
-mod red_team_tests;
-#[cfg(test)]
 mod tests;

@@ -6,6 +6,8 @@ use serde_json::{json, Value};
 
 use super::*;
 
+mod red_team;
+
 /// Writes `files` into a new folder and imports it (bucket `b`, Alertmanager when given).
 pub(super) fn run(
     files: &[(&str, &str)],

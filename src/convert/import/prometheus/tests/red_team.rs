@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use super::tests::{run, specs};
+use super::{run, specs};
 
 /// Red team D19: a label that only the critical rule of a merged alert carries labels the
 /// warning condition too (its routing changes): said, at the rule that carries it.

@@ -5,7 +5,7 @@
 use proptest::prelude::*;
 use serde_json::{Map, Value};
 
-use super::*;
+use super::super::*;
 
 #[derive(Clone, Copy, Debug)]
 enum Quote {
