@@ -514,6 +514,7 @@ fn as_sent(kind: Kind, spec: &Value) -> Value {
 // ---------------------------------------------------------------------------------------
 // Where each document is in its file.
 
+mod changes;
 mod edit;
 mod env;
 mod form;

@@ -9,94 +9,12 @@ use std::ops::Range;
 
 use serde_json::{Map, Value};
 
+use super::changes::{changes, Change};
+
 use super::form::{self, double_quoted, escaped};
 use super::Line;
 use crate::util::jsonpath::escape_pointer;
 use crate::util::yaml::{Pos, Spans};
-
-/// One change to a document, by path of member names from the document's root.
-#[derive(Debug, PartialEq)]
-pub(super) enum Change {
-    /// The member at `path` gets a new value.
-    Replace { path: Vec<String>, value: Value },
-    /// A new member at the end of the mapping at `parent`.
-    Insert {
-        parent: Vec<String>,
-        key: String,
-        value: Value,
-    },
-    /// The member at `path` goes.
-    Remove { path: Vec<String> },
-}
-
-/// The changes from `written` to `wanted`, descending into mappings present in both (and not
-/// empty in `written`), and into lists of one length whose changed items are such mappings
-/// (a list item's path segment is its index); other lists and scalars change as a whole.
-pub(super) fn changes(
-    written: &Map<String, Value>,
-    wanted: &Map<String, Value>,
-    at: &[String],
-    out: &mut Vec<Change>,
-) {
-    let child = |k: &String| {
-        let mut p = at.to_vec();
-        p.push(k.clone());
-        p
-    };
-    for (k, w) in written {
-        match (wanted.get(k), w) {
-            (None, _) => out.push(Change::Remove { path: child(k) }),
-            (Some(v), _) if v == w => {}
-            (Some(Value::Object(v)), Value::Object(wm)) if !wm.is_empty() => {
-                changes(wm, v, &child(k), out)
-            }
-            (Some(Value::Array(v)), Value::Array(wl)) if items_descend(wl, v) => {
-                item_changes(wl, v, &child(k), out)
-            }
-            (Some(v), _) => out.push(Change::Replace {
-                path: child(k),
-                value: v.clone(),
-            }),
-        }
-    }
-    for (k, v) in wanted.iter().filter(|(k, _)| !written.contains_key(*k)) {
-        out.push(Change::Insert {
-            parent: at.to_vec(),
-            key: k.clone(),
-            value: v.clone(),
-        });
-    }
-}
-
-/// Two lists of one length whose differing items are mappings (not empty as written), such
-/// lists, or scalars: changed item by item, each in place.
-fn items_descend(written: &[Value], wanted: &[Value]) -> bool {
-    let scalar = |v: &Value| !matches!(v, Value::Object(_) | Value::Array(_));
-    written.len() == wanted.len()
-        && written.iter().zip(wanted).all(|(w, v)| match (w, v) {
-            _ if w == v => true,
-            (Value::Object(wm), Value::Object(_)) => !wm.is_empty(),
-            (Value::Array(wl), Value::Array(vl)) => items_descend(wl, vl),
-            _ => scalar(w) && scalar(v),
-        })
-}
-
-/// The changes of two lists [`items_descend`] takes, an item's path segment its index.
-fn item_changes(written: &[Value], wanted: &[Value], at: &[String], out: &mut Vec<Change>) {
-    for (i, (w, v)) in written.iter().zip(wanted).enumerate() {
-        let mut path = at.to_vec();
-        path.push(i.to_string());
-        match (w, v) {
-            _ if w == v => {}
-            (Value::Object(wm), Value::Object(vm)) => changes(wm, vm, &path, out),
-            (Value::Array(wl), Value::Array(vl)) => item_changes(wl, vl, &path, out),
-            _ => out.push(Change::Replace {
-                path,
-                value: v.clone(),
-            }),
-        }
-    }
-}
 
 fn pointer(path: &[String]) -> String {
     path.iter()
@@ -320,7 +238,9 @@ fn lift_flow(
     let mut out: Vec<Change> = Vec::new();
     for change in list {
         let path = match &change {
-            Change::Replace { path, .. } | Change::Remove { path } => path.clone(),
+            Change::Replace { path, .. }
+            | Change::Remove { path }
+            | Change::Append { path, .. } => path.clone(),
             Change::Insert { parent, key, .. } => {
                 let mut p = parent.clone();
                 p.push(key.clone());
@@ -548,6 +468,8 @@ pub(super) fn edits(
                 }
                 out.push((start..end_line.end, text, n));
             }
+            // `changes` never gives one: a YAML list added to is replaced whole.
+            Change::Append { .. } => return None,
             Change::Remove { path } => {
                 let (kpos, end) = entry(lines, spans, &pointer(&path), last_line)?;
                 if key_prefix(lines, kpos)? {

@@ -7,7 +7,7 @@ use std::ops::Range;
 
 use serde_json::Value;
 
-use super::edit::{changes, Change};
+use super::changes::{changes_appending, Change};
 
 /// A JSON value's bytes and, for an object, its members (key bytes and value).
 #[derive(Debug)]
@@ -180,6 +180,31 @@ fn render(value: &Value, multiline: bool, base: &str, unit: &str, newline: &str)
     )
 }
 
+/// `items` written after the last item of `list` as that item is written (on one line, or
+/// pretty at its indentation), each on a line of its own when the list spans lines.
+fn appended(
+    text: &str,
+    list: &Node,
+    items: &[Value],
+    unit: &str,
+    newline: &str,
+) -> Option<(Range<usize>, String)> {
+    let (_, _, last) = list.members.last()?;
+    let base = line_indent(text, last.range.start);
+    let sep = match text[list.range.clone()].contains('\n') {
+        true => format!(",{newline}{base}"),
+        false => ", ".to_string(),
+    };
+    let multiline = text[last.range.clone()].contains('\n');
+    let mut added = String::new();
+    for item in items {
+        added.push_str(&sep);
+        added.push_str(&render(item, multiline, base, unit, newline)?);
+    }
+    let at = last.range.end;
+    Some((at..at, added))
+}
+
 /// The edits (byte range, replacement) of the document at `start`, last first.
 pub(super) fn edits(
     text: &str,
@@ -194,7 +219,7 @@ pub(super) fn edits(
     let root = node(text, start)?;
     let newline = if text.contains("\r\n") { "\r\n" } else { "\n" };
     let mut list = Vec::new();
-    changes(w, v, &[], &mut list);
+    changes_appending(w, v, &mut list);
     let mut out: Vec<(Range<usize>, String, usize)> = Vec::new();
     for (n, change) in list.into_iter().enumerate() {
         match change {
@@ -234,6 +259,10 @@ pub(super) fn edits(
                 let value = render(&value, multiline, base, unit, newline)?;
                 let at = last.range.end;
                 out.push((at..at, format!("{sep}{key}: {value}"), n));
+            }
+            Change::Append { path, items } => {
+                let (range, added) = appended(text, find(&root, &path)?, &items, unit, newline)?;
+                out.push((range, added, n));
             }
         }
     }
@@ -295,6 +324,33 @@ mod tests {
         assert_eq!(
             out,
             "{\n  \"spec\": {\n    \"slug\": \"m\",\n    \"when\": {\"op\": \"LT\", \"value\": 1},\n    \"list\": [\n      1,\n      2\n    ],\n    \"new\": {\n      \"a\": 1\n    }\n  }\n}"
+        );
+    }
+
+    /// A panel added at the end of a list goes after the last one, written as its siblings
+    /// are (one line each, or pretty at their indentation); the others keep their bytes, also
+    /// when one of them changed in place (red team D16: the whole list was laid out anew).
+    #[test]
+    fn items_added_at_the_end_of_a_list_are_written_as_their_siblings() {
+        let text = "{\n  \"panels\": [\n    {\"id\": 1, \"title\": \"a\"},\n    {\"id\": 2, \"title\": \"b\"}\n  ]\n}";
+        let out = apply(
+            text,
+            json!({"panels": [{"id": 1, "title": "A"}, {"id": 2, "title": "b"}, {"id": 3, "title": "c"}]}),
+        );
+        assert_eq!(
+            out,
+            "{\n  \"panels\": [\n    {\"id\": 1, \"title\": \"A\"},\n    {\"id\": 2, \"title\": \"b\"},\n    {\"id\": 3, \"title\": \"c\"}\n  ]\n}"
+        );
+        let pretty = "{\n  \"panels\": [\n    {\n      \"id\": 1\n    }\n  ]\n}";
+        let out = apply(pretty, json!({"panels": [{"id": 1}, {"id": 2}]}));
+        assert_eq!(
+            out,
+            "{\n  \"panels\": [\n    {\n      \"id\": 1\n    },\n    {\n      \"id\": 2\n    }\n  ]\n}"
+        );
+        let inline = "{\"tags\": [\"a\"], \"n\": 1}";
+        assert_eq!(
+            apply(inline, json!({"tags": ["a", "b", "c"], "n": 1})),
+            "{\"tags\": [\"a\", \"b\", \"c\"], \"n\": 1}"
         );
     }
 
