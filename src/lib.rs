@@ -6,6 +6,8 @@ pub mod apply;
 pub mod cli;
 pub mod config;
 pub mod convert;
+// Without the `emulator` feature `emulator/off.rs` stands in: `serve` and `--local` say so.
+#[cfg_attr(not(feature = "emulator"), path = "emulator/off.rs")]
 pub mod emulator;
 pub mod manifest;
 pub mod ops;

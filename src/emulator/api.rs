@@ -12,8 +12,7 @@ use crate::api::semantics::Semantics;
 use crate::api::spec::{self, Description};
 use crate::api::wire::{self, ListQuery, Write};
 
-/// Largest page the emulator returns, whatever the client prefers.
-pub const MAX_PAGE_SIZE: u64 = 1000;
+pub use super::config::MAX_PAGE_SIZE;
 
 /// An API failure, with the status it is answered with.
 #[derive(Debug, thiserror::Error)]

@@ -7,6 +7,7 @@
 //! `/__emulator/stats` (not in the swagger file) exposes the counters to tests.
 
 pub mod api;
+mod config;
 pub mod faults;
 pub mod idle;
 mod layers;
@@ -31,6 +32,7 @@ use serde_json::Value;
 use crate::api::registry::{Kind, Op, Profile};
 use crate::api::wire::{self, ErrorBody, ListQuery, API_PREFIX, SWAGGER_PATH, TOKEN_HEADER};
 use api::{Api, ApiError};
+pub use config::Config;
 use faults::{Fault, Faults};
 pub use layers::REQUEST_ID_HEADER;
 use layers::{check_token, inject_faults, rate_limit, record};
@@ -41,46 +43,6 @@ use store::{Store, StoreError};
 pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 /// Path of the request counters.
 pub const STATS_PATH: &str = "/__emulator/stats";
-
-/// How the emulator is set up.
-#[derive(Clone, Debug)]
-pub struct Config {
-    /// SQLite file; in memory when absent.
-    pub data: Option<PathBuf>,
-    /// The API token every request must carry; none checked when absent.
-    pub token: Option<String>,
-    pub profile: Profile,
-    /// Page size when a list states none.
-    pub page_size: u64,
-    /// The largest page served, whatever `page.max_size` asks for (at most 1000).
-    pub max_page_size: u64,
-    pub faults: Faults,
-    /// Fill documented defaults a write leaves out (a real tenant does).
-    pub server_defaults: bool,
-    /// Answer secrets `**REDACTED**` (a current tenant does; `false`: in clear).
-    pub redact_secrets: bool,
-    /// Serve this API description instead of the embedded one.
-    pub swagger: Option<PathBuf>,
-    /// At most this many API requests a second (`--rate-limit`); unlimited when absent.
-    pub rate_limit: Option<u32>,
-}
-
-impl Default for Config {
-    fn default() -> Self {
-        Config {
-            data: None,
-            token: None,
-            profile: Profile::Full,
-            page_size: 100,
-            max_page_size: api::MAX_PAGE_SIZE,
-            faults: Faults::default(),
-            server_defaults: true,
-            redact_secrets: true,
-            swagger: None,
-            rate_limit: None,
-        }
-    }
-}
 
 /// Why the emulator could not start.
 #[derive(Debug, thiserror::Error)]

@@ -11,9 +11,10 @@
 //! (bad Rego, a rule that fails) is a located error, never a panic. `test` runs the files'
 //! own `test_` rules (`cfgctl test-policy`).
 
-mod budget;
-mod eval;
-mod load;
+// The engine (regorus) is the `policy` feature's, on by default; without it `policy/off.rs`
+// stands in, and a policy `cfgctl.yaml` names is an error saying so.
+#[cfg_attr(not(feature = "policy"), path = "policy/off.rs")]
+mod rego;
 pub mod test;
 
 use std::io::Write;
@@ -89,16 +90,24 @@ pub fn check(
         return Findings::default();
     };
     let settings_file = settings_file(dir);
-    let mut rules = match load::load(dir, &settings_file, policy) {
-        Ok(rules) => rules,
-        Err(diagnostics) => return Findings { diagnostics },
-    };
-    let mut diagnostics = eval::manifests(&mut rules, &loaded.manifests, environment);
-    if let Some(plan) = plan {
-        let at = (settings_file.as_path(), policy.pos);
-        diagnostics.extend(eval::plan(&mut rules, plan, &loaded.manifests, at));
+    Findings {
+        diagnostics: rego::findings(dir, &settings_file, policy, loaded, plan, environment),
     }
-    Findings { diagnostics }
+}
+
+/// Runs every test of the policy that `dir/cfgctl.yaml` names (`cfgctl test-policy`), sorted by
+/// package, then name.
+pub fn run_tests(dir: &Path) -> Result<Vec<test::TestResult>, test::TestPolicyError> {
+    use test::TestPolicyError;
+    let file = settings_file(dir);
+    let text =
+        std::fs::read_to_string(&file).map_err(|_| TestPolicyError::NoSettings(dir.into()))?;
+    let settings =
+        crate::config::settings::parse(&file, &text).map_err(TestPolicyError::Invalid)?;
+    let policy = settings
+        .policy
+        .ok_or_else(|| TestPolicyError::NoPolicy(file.clone()))?;
+    rego::tests(dir, &file, &policy)
 }
 
 /// Whether `DIR/cfgctl.yaml` names a policy (a file that cannot be read or parsed names none:

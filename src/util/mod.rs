@@ -6,8 +6,14 @@ pub mod file_ref;
 pub mod json_string;
 pub mod jsonpath;
 pub mod output;
+// Without the `promql` feature `promql/off.rs` stands in: nothing is checked (`CHECKS_PROMQL`).
+#[cfg_attr(not(feature = "promql"), path = "promql/off.rs")]
 pub mod promql;
 pub mod safe_write;
 #[cfg(test)]
 pub(crate) mod test_support;
 pub mod yaml;
+
+/// Whether this build checks PromQL (the `promql` feature, on by default): `validate` says so
+/// when it does not, and `import prometheus` refuses to run.
+pub const CHECKS_PROMQL: bool = cfg!(feature = "promql");

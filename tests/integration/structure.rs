@@ -424,3 +424,78 @@ fn one_test_file_convention_without_path_attributes() {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// Where each cargo feature's dependencies may be named (`crate::` paths in src/, as prefixes):
+/// the modules its `off.rs` stands in for when it is left out. A dependency named elsewhere
+/// breaks the lean build (`cargo check --no-default-features` in `.ci/run`).
+const FEATURE_HOMES: [(&str, &[&str]); 3] = [
+    (
+        "emulator",
+        &[
+            "emulator/mod.rs",
+            "emulator/api",
+            "emulator/idle.rs",
+            "emulator/layers.rs",
+            "emulator/query.rs",
+            "emulator/ratelimit.rs",
+            "emulator/stats.rs",
+            "emulator/store.rs",
+        ],
+    ),
+    (
+        "policy",
+        &[
+            "ops/policy/rego.rs",
+            "ops/policy/budget.rs",
+            "ops/policy/eval.rs",
+            "ops/policy/load.rs",
+        ],
+    ),
+    ("promql", &["util/promql.rs", "util/promql/threshold.rs"]),
+];
+
+/// The `[features]` of Cargo.toml: each feature with what it turns on (`dep:` dependencies
+/// with `-` read as `_`, as src/ names them).
+fn features() -> BTreeMap<String, Vec<String>> {
+    let manifest = std::fs::read_to_string(crate::support::root().join("Cargo.toml")).unwrap();
+    let section = manifest.split("\n[features]\n").nth(1).unwrap_or("");
+    let section = section.split("\n[").next().unwrap_or("");
+    let mut out = BTreeMap::new();
+    for line in section.lines().filter(|l| !l.starts_with('#')) {
+        let Some((name, list)) = line.split_once(" = ") else {
+            continue;
+        };
+        let items = list.split('"').skip(1).step_by(2);
+        out.insert(
+            name.to_string(),
+            items.map(|item| item.replace('-', "_")).collect(),
+        );
+    }
+    out
+}
+
+#[test]
+fn a_features_dependencies_are_named_only_in_the_modules_it_gates() {
+    let features = features();
+    let names: Vec<&str> = FEATURE_HOMES.iter().map(|(name, _)| *name).collect();
+    assert_eq!(
+        features.get("default"),
+        Some(&names.iter().map(|n| n.to_string()).collect())
+    );
+    let mut outside = Vec::new();
+    for (path, code) in sources() {
+        let shown = path.to_string_lossy().replace('\\', "/");
+        for (name, homes) in FEATURE_HOMES {
+            if homes.iter().any(|home| shown.starts_with(home)) {
+                continue;
+            }
+            let deps = features[name].iter().filter_map(|d| d.strip_prefix("dep:"));
+            for dep in deps {
+                if code.contains(&format!("{dep}::")) {
+                    outside.push(format!("src/{shown} names {dep} (feature `{name}`)"));
+                }
+            }
+        }
+    }
+    assert!(outside.is_empty(), "{outside:#?}");
+}

@@ -1,4 +1,4 @@
-//! `cfgctl test-policy [DIR]`: the Rego policy's own `test_` rules (`crate::ops::policy::test`).
+//! `cfgctl test-policy [DIR]`: the Rego policy's own `test_` rules (`crate::ops::policy::run_tests`).
 
 use std::io::Write;
 use std::path::Path;
@@ -10,7 +10,7 @@ use crate::ops::policy::test::{Outcome, TestPolicyError};
 
 /// Runs the tests of the policy `DIR/cfgctl.yaml` names; exit 1 when one fails.
 pub fn test_policy(dir: &Path) -> anyhow::Result<ExitCode> {
-    let results = match crate::ops::policy::test::run(dir) {
+    let results = match crate::ops::policy::run_tests(dir) {
         Ok(results) => results,
         Err(e @ TestPolicyError::Invalid(_)) => {
             // Located, printed at the edge (`cli::main`) before the error line.

@@ -96,6 +96,11 @@ pub fn validate(opts: &ValidateSettings) -> anyhow::Result<ExitCode> {
             plural(loaded.manifest_files, "YAML/JSON file", "YAML/JSON files")
         );
     }
+    if !crate::util::CHECKS_PROMQL {
+        let note =
+            "note: PromQL is not checked: this cfgctl is built without it (cargo feature `promql`)";
+        let _ = writeln!(crate::util::output::stderr(), "{note}");
+    }
     if !opts.quiet {
         writeln!(
             out,

@@ -42,6 +42,8 @@ pub enum ImportError {
     NoKind { fields: &'static [&'static str] },
     #[error("{0}")]
     Options(String),
+    #[error("import prometheus reads PromQL, and this cfgctl is built without it (cargo feature `promql`)")]
+    WithoutPromql,
     #[error("{} already exist{} in {}: nothing was written (--force replaces them)", list(.paths), if .paths.len() == 1 { "s" } else { "" }, .dir.display())]
     Exists { dir: PathBuf, paths: Vec<PathBuf> },
     #[error("writing {}: {source}; nothing was written", dir.display())]

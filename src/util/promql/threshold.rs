@@ -103,6 +103,12 @@ pub fn split(text: &str) -> Option<Threshold> {
     )
 }
 
+/// Two queries "agree" when they parse to the same expression (white space, comments and the
+/// author's layout aside); a text that does not parse agrees only with itself.
+pub fn same_query(a: &str, b: &str) -> bool {
+    a == b || matches!((parser::parse(a), parser::parse(b)), (Ok(x), Ok(y)) if x == y)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -59,6 +59,9 @@ const POLICY_SLUG: &str = "alertmanager";
 
 /// Reads and maps everything; nothing is written here.
 pub fn import(opts: &PrometheusSettings) -> Result<Output, ImportError> {
+    if !crate::util::CHECKS_PROMQL {
+        return Err(ImportError::WithoutPromql);
+    }
     let owner = match (&opts.bucket, &opts.collection) {
         (Some(b), None) => rules::Owner::Bucket(b.clone()),
         (None, Some(c)) => rules::Owner::Collection(c.clone()),

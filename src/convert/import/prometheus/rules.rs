@@ -106,13 +106,6 @@ fn clamp(secs: u64) -> u64 {
     secs.min(i32::MAX as u64)
 }
 
-/// Two rules' queries "agree" when they parse to the same expression (white space, comments
-/// and the author's layout aside); a text that does not parse agrees only with itself.
-fn same_query(a: &str, b: &str) -> bool {
-    use promql_parser::parser::parse;
-    a == b || matches!((parse(a), parse(b)), (Ok(x), Ok(y)) if x == y)
-}
-
 /// The manifests of one group: its recording rules, then its monitors, in rule order.
 pub(super) fn map_group(
     group: &Group,
@@ -137,7 +130,10 @@ pub(super) fn map_group(
         }
         let (query, _) = condition(alert);
         let clusters = by_query.entry(&alert.name).or_default();
-        match clusters.iter_mut().find(|(q, _)| same_query(q, &query)) {
+        match clusters
+            .iter_mut()
+            .find(|(q, _)| threshold::same_query(q, &query))
+        {
             Some((_, rules)) => rules.push(alert),
             None => clusters.push((query, vec![alert])),
         }
