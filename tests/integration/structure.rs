@@ -442,15 +442,7 @@ const FEATURE_HOMES: [(&str, &[&str]); 3] = [
             "emulator/store.rs",
         ],
     ),
-    (
-        "policy",
-        &[
-            "ops/policy/rego.rs",
-            "ops/policy/budget.rs",
-            "ops/policy/eval.rs",
-            "ops/policy/load.rs",
-        ],
-    ),
+    ("policy", &["ops/policy/rego.rs", "ops/policy/rego/"]),
     ("promql", &["util/promql.rs", "util/promql/threshold.rs"]),
 ];
 

@@ -1,12 +1,9 @@
 //! The policy's engine, regorus (the `policy` feature): the directory read (`load`), the rules
-//! evaluated (`eval`) within a step budget (`budget`), and the policy's own tests run. Its
-//! files sit beside it in `policy/`; `off.rs` stands in for it without the feature.
+//! evaluated (`eval`) within a step budget (`budget`), and the policy's own tests run; `off.rs`
+//! stands in for it without the feature.
 
-#[path = "budget.rs"]
 mod budget;
-#[path = "eval.rs"]
 mod eval;
-#[path = "load.rs"]
 mod load;
 
 use std::path::{Path, PathBuf};
