@@ -78,6 +78,18 @@ pub(crate) fn register_tokens(settings: &Value) {
     }
 }
 
+/// The variables that hold cfgctl's own API tokens, each with whose it is: every environment's
+/// `token_env` and `CFGCTL_TOKEN` (`--token`). A manifest never reads them (`manifest::vars`).
+pub fn token_variables(environments: &BTreeMap<String, Environment>) -> Vec<(String, String)> {
+    let mut out = vec![("CFGCTL_TOKEN".to_string(), "`--token`".to_string())];
+    for (name, env) in environments {
+        if let Some(var) = &env.token_env {
+            out.push((var.clone(), format!("environment `{name}`")));
+        }
+    }
+    out
+}
+
 /// A relative path with only normal components (no `..`, no root): inside the repository.
 pub(crate) fn overlay_dir(text: &str) -> Option<PathBuf> {
     let path = Path::new(text.trim_end_matches('/'));

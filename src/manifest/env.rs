@@ -77,12 +77,14 @@ fn load_envs(
     common.file_scope =
         crate::util::file_ref::FileScope::of_dir(dir, &common.settings.secret_file_dirs);
     let files = common.file_scope.clone();
+    let tokens = crate::config::environments::token_variables(&common.settings.environments);
     let contexts: Vec<vars::Context<'_>> = selected
         .iter()
         .map(|env| vars::Context {
             env: *env,
             declared,
             files: Some(&files),
+            tokens: &tokens,
         })
         .collect();
     // Overlay directories are never base manifests; their files are still hashed, so the

@@ -143,6 +143,7 @@ impl Loaded {
                 file: file.to_path_buf(),
             });
         }
+        let tokens = crate::config::environments::token_variables(&self.settings.environments);
         let ctx = vars::Context {
             env: self
                 .environment
@@ -150,6 +151,7 @@ impl Loaded {
                 .and_then(|name| self.settings.environments.get(name)),
             declared: !self.settings.environments.is_empty(),
             files: Some(&self.file_scope),
+            tokens: &tokens,
         };
         let mut again = Loaded::default();
         load_text(file, file, &text, &ctx, &mut again);

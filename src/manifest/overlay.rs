@@ -196,10 +196,12 @@ pub(super) fn apply(dir: &Path, env: &Environment, declared: bool, loaded: &mut 
     };
     loaded.diagnostics.extend(files.problems);
     let scope = loaded.file_scope.clone();
+    let tokens = crate::config::environments::token_variables(&loaded.settings.environments);
     let ctx = vars::Context {
         env: Some(env),
         declared,
         files: Some(&scope),
+        tokens: &tokens,
     };
     let mut merger = Merger {
         loaded,

@@ -27,6 +27,9 @@ pub(crate) struct Context<'a> {
     pub declared: bool,
     /// Where a `${file:…}` may read (`None`: anywhere, for tests).
     pub files: Option<&'a crate::util::file_ref::FileScope>,
+    /// The variables that hold cfgctl's own API tokens, with whose each is
+    /// (`environments::token_variables`): never read by a manifest.
+    pub tokens: &'a [(String, String)],
 }
 
 /// The text a document came from.
@@ -79,7 +82,10 @@ pub(super) fn needed(value: &Value) -> bool {
         let found = match v {
             // A secret field's `${file:…}` is kept, but its path is checked.
             Value::String(s) => {
-                s.contains("${") && (!is_kept(secrets, pointer, s) || s.starts_with("${file:"))
+                s.contains("${")
+                    && (!is_kept(secrets, pointer, s)
+                        || s.starts_with("${file:")
+                        || s.starts_with("${env:"))
             }
             Value::Object(map) => map.iter().any(|(k, v)| {
                 pointer.push('/');
@@ -257,6 +263,11 @@ impl Expansion<'_, '_> {
     fn reference(&mut self, token: &str) -> Option<String> {
         let resolved = match crate::api::registry::parse_reference(token) {
             None => Err("not a valid reference (`${env:NAME}` or `${file:PATH}`)".to_string()),
+            Some(crate::api::registry::SecretRef::Env(name))
+                if token_of(self.ctx, name).is_some() =>
+            {
+                Err(token_of(self.ctx, name).unwrap_or_default())
+            }
             Some(crate::api::registry::SecretRef::Env(name)) => match std::env::var(name) {
                 Ok(v) => Ok((format!("env:{name}"), v)),
                 Err(std::env::VarError::NotPresent) => {
@@ -307,6 +318,16 @@ impl Expansion<'_, '_> {
     }
 }
 
+/// Why the variable `name` is never read by a manifest, when it holds one of cfgctl's own API
+/// tokens (an environment's `token_env`, CFGCTL_TOKEN): a manifest's value is sent to a tenant,
+/// and one tenant's token must not reach another (red team E19).
+fn token_of(ctx: &Context<'_>, name: &str) -> Option<String> {
+    let (_, whose) = ctx.tokens.iter().find(|(var, _)| var == name)?;
+    Some(format!(
+        "`{name}` holds the API token of {whose}: a manifest never reads cfgctl's own tokens (they would be sent to a tenant as configuration)"
+    ))
+}
+
 /// A secret field's `${file:…}` is read only when it is sent, but where it points is checked
 /// now: inside the repository (or a directory `secrets.file_dirs` allows), a regular file.
 fn check_secret_file(
@@ -317,10 +338,23 @@ fn check_secret_file(
     outcome: &mut Outcome,
     diagnostics: &mut Vec<Diagnostic>,
 ) {
-    let Some(crate::api::registry::SecretRef::File(path)) =
-        crate::api::registry::parse_reference(s)
-    else {
-        return;
+    let path = match crate::api::registry::parse_reference(s) {
+        Some(crate::api::registry::SecretRef::File(path)) => path,
+        Some(crate::api::registry::SecretRef::Env(name)) => {
+            if let Some(reason) = token_of(ctx, name) {
+                let problem = Problem::UnresolvedReference {
+                    reference: s.to_string(),
+                    reason,
+                };
+                diagnostics.push(Diagnostic::error(
+                    src.shown,
+                    locate(src.text, at, s),
+                    problem,
+                ));
+            }
+            return;
+        }
+        None => return,
     };
     let unconfined = crate::util::file_ref::FileScope::default();
     let scope = ctx.files.unwrap_or(&unconfined);

@@ -308,10 +308,13 @@ async fn another_environments_token_is_never_printed() {
         let text = run.transcript();
         assert!(!text.contains(PROD_TOKEN), "{args:?}: {text}");
         assert!(!text.contains("r4-2-5f1e"), "{args:?}: {text}");
-        if args[0] == "plan" {
-            assert_eq!(run.code, 0, "{args:?}: {text}");
-            assert!(text.contains("[REDACTED]"), "{args:?}: {text}");
-        }
+        // Since red team E19 the reference itself is refused (it was planned, the value
+        // redacted, and sent to the staging tenant).
+        assert_eq!(run.code, 1, "{args:?}: {text}");
+        assert!(
+            text.contains("`R4_PROD_TOKEN` holds the API token of environment `prod`"),
+            "{args:?}: {text}"
+        );
     }
 }
 
@@ -386,5 +389,52 @@ async fn an_invalid_manifest_stops_plan_and_pull_of_an_environment_naming_it() {
             r.stderr
         );
         assert!(r.stderr.contains("team.yaml:3:"), "{command}: {}", r.stderr);
+    }
+}
+
+/// A manifest never reads cfgctl's own API tokens (red team E19): `${env:X}` where X is an
+/// environment's `token_env` (or CFGCTL_TOKEN), in a plain field or a secret one, is an error at
+/// the reference, so `--env staging` can never send prod's token to the staging tenant.
+#[test]
+fn a_manifest_never_reads_an_environments_api_token() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "cfgctl.yaml",
+        "environments:\n  staging:\n    url: http://127.0.0.1:9\n    token_env: E19_STG_TOK\n  prod:\n    url: http://127.0.0.1:9\n    token_env: E19_PRD_TOK\n",
+    );
+    write(
+        dir.path(),
+        "team.yaml",
+        "api_version: v1/config\nkind: Team\nspec:\n  slug: checkout\n  name: Checkout\n  description: \"p=${env:E19_PRD_TOK}\"\n",
+    );
+    write(
+        dir.path(),
+        "chat.yaml",
+        "api_version: v1/config\nkind: ExternalConnection\nspec:\n  slug: chat\n  name: Chat\n  slack:\n    token: ${env:CFGCTL_TOKEN}\n",
+    );
+    let v = Cfgctl::bare()
+        .dir(dir.path())
+        .env("E19_STG_TOK", "stg-token-e19-aaaa")
+        .env("E19_PRD_TOK", "prd-token-e19-bbbb")
+        .env("CFGCTL_TOKEN", "cli-token-e19-cccc")
+        .args(&["validate", "--env", "staging", "."])
+        .run_blocking();
+    assert_eq!(v.code, 1, "{}", v.transcript());
+    let out = v.transcript();
+    assert!(
+        out.contains("team.yaml:6:19: error: cannot resolve `${env:E19_PRD_TOK}`: `E19_PRD_TOK` holds the API token of environment `prod`"),
+        "{out}"
+    );
+    assert!(
+        out.contains("chat.yaml:7:12: error: cannot resolve `${env:CFGCTL_TOKEN}`: `CFGCTL_TOKEN` holds the API token of `--token`"),
+        "{out}"
+    );
+    for token in [
+        "stg-token-e19-aaaa",
+        "prd-token-e19-bbbb",
+        "cli-token-e19-cccc",
+    ] {
+        assert!(!out.contains(token), "{out}");
     }
 }
