@@ -165,8 +165,9 @@ pub struct ApplyArgs {
     /// Only resources matching KIND/SLUG-GLOB (repeatable).
     #[arg(long, value_name = "PATTERN", value_parser = parse_pattern)]
     pub only: Vec<Pattern>,
-    /// For a saved plan whose guards are not sealed for this user and token: the most
-    /// deletes allowed (else the cfgctl.yaml of the current directory, else 25).
+    /// The most deletes this apply may send: lowers `max_deletes` of cfgctl.yaml, never
+    /// raises it. For a saved plan whose guards are not sealed for this user and token, the
+    /// limit itself (else the cfgctl.yaml of the current directory, else 25).
     #[arg(long, value_name = "N")]
     pub max_deletes: Option<u32>,
     /// Send an update to every managed resource with a secret field (those matching

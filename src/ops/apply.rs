@@ -137,6 +137,7 @@ pub(super) async fn send(
     let mut refused =
         crate::plan::refusals(&plan, opts.allow_empty_prune, opts.force_delete_buckets);
     refused.extend(refusals(&plan)?);
+    refused.extend(crate::plan::over_ceiling(&plan, opts.max_deletes));
     let plan = Arc::new(plan);
     if !(ui.confirm)(&plan, &refused)? {
         return Ok(true);

@@ -394,6 +394,21 @@ pub fn refusals(plan: &Plan, allow_empty_prune: bool, force_delete: bool) -> Vec
     out
 }
 
+/// `apply --max-deletes N`: a plan deleting more than N is refused, whatever its own guard
+/// allows (a ceiling under cfgctl.yaml's `max_deletes`, never above it: a plan past its own
+/// guard is refused by that guard, named). Red team E10: the flag was read only for a saved
+/// plan whose guards were not sealed.
+pub fn over_ceiling(plan: &Plan, max: Option<u32>) -> Option<String> {
+    let max = max? as usize;
+    let deletes = plan
+        .actions
+        .iter()
+        .filter(|a| a.action == ActionKind::Delete)
+        .count();
+    (deletes > max && deletes <= plan.guard.max_deletes as usize)
+        .then(|| format!("the plan deletes {deletes} resources, more than --max-deletes ({max})"))
+}
+
 /// Why `apply FILE` refuses a saved plan for the environments asked for (nothing is sent).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum EnvironmentRefusal {

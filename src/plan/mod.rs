@@ -33,8 +33,9 @@ use normalize::FieldChange;
 
 pub use current::{Current, Expected, Object};
 pub use guard::{
-    guards, recompute_cascades, refusals, refuse_other_environment, unread_referrer_kinds,
-    unsealed_refusals, CascadeMember, CascadeStatus, EnvironmentRefusal, Guard, GuardContext,
+    guards, over_ceiling, recompute_cascades, refusals, refuse_other_environment,
+    unread_referrer_kinds, unsealed_refusals, CascadeMember, CascadeStatus, EnvironmentRefusal,
+    Guard, GuardContext,
 };
 
 /// Which operations the target offers, per kind.

@@ -224,6 +224,72 @@ async fn max_deletes_is_enforced() {
     assert!(r.stdout.contains("Nothing to apply."));
 }
 
+async fn dashboard_count(t: &Tenant) -> usize {
+    t.list(Kind::named("Dashboard"), "").await.body["dashboards"]
+        .as_array()
+        .unwrap()
+        .len()
+}
+
+/// `--max-deletes N` lowers the limit of every apply, from a directory too (red team E10: it
+/// was read only for a saved plan whose guards were not sealed, so `--max-deletes 0` deleted);
+/// it never raises the limit of cfgctl.yaml.
+#[tokio::test]
+async fn max_deletes_on_the_command_line_lowers_the_limit_of_every_apply() {
+    let t = seeded(Config::default()).await;
+    for i in 0..2 {
+        t.create(
+            Kind::named("Dashboard"),
+            json!({"slug": format!("scratch-{i}"), "name": "S"}),
+        )
+        .await;
+    }
+    let dir = scratch_copy();
+    let d = dir.path().to_str().unwrap();
+    for (limit, flag, refusal) in [
+        (5, "0", "the plan deletes 2 resources, more than --max-deletes (0); nothing was changed"),
+        (1, "10", "the plan deletes 2 resources, more than max_deletes (1) of cfgctl.yaml; nothing was changed"),
+    ] {
+        let settings = format!("prune: [\"Dashboard/scratch-*\"]\nmax_deletes: {limit}\n");
+        write(dir.path(), "cfgctl.yaml", &settings);
+        let r = Cfgctl::new(&t)
+            .dir(dir.path())
+            .args(&["apply", d, "--prune", "--auto-approve", "--max-deletes", flag])
+            .run()
+            .await;
+        assert_eq!(r.code, 1, "{}", r.transcript());
+        assert!(r.stderr.contains(refusal), "{flag}: {}", r.stderr);
+        assert_eq!(dashboard_count(&t).await, 4, "{flag}: nothing deleted");
+    }
+    // A saved plan (sealed for this user and token) keeps to the flag too.
+    let plan = dir.path().join("deletes.plan");
+    write(
+        dir.path(),
+        "cfgctl.yaml",
+        "prune: [\"Dashboard/scratch-*\"]\nmax_deletes: 5\n",
+    );
+    let p = plan.to_str().unwrap();
+    let r = Cfgctl::new(&t)
+        .dir(dir.path())
+        .args(&["plan", d, "--prune", "--out", p])
+        .run()
+        .await;
+    assert!(matches!(r.code, 0 | 2), "{}", r.transcript());
+    let r = Cfgctl::new(&t)
+        .dir(dir.path())
+        .args(&["apply", p, "--auto-approve", "--max-deletes", "1"])
+        .run()
+        .await;
+    assert_eq!(r.code, 1, "{}", r.transcript());
+    assert!(
+        r.stderr
+            .contains("the plan deletes 2 resources, more than --max-deletes (1)"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(dashboard_count(&t).await, 4);
+}
+
 #[tokio::test]
 async fn no_terminal_needs_auto_approve() {
     let t = Tenant::full().await;

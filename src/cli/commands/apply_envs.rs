@@ -98,7 +98,9 @@ fn prepare(opts: &ApplySettings, name: &str, planned: ops::Planned) -> anyhow::R
         true,
     )?;
     let sent = crate::plan::secrets::fill_plan(&plan)?;
-    let refused = crate::plan::refusals(&plan, opts.allow_empty_prune, opts.force_delete_buckets);
+    let mut refused =
+        crate::plan::refusals(&plan, opts.allow_empty_prune, opts.force_delete_buckets);
+    refused.extend(crate::plan::over_ceiling(&plan, opts.max_deletes));
     if !refused.is_empty() {
         return Err(super::apply::refusal(&refused));
     }
