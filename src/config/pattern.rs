@@ -32,6 +32,8 @@ pub enum PatternError {
     Empty(String),
     #[error("pattern `{0}` has no `/`; expected KIND/SLUG-GLOB such as `Dashboard/team-a-*`")]
     NoSlash(String),
+    #[error("`{0}` is not a KIND/SLUG-GLOB pattern: its kind part is no kind name (a capital letter, then letters and digits, or a glob); a path goes after the options")]
+    NotAKind(String),
     #[error("pattern `{pattern}` names unknown kind `{kind}`{hint}")]
     UnknownKind {
         pattern: String,
@@ -64,6 +66,18 @@ impl Pattern {
                     hint: format!(" (did you mean `{k}`?)"),
                 });
             }
+        }
+        // A kind name is a capital letter, then letters and digits (a newer target's too):
+        // anything else is a path.
+        let kind_like = |k: &str| {
+            k.chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_uppercase() || c == '*' || c == '?')
+                && k.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '*' || c == '?')
+        };
+        if !kind_like(kind) {
+            return Err(PatternError::NotAKind(text.to_string()));
         }
         Ok(Pattern {
             text: trimmed.to_string(),
@@ -165,5 +179,18 @@ mod tests {
             Err(PatternError::NoSlash(_))
         ));
         assert!(matches!(Pattern::parse(" "), Err(PatternError::Empty(_))));
+        // A path is no pattern (red team E8: `apply --rotate-secrets /tmp/x.plan` took the
+        // plan file as its pattern and applied the current directory).
+        for path in ["/tmp/rt/abs.plan", "./a", "../x/y", "plans/x.json"] {
+            assert_eq!(
+                Pattern::parse(path).unwrap_err().to_string(),
+                format!("`{path}` is not a KIND/SLUG-GLOB pattern: its kind part is no kind name (a capital letter, then letters and digits, or a glob); a path goes after the options"),
+                "{path}"
+            );
+        }
+        assert!(
+            Pattern::parse("NewerKind2/x").is_ok(),
+            "a newer target's kind"
+        );
     }
 }

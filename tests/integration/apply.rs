@@ -1121,3 +1121,31 @@ fn sort_keys(v: Value) -> Value {
         other => other,
     }
 }
+
+/// `--rotate-secrets` takes an optional pattern: a path after it is refused as no pattern, never
+/// taken for one while the current directory is applied (red team E8).
+#[test]
+fn a_path_after_rotate_secrets_is_refused_not_taken_for_its_pattern() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "team.yaml",
+        "api_version: v1/config\nkind: Team\nspec:\n  slug: checkout\n  name: Checkout\n",
+    );
+    let db = dir.path().join("local.db");
+    let local = format!("--local={}", db.display());
+    for path in ["/tmp/rt-e8/abs.plan", "./a"] {
+        let r = Cfgctl::bare()
+            .dir(dir.path())
+            .args(&["apply", "--auto-approve", &local, "--rotate-secrets", path])
+            .run_blocking();
+        assert_eq!(r.code, 1, "{path}: {}", r.transcript());
+        assert!(
+            r.stderr
+                .contains(&format!("`{path}` is not a KIND/SLUG-GLOB pattern")),
+            "{path}: {}",
+            r.stderr
+        );
+        assert!(!r.stdout.contains("Apply:"), "{path}: {}", r.stdout);
+    }
+}
