@@ -223,6 +223,17 @@ fn refuse_before_anything(opts: &ApplySettings, from_file: bool) -> anyhow::Resu
     if from_file && opts.rotate_secrets.is_some() {
         anyhow::bail!("--rotate-secrets needs the manifests (a directory), not a saved plan: nothing was changed");
     }
+    // What a plan is made of was decided when it was saved (red team E9: these were accepted
+    // and the whole saved plan applied).
+    if from_file && !opts.request.only.is_empty() {
+        anyhow::bail!("--only chooses what a plan of a directory holds; a saved plan is applied whole (make it with plan --only ... --out FILE): nothing was changed");
+    }
+    if from_file && opts.request.prune {
+        anyhow::bail!("--prune decides a plan's deletes when it is made; a saved plan holds its own (make it with plan --prune --out FILE): nothing was changed");
+    }
+    if from_file && opts.request.server_validate {
+        anyhow::bail!("--server-validate checks a plan as it is made; a saved plan was checked when it was made (plan --server-validate --out FILE): nothing was changed");
+    }
     Ok(())
 }
 

@@ -1149,3 +1149,34 @@ fn a_path_after_rotate_secrets_is_refused_not_taken_for_its_pattern() {
         assert!(!r.stdout.contains("Apply:"), "{path}: {}", r.stdout);
     }
 }
+
+/// A saved plan is applied whole: `--only` and `--prune`, which decide what a plan of a
+/// directory holds, are refused with it (red team E9: accepted, and the whole plan applied).
+#[tokio::test]
+async fn options_that_make_a_plan_are_refused_with_a_saved_plan() {
+    let t = seeded(Config::default()).await;
+    let dir = scratch_copy();
+    let r = Cfgctl::new(&t)
+        .dir(dir.path())
+        .args(&["plan", ".", "--out", "p.json"])
+        .run()
+        .await;
+    assert!(matches!(r.code, 0 | 2), "{}", r.transcript());
+    for (flag, said) in [
+        (
+            &["--only", "Team/*"][..],
+            "--only chooses what a plan of a directory holds",
+        ),
+        (
+            &["--prune"][..],
+            "--prune decides a plan's deletes when it is made",
+        ),
+    ] {
+        let mut args = vec!["apply", "p.json", "--auto-approve"];
+        args.extend_from_slice(flag);
+        let r = Cfgctl::new(&t).dir(dir.path()).args(&args).run().await;
+        assert_eq!(r.code, 1, "{flag:?}: {}", r.transcript());
+        assert!(r.stderr.contains(said), "{flag:?}: {}", r.stderr);
+        assert!(r.stderr.contains("nothing was changed"), "{}", r.stderr);
+    }
+}
