@@ -100,8 +100,26 @@ pub fn refuse_one_target(base: &TargetSettings) -> Result<(), EnvError> {
 pub enum TargetError {
     #[error("the environment `{}` has no `url` in cfgctl.yaml", crate::util::output::Inert(.0))]
     NoUrl(String),
-    #[error("the variable `{}` (token_env of the environment `{}`) is not set", crate::util::output::Inert(.var), crate::util::output::Inert(.env))]
+    #[error("{}", no_token(.var, .env))]
     NoToken { var: String, env: String },
+}
+
+/// The message of an unset `token_env` variable: its name only when it looks like one
+/// (capitals, digits, `_`); anything else may be a token pasted where its variable's name
+/// belongs, and is not printed (red team E2: a `ghp_…` token was echoed by every command).
+fn no_token(var: &str, env: &str) -> String {
+    let env = crate::util::output::Inert(env);
+    let named = var
+        .chars()
+        .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
+    if named {
+        let var = crate::util::output::Inert(var);
+        format!("the variable `{var}` (token_env of the environment `{env}`) is not set")
+    } else {
+        format!(
+            "the variable that token_env of the environment `{env}` names is not set; its name is not shown, since it does not look like a variable's name (capitals, digits, `_`) and may be a token itself: token_env holds the NAME of the variable that holds the token"
+        )
+    }
 }
 
 /// The target of one environment, from the command line's settings (`base`: timeouts,
@@ -332,6 +350,19 @@ mod tests {
                 .unwrap_err()
                 .to_string(),
             format!("the variable `{var}` (token_env of the environment `staging`) is not set")
+        );
+        // A token pasted where the variable's name belongs is never printed (red team E2).
+        let pasted = "ghp_16C7e42F292c6912E7710c838347Ae178B4a";
+        let said = target_for(&base, &env(Some("https://s.example.com"), Some(pasted)))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            !said.contains(pasted) && !said.contains("16C7e42"),
+            "{said}"
+        );
+        assert!(
+            said.contains("token_env holds the NAME of the variable"),
+            "{said}"
         );
         // No token_env: no token, and never the single target's.
         let t = target_for(&base, &env(Some("https://s.example.com"), None)).unwrap();
