@@ -86,7 +86,8 @@ fn targets<S>(
     all: bool,
 ) -> anyhow::Result<Targets<S>> {
     let req = request(&mut settings);
-    let Some(selected) = ops::select(&req.dir, names, all)? else {
+    let Some(selected) = ops::select(&req.dir, names, all).map_err(ops::EnvError::diagnosed)?
+    else {
         return Ok(Targets::One(settings));
     };
     ops::refuse_one_target(&req.target)?;
@@ -287,7 +288,8 @@ pub fn pull(args: PullArgs) -> anyhow::Result<PullSettings> {
     let request = match args.envs.envs.first() {
         None => request,
         Some(name) => {
-            let env = ops::select(&request.dir, std::slice::from_ref(name), false)?
+            let env = ops::select(&request.dir, std::slice::from_ref(name), false)
+                .map_err(ops::EnvError::diagnosed)?
                 .and_then(|envs| envs.into_iter().next())
                 .ok_or_else(|| anyhow::anyhow!("no environment selected"))?;
             request.for_environment(&env)?

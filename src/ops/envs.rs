@@ -28,8 +28,26 @@ pub enum EnvError {
     },
     #[error("--url (or CFGCTL_URL) names one target, but environments are selected: each environment's target is its `url` in cfgctl.yaml (unset CFGCTL_URL, or leave out --env/--all-envs)")]
     OneTarget,
-    #[error("{} is not valid: run `cfgctl validate`", .0.display())]
-    Settings(PathBuf),
+    #[error("{} is not valid: nothing was done", .file.display())]
+    Settings {
+        file: PathBuf,
+        problems: Vec<crate::config::diagnostic::Diagnostic>,
+    },
+}
+
+impl EnvError {
+    /// The error for the command edge: an invalid `cfgctl.yaml` with its problems, located
+    /// (red team E5: `--env` printed only the file's name).
+    pub fn diagnosed(self) -> anyhow::Error {
+        match self {
+            EnvError::Settings { file, problems } => super::Diagnosed {
+                message: format!("{} is not valid: nothing was done", file.display()),
+                diagnostics: problems,
+            }
+            .into(),
+            other => other.into(),
+        }
+    }
 }
 
 /// The environments `--env NAME`... or `--all-envs` select in `dir`'s `cfgctl.yaml`, sorted by
@@ -48,7 +66,7 @@ pub fn select(
             Ok(settings) => settings.environments,
             // The load reports the settings' problems, located.
             Err(_) if !flagged => return Ok(None),
-            Err(_) => return Err(EnvError::Settings(file)),
+            Err(problems) => return Err(EnvError::Settings { file, problems }),
         },
     };
     let known: Vec<String> = declared.keys().cloned().collect();

@@ -438,3 +438,27 @@ fn a_manifest_never_reads_an_environments_api_token() {
         assert!(!out.contains(token), "{out}");
     }
 }
+
+/// An invalid cfgctl.yaml met while choosing environments is reported located, as without
+/// `--env` (red team E5: only "./cfgctl.yaml is not valid: run `cfgctl validate`").
+#[test]
+fn an_invalid_settings_file_is_located_when_environments_are_chosen() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "cfgctl.yaml",
+        "environments:\n  prod:\n    url: https://prod.example.com\nmax_deletes: -1\n",
+    );
+    for args in [
+        &["plan", "--env", "prod", "."][..],
+        &["drift", "--all-envs", "."],
+    ] {
+        let r = Cfgctl::bare().dir(dir.path()).args(args).run_blocking();
+        assert_eq!(r.code, 1, "{args:?}: {}", r.transcript());
+        assert!(
+            r.stderr.contains("cfgctl.yaml:4:14: error: invalid settings file: `max_deletes` must be a whole number of 0 or more, found -1"),
+            "{args:?}: {}",
+            r.stderr
+        );
+    }
+}
