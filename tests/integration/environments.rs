@@ -462,3 +462,37 @@ fn an_invalid_settings_file_is_located_when_environments_are_chosen() {
         );
     }
 }
+
+/// Two environments with one url (`/` aside) are never run together (red team E12: with
+/// `--prune` each deleted what only the other declared); one at a time they still run.
+#[test]
+fn two_environments_of_one_tenant_are_not_run_together() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "cfgctl.yaml",
+        "environments:\n  a: {url: \"http://127.0.0.1:9\"}\n  b: {url: \"http://127.0.0.1:9/\"}\n",
+    );
+    for args in [
+        &["plan", "--all-envs", "."][..],
+        &[
+            "apply",
+            "--env",
+            "a",
+            "--env",
+            "b",
+            "--auto-approve",
+            "--prune",
+            ".",
+        ],
+    ] {
+        let r = Cfgctl::bare().dir(dir.path()).args(args).run_blocking();
+        assert_eq!(r.code, 1, "{args:?}: {}", r.transcript());
+        assert!(
+            r.stderr
+                .contains("the environments `a` and `b` have one url, so one tenant"),
+            "{args:?}: {}",
+            r.stderr
+        );
+    }
+}
