@@ -335,6 +335,9 @@ fn syntax_error(e: &serde_saphyr::Error) -> SyntaxError {
         };
     }
     let rendered = e.to_string();
+    if let Some(message) = limits::rendered_breach_message(&rendered) {
+        return SyntaxError { pos, message };
+    }
     // The rendered message may carry its own "at line X, column Y" suffix; the caller prints
     // the position in front, so keep only the first line's text.
     let first = rendered.lines().next().unwrap_or("invalid YAML").trim();
