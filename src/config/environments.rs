@@ -90,6 +90,41 @@ pub fn token_variables(environments: &BTreeMap<String, Environment>) -> Vec<(Str
     out
 }
 
+/// An environment's overlay directory inside another's (`envs/prod/canary` in `envs/prod`):
+/// the outer one's files are read recursively, so its environment would take the inner one's
+/// patches too (red team E1). Each is an error at the inner `overlay:`.
+pub(crate) fn nested_overlays(
+    file: &Path,
+    environments: &BTreeMap<String, Environment>,
+) -> Vec<crate::config::diagnostic::Diagnostic> {
+    let overlays: Vec<(&Environment, &PathBuf)> = environments
+        .values()
+        .filter_map(|e| Some((e, e.overlay.as_ref()?)))
+        .collect();
+    let mut out = Vec::new();
+    for (inner, inner_dir) in &overlays {
+        let outer = overlays
+            .iter()
+            .find(|(_, dir)| inner_dir != dir && inner_dir.starts_with(dir));
+        if let Some((outer, outer_dir)) = outer {
+            out.push(crate::config::diagnostic::Diagnostic::error(
+                file,
+                inner.overlay_pos,
+                crate::config::diagnostic::Problem::Settings(format!(
+                    "environment `{}`: its overlay `{}` is inside `{}`, the overlay of `{}`, whose files are all read for `{}` too: give each environment a folder of its own (such as `envs/{}`)",
+                    inner.name,
+                    inner_dir.display(),
+                    outer_dir.display(),
+                    outer.name,
+                    outer.name,
+                    inner.name
+                )),
+            ));
+        }
+    }
+    out
+}
+
 /// A relative path with only normal components (no `..`, no root): inside the repository.
 pub(crate) fn overlay_dir(text: &str) -> Option<PathBuf> {
     let path = Path::new(text.trim_end_matches('/'));
@@ -145,6 +180,19 @@ mod tests {
                 "cfgctl.yaml:5:15: error: invalid settings file: `environments.prod.vars`: `a` must be a string, number or boolean, found a list",
                 "cfgctl.yaml:6:5: error: invalid settings file: environment `prod`: unknown field `tokn_env` (did you mean `token_env`?); expected url, token_env, vars or overlay",
             ]
+        );
+    }
+
+    /// One environment's overlay inside another's is refused at the inner one (red team E1:
+    /// prod took canary's patches); two that share one folder are fine.
+    #[test]
+    fn an_overlay_inside_another_environments_overlay_is_refused() {
+        let (_, errors) = read(
+            "environments:\n  prod:\n    overlay: envs/prod\n  canary:\n    overlay: envs/prod/canary\n  eu: {overlay: envs/eu}\n  us: {overlay: envs/eu}\n  other: {overlay: envs/production}\n",
+        );
+        assert_eq!(
+            errors,
+            vec!["cfgctl.yaml:5:14: error: invalid settings file: environment `canary`: its overlay `envs/prod/canary` is inside `envs/prod`, the overlay of `prod`, whose files are all read for `prod` too: give each environment a folder of its own (such as `envs/canary`)"]
         );
     }
 }

@@ -251,7 +251,12 @@ pub fn parse(file: &Path, text: &str) -> Result<Settings, Vec<Diagnostic>> {
             Problem::Settings(e.to_string()),
         )]
     })?;
-    Ok(settings_from(read, |pointer| at(pointer, false)))
+    let settings = settings_from(read, |pointer| at(pointer, false));
+    let nested = crate::config::environments::nested_overlays(file, &settings.environments);
+    if !nested.is_empty() {
+        return Err(nested);
+    }
+    Ok(settings)
 }
 
 /// The settings of a file its schema let through. What only cfgctl checks (a pattern's or an
