@@ -87,6 +87,9 @@ pub struct Pulled {
     pub not_compared: Vec<Address>,
     /// `pull --env`: values the target changed that came from a variable, not written.
     pub refused: Vec<Refused>,
+    /// `--include-unmanaged`: resources the environment's overlay omits (with the overlay
+    /// file), not adopted: the environment does not hold them (red team E11).
+    pub omitted: Vec<(Address, PathBuf)>,
 }
 
 /// Why a pull cannot be done; nothing is written then.
@@ -188,7 +191,12 @@ pub fn pull(input: &PullInput) -> Result<Pulled, PullError> {
         .sort_by(|a, b| (&a.address, &a.field).cmp(&(&b.address, &b.field)));
     if input.include_unmanaged {
         let mut unmanaged = Current::default();
+        let omitted = input.environment.map(|e| &e.loaded.omitted);
         for u in input.plan.unmanaged.iter().filter(|u| u.in_prune_scope) {
+            if let Some(file) = omitted.and_then(|o| o.get(&u.address)) {
+                out.omitted.push((u.address.clone(), file.clone()));
+                continue;
+            }
             if let Some(object) = input.current.resources.get(&u.address) {
                 unmanaged
                     .resources

@@ -112,6 +112,9 @@ pub struct Loaded {
     /// holds only while each still resolves to the same value (`memo`), since the files
     /// hashed do not say what a variable or a data file holds.
     pub resolved: Vec<vars::Resolved>,
+    /// The base manifests the environment's overlay omits (`cfgctl: {omit: true}`), with the
+    /// overlay file that omits each: not the environment's, so never adopted by `pull`.
+    pub omitted: BTreeMap<Address, PathBuf>,
 }
 
 impl Loaded {

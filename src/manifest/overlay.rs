@@ -360,6 +360,7 @@ impl Merger<'_> {
         }
         self.loaded.manifests.remove(i);
         self.loaded.provenance.0.remove(&address);
+        self.loaded.omitted.insert(address, shown.to_path_buf());
     }
 
     fn patch(

@@ -342,3 +342,44 @@ async fn pull_env_writes_unmanaged_resources_into_the_overlay() {
         .iter()
         .all(|m| m.slug.as_deref() != Some("scratch")));
 }
+
+/// A resource the environment's overlay omits is not the environment's: `--include-unmanaged`
+/// does not write it into that overlay (red team E11: the next validate failed, "already in
+/// this overlay"), and says where it is omitted.
+#[tokio::test]
+async fn pull_env_does_not_adopt_what_the_overlay_omits() {
+    let (t, dir) = staging().await;
+    let d = dir.path();
+    let settings = format!("{}prune: [\"Team/*\"]\n", settings(&t.emulator.url()));
+    write(d, "cfgctl.yaml", &settings);
+    write(
+        d,
+        "envs/staging/omit.yaml",
+        "api_version: v1/config\nkind: Team\ncfgctl: {omit: true}\nspec: {slug: sre}\n",
+    );
+    let r = Cfgctl::bare()
+        .dir(d)
+        .args(&["pull", "--env", "staging", "--include-unmanaged"])
+        .env("STAGING_TOKEN", TOKEN)
+        .run()
+        .await;
+    assert_eq!(r.code, 0, "{}", r.transcript());
+    assert!(
+        r.stdout
+            .contains("Not adopted (the environment's overlay omits them"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("  - Team/sre (envs/staging/omit.yaml)\n"),
+        "{}",
+        r.stdout
+    );
+    assert!(!d.join("envs/staging/teams/sre.yaml").exists());
+    let v = Cfgctl::bare()
+        .dir(d)
+        .args(&["validate", "--env", "staging", "."])
+        .run()
+        .await;
+    assert_eq!(v.code, 0, "{}", v.transcript());
+}

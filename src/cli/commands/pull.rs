@@ -233,6 +233,15 @@ fn report(r: &Report) -> String {
             let _ = writeln!(out, "  - {} ({})", inert(&g.address), inert(&g.source));
         }
     }
+    if !pulled.omitted.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nNot adopted (the environment's overlay omits them; delete them with `cfgctl apply --prune`, or remove the omit):"
+        );
+        for (address, file) in &pulled.omitted {
+            let _ = writeln!(out, "  - {} ({})", inert(address), file.display());
+        }
+    }
     if !pulled.not_compared.is_empty() {
         let names: Vec<String> = pulled.not_compared.iter().map(|a| inert(a)).collect();
         let _ = writeln!(
