@@ -216,6 +216,13 @@ pub fn apply(args: ApplyArgs, global: &GlobalArgs, cache: &CacheArgs) -> anyhow:
         reviewed: args.reviewed,
     };
     let from_file = opts.request.dir.is_file();
+    // Neither a saved plan nor a directory (red team E18: "directory `x.plan` does not exist").
+    if !opts.request.dir.exists() {
+        anyhow::bail!(
+            "{} does not exist: apply takes a saved plan (plan --out FILE) or a directory of manifests; nothing was changed",
+            opts.request.dir.display()
+        );
+    }
     refuse_before_anything(&opts, from_file)?;
     if from_file {
         return Ok(Applying::Saved(opts));

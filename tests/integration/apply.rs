@@ -1180,3 +1180,20 @@ async fn options_that_make_a_plan_are_refused_with_a_saved_plan() {
         assert!(r.stderr.contains("nothing was changed"), "{}", r.stderr);
     }
 }
+
+/// `apply` of a path that does not exist says it is neither plan nor directory (red team E18:
+/// "directory `../x.plan` does not exist").
+#[test]
+fn apply_of_a_missing_path_names_both_things_it_takes() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = Cfgctl::bare()
+        .dir(dir.path())
+        .args(&["apply", "--auto-approve", "--local", "missing.plan"])
+        .run_blocking();
+    assert_eq!(r.code, 1, "{}", r.transcript());
+    assert!(
+        r.stderr.contains("missing.plan does not exist: apply takes a saved plan (plan --out FILE) or a directory of manifests; nothing was changed"),
+        "{}",
+        r.stderr
+    );
+}
