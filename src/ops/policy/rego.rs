@@ -33,6 +33,7 @@ pub(super) fn findings(
     let mut diagnostics = eval::manifests(&mut rules, &loaded.manifests, environment);
     if let Some(plan) = plan {
         let at = (settings_file, policy.pos);
+        let plan = (plan, environment);
         diagnostics.extend(eval::plan(&mut rules, plan, &loaded.manifests, at));
     }
     diagnostics
