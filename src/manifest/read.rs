@@ -104,11 +104,31 @@ pub(super) fn walk(dir: &Path) -> Result<Walk, LoadError> {
                 },
             ));
             found.other_files += 1;
+        } else if is_settings_near_miss(path) {
+            // `cfgctl.yml`, `CFGCTL.yaml`: meant as settings, never read as manifests (red
+            // team E21: three manifest errors and no hint).
+            let name = path.file_name().unwrap_or_default().to_string_lossy();
+            found.problems.push(Diagnostic::error(
+                &entry.1,
+                Pos::new(1, 1),
+                Problem::NotAManifest(format!(
+                    "`{name}` reads as a settings file, but cfgctl reads its settings from `{}` only: rename it",
+                    settings::FILE_NAME
+                )),
+            ));
+            found.other_files += 1;
         } else {
             found.files.push(entry);
         }
     }
     Ok(found)
+}
+
+/// A name that is `cfgctl.yaml` but for its case or its extension (`cfgctl.yml`, `Cfgctl.YAML`).
+fn is_settings_near_miss(path: &Path) -> bool {
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let lower = name.to_ascii_lowercase();
+    name != settings::FILE_NAME && matches!(lower.as_str(), "cfgctl.yaml" | "cfgctl.yml")
 }
 
 pub(super) fn is_manifest_file(path: &Path) -> bool {

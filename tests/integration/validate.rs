@@ -341,3 +341,31 @@ fn a_symlinked_settings_file_is_refused() {
         );
     }
 }
+
+/// A settings file under a near-miss name (`cfgctl.yml`, `CFGCTL.yaml`) is one error saying so,
+/// never read as a manifest (red team E21: three manifest errors, no hint).
+#[test]
+fn a_settings_file_under_a_near_miss_name_is_one_error_saying_so() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("team.yaml"),
+        "api_version: v1/config\nkind: Team\nspec: {slug: t, name: T}\n",
+    )
+    .unwrap();
+    for name in ["cfgctl.yml", "CFGCTL.yaml"] {
+        let file = dir.path().join(name);
+        std::fs::write(&file, "max_deletes: 0\n").unwrap();
+        let v = Cfgctl::bare()
+            .dir(dir.path())
+            .args(&["validate", "."])
+            .run_blocking();
+        assert_eq!(v.code, 1, "{}", v.transcript());
+        let out = v.transcript();
+        assert!(
+            out.contains(&format!("{name}:1:1: error: not read as a manifest: `{name}` reads as a settings file, but cfgctl reads its settings from `cfgctl.yaml` only: rename it")),
+            "{out}"
+        );
+        assert_eq!(out.matches(": error:").count(), 1, "{out}");
+        std::fs::remove_file(&file).unwrap();
+    }
+}
