@@ -237,7 +237,20 @@ pub fn parse(file: &Path, text: &str) -> Result<Settings, Vec<Diagnostic>> {
             Problem::Settings("the settings file holds one document".into()),
         ));
     }
-    for (pointer, at_key, message) in check::problems(&doc.value) {
+    let placeholders = placeholders(&doc.value, String::new());
+    for pointer in &placeholders {
+        let message = "cfgctl.yaml is not substituted: `${…}` is read only in manifests (an environment's values go in its `vars:`, its token's variable in `token_env:`)";
+        diagnostics.push(Diagnostic::error(
+            file,
+            at(pointer, false),
+            Problem::Settings(message.into()),
+        ));
+    }
+    // A placeholder's value is not checked as the value (one error, not two).
+    let problems = check::problems(&doc.value)
+        .into_iter()
+        .filter(|(pointer, _, _)| !placeholders.contains(pointer));
+    for (pointer, at_key, message) in problems {
         let pos = at(&pointer, at_key);
         diagnostics.push(Diagnostic::error(file, pos, Problem::Settings(message)));
     }
@@ -257,6 +270,29 @@ pub fn parse(file: &Path, text: &str) -> Result<Settings, Vec<Diagnostic>> {
         return Err(nested);
     }
     Ok(settings)
+}
+
+/// The JSON pointers of the string values holding `${` (red team E22: a `prune` pattern with one
+/// matched nothing, silently), but an environment's `vars:`, whose values are put into
+/// manifests, where a `${env:…}` or `${file:…}` they hold is read.
+fn placeholders(value: &serde_json::Value, at: String) -> Vec<String> {
+    let in_vars = at.starts_with("/environments/") && at.split('/').nth(3) == Some("vars");
+    if in_vars {
+        return Vec::new();
+    }
+    match value {
+        serde_json::Value::String(s) if s.contains("${") => vec![at],
+        serde_json::Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .flat_map(|(i, v)| placeholders(v, format!("{at}/{i}")))
+            .collect(),
+        serde_json::Value::Object(map) => map
+            .iter()
+            .flat_map(|(k, v)| placeholders(v, format!("{at}/{}", escape_pointer(k))))
+            .collect(),
+        _ => Vec::new(),
+    }
 }
 
 /// The settings of a file its schema let through. What only cfgctl checks (a pattern's or an
@@ -499,6 +535,14 @@ mod tests {
                 "cfgctl.yaml:3:6: error: invalid settings file: environment `b` must be a mapping with url, token_env, vars or overlay",
                 "cfgctl.yaml:4:9: error: invalid settings file: `manage` must be a list of {match: KIND/SLUG-GLOB, mode: MODE}",
                 "cfgctl.yaml:5:17: error: invalid settings file: `ignore[0].kind` must be a kind name such as Monitor, found 1",
+            ]
+        );
+        // No `${…}` in cfgctl.yaml: one error at each, its value not checked (red team E22).
+        assert_eq!(
+            errors("prune: [\"${env:KIND}/*\"]\nenvironments:\n  s: {url: \"${env:URL}\", vars: {k: \"${env:K}\"}}\n"),
+            vec![
+                "cfgctl.yaml:1:9: error: invalid settings file: cfgctl.yaml is not substituted: `${…}` is read only in manifests (an environment's values go in its `vars:`, its token's variable in `token_env:`)",
+                "cfgctl.yaml:3:12: error: invalid settings file: cfgctl.yaml is not substituted: `${…}` is read only in manifests (an environment's values go in its `vars:`, its token's variable in `token_env:`)",
             ]
         );
         // A mistyped scheme is found by `validate`, not first by a plan's connection.
