@@ -237,7 +237,7 @@ pub fn parse(file: &Path, text: &str) -> Result<Settings, Vec<Diagnostic>> {
             Problem::Settings("the settings file holds one document".into()),
         ));
     }
-    let placeholders = placeholders(&doc.value, String::new());
+    let placeholders = check::placeholders(&doc.value, String::new());
     for pointer in &placeholders {
         let message = "cfgctl.yaml is not substituted: `${…}` is read only in manifests (an environment's values go in its `vars:`, its token's variable in `token_env:`)";
         diagnostics.push(Diagnostic::error(
@@ -270,29 +270,6 @@ pub fn parse(file: &Path, text: &str) -> Result<Settings, Vec<Diagnostic>> {
         return Err(nested);
     }
     Ok(settings)
-}
-
-/// The JSON pointers of the string values holding `${` (red team E22: a `prune` pattern with one
-/// matched nothing, silently), but an environment's `vars:`, whose values are put into
-/// manifests, where a `${env:…}` or `${file:…}` they hold is read.
-fn placeholders(value: &serde_json::Value, at: String) -> Vec<String> {
-    let in_vars = at.starts_with("/environments/") && at.split('/').nth(3) == Some("vars");
-    if in_vars {
-        return Vec::new();
-    }
-    match value {
-        serde_json::Value::String(s) if s.contains("${") => vec![at],
-        serde_json::Value::Array(items) => items
-            .iter()
-            .enumerate()
-            .flat_map(|(i, v)| placeholders(v, format!("{at}/{i}")))
-            .collect(),
-        serde_json::Value::Object(map) => map
-            .iter()
-            .flat_map(|(k, v)| placeholders(v, format!("{at}/{}", escape_pointer(k))))
-            .collect(),
-        _ => Vec::new(),
-    }
 }
 
 /// The settings of a file its schema let through. What only cfgctl checks (a pattern's or an

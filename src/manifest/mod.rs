@@ -102,8 +102,7 @@ pub struct Loaded {
     pub provenance: Provenance,
     /// The environment the manifests were loaded for (what a file read back is read for).
     pub environment: Option<String>,
-    /// Where a `${file:…}` may read: the repository, and for secret fields the directories
-    /// `cfgctl.yaml` allows (`crate::util::file_ref`).
+    /// Where a `${file:…}` may read (`crate::util::file_ref`).
     pub file_scope: crate::util::file_ref::FileScope,
     /// Every file a `${file:…}` named (canonical): data, never read as a manifest.
     pub data_files: std::collections::BTreeSet<PathBuf>,
@@ -112,8 +111,7 @@ pub struct Loaded {
     /// holds only while each still resolves to the same value (`memo`), since the files
     /// hashed do not say what a variable or a data file holds.
     pub resolved: Vec<vars::Resolved>,
-    /// The base manifests the environment's overlay omits (`cfgctl: {omit: true}`), with the
-    /// overlay file that omits each: not the environment's, so never adopted by `pull`.
+    /// What the environment's overlay omits, by the overlay file: never adopted by `pull`.
     pub omitted: BTreeMap<Address, PathBuf>,
 }
 

@@ -233,15 +233,7 @@ fn report(r: &Report) -> String {
             let _ = writeln!(out, "  - {} ({})", inert(&g.address), inert(&g.source));
         }
     }
-    if !pulled.omitted.is_empty() {
-        let _ = writeln!(
-            out,
-            "\nNot adopted (the environment's overlay omits them; delete them with `cfgctl apply --prune`, or remove the omit):"
-        );
-        for (address, file) in &pulled.omitted {
-            let _ = writeln!(out, "  - {} ({})", inert(address), file.display());
-        }
-    }
+    not_adopted(&mut out, &pulled.omitted);
     if !pulled.not_compared.is_empty() {
         let names: Vec<String> = pulled.not_compared.iter().map(|a| inert(a)).collect();
         let _ = writeln!(
@@ -405,4 +397,18 @@ fn under(dir: &std::path::Path, file: &std::path::Path) -> anyhow::Result<PathBu
 
 pub(super) fn display_path(path: &std::path::Path) -> String {
     path.strip_prefix(".").unwrap_or(path).display().to_string()
+}
+
+/// `--include-unmanaged`'s resources that the environment's overlay omits, not written.
+fn not_adopted(out: &mut String, omitted: &[(crate::api::registry::Address, PathBuf)]) {
+    if omitted.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\nNot adopted (the environment's overlay omits them; delete them with `cfgctl apply --prune`, or remove the omit):"
+    );
+    for (address, file) in omitted {
+        let _ = writeln!(out, "  - {} ({})", inert(address), file.display());
+    }
 }

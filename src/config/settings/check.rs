@@ -234,6 +234,34 @@ fn order(doc: &Value, pointer: &str, node: &Value) -> Vec<usize> {
     out
 }
 
+/// The JSON pointers of the string values holding `${` (red team E22: a `prune` pattern with one
+/// matched nothing, silently), but an environment's `vars:`, whose values are put into
+/// manifests, where a `${env:…}` or `${file:…}` they hold is read.
+pub(super) fn placeholders(value: &serde_json::Value, at: String) -> Vec<String> {
+    let in_vars = at.starts_with("/environments/") && at.split('/').nth(3) == Some("vars");
+    if in_vars {
+        return Vec::new();
+    }
+    match value {
+        serde_json::Value::String(s) if s.contains("${") => vec![at],
+        serde_json::Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .flat_map(|(i, v)| placeholders(v, format!("{at}/{i}")))
+            .collect(),
+        serde_json::Value::Object(map) => map
+            .iter()
+            .flat_map(|(k, v)| {
+                placeholders(
+                    v,
+                    format!("{at}/{}", crate::util::jsonpath::escape_pointer(k)),
+                )
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

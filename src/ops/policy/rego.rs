@@ -5,6 +5,7 @@
 mod budget;
 mod eval;
 mod load;
+mod located;
 
 use std::path::{Path, PathBuf};
 
@@ -33,8 +34,13 @@ pub(super) fn findings(
     let mut diagnostics = eval::manifests(&mut rules, &loaded.manifests, environment);
     if let Some(plan) = plan {
         let at = (settings_file, policy.pos);
-        let plan = (plan, environment);
-        diagnostics.extend(eval::plan(&mut rules, plan, &loaded.manifests, at));
+        diagnostics.extend(eval::plan(
+            &mut rules,
+            plan,
+            environment,
+            &loaded.manifests,
+            at,
+        ));
     }
     diagnostics
 }
@@ -94,7 +100,7 @@ pub(super) fn tests(
                 )
                 .to_string(),
             ),
-            Err(e) => Outcome::Error(load::located(&file, &e.to_string()).to_string()),
+            Err(e) => Outcome::Error(located::located(&file, &e.to_string()).to_string()),
         };
         results.push(TestResult {
             name,

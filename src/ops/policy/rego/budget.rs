@@ -74,36 +74,6 @@ pub(crate) fn is_exhausted(error: &anyhow::Error) -> bool {
     }) || error.to_string().contains("exceeded time limit")
 }
 
-/// Where the rule `rule` of `package` (`data.main`) is first defined (files in walk order), as the interpreter has
-/// read its files: the place an evaluation that passed the budget is reported at.
-pub(crate) fn rule_place(
-    engine: &mut regorus::Engine,
-    package: &str,
-    rule: &str,
-) -> Option<(std::path::PathBuf, crate::util::yaml::Pos)> {
-    use regorus::unstable::{Rule, RuleHead};
-    let package = package.strip_prefix("data.").unwrap_or(package);
-    engine
-        .get_modules()
-        .iter()
-        .filter(|m| m.package.refr.span().text() == package)
-        .flat_map(|m| m.policy.iter())
-        .filter_map(|r| match &**r {
-            Rule::Spec {
-                head: RuleHead::Compr { refr, .. } | RuleHead::Set { refr, .. },
-                ..
-            } if refr.span().text() == rule => {
-                let span = refr.span();
-                Some((
-                    std::path::PathBuf::from(span.source.file()),
-                    crate::util::yaml::Pos::new(span.line, span.col),
-                ))
-            }
-            _ => None,
-        })
-        .next()
-}
-
 /// `numbers.range(a, b)`: the integers from `a` to `b`, both included, descending when `b < a`
 /// (OPA's definition); undefined for a number that is not an integer, as the builtin is
 /// when its errors are not strict.

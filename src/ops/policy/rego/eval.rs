@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use super::load::{located, Loaded};
+use super::load::Loaded;
 use crate::config::diagnostic::{Diagnostic, Problem, Severity};
 use crate::manifest::Manifest;
 use crate::plan::Plan;
@@ -110,7 +110,8 @@ fn on_manifests(
 /// at that manifest; any other at `fallback` (`policy:` in `cfgctl.yaml`).
 pub(super) fn plan(
     rules: &mut Loaded,
-    (plan, environment): (&Plan, Option<&str>),
+    plan: &Plan,
+    environment: Option<&str>,
     manifests: &[Manifest],
     fallback: (&Path, Pos),
 ) -> Vec<Diagnostic> {
@@ -118,7 +119,7 @@ pub(super) fn plan(
     if !rules.packages.contains(PLAN) {
         return out;
     }
-    let input = match plan_input(plan, environment) {
+    let input = match plan_input(plan).and_then(|input| with_environment(input, environment)) {
         Ok(input) => input,
         Err(e) => {
             out.push(Diagnostic::error(
@@ -165,12 +166,19 @@ pub(super) fn plan(
 /// (the environment's name, or null; as a manifest rule's input has it: red team E14), written compact
 /// (no indentation to write and read past: at 10,000 creates 2.4-2.5 s against 2.8-3.3 s
 /// indented, two runs each; a `serde_json::Value` on the way took 3.3 s) and read by regorus.
-fn plan_input(plan: &Plan, environment: Option<&str>) -> Result<regorus::Value, String> {
+fn plan_input(plan: &Plan) -> Result<regorus::Value, String> {
     let document = crate::plan::file::PlanFileWriter { plan, saved: false };
     let mut json = Vec::new();
     crate::render::write_json_document(&mut json, &document, false).map_err(|e| e.to_string())?;
     let text = std::str::from_utf8(&json).map_err(|e| e.to_string())?;
-    let mut input = regorus::Value::from_json_str(text).map_err(|e| e.to_string())?;
+    regorus::Value::from_json_str(text).map_err(|e| e.to_string())
+}
+
+/// The plan rules' `input` with `environment` (the environment's name, or null).
+fn with_environment(
+    mut input: regorus::Value,
+    environment: Option<&str>,
+) -> Result<regorus::Value, String> {
     let name = environment.map_or(regorus::Value::Null, regorus::Value::from);
     input
         .as_object_mut()
@@ -194,7 +202,7 @@ impl Failure {
     /// The failure as a diagnostic; one with no place of its own is put at `file`'s start.
     pub(super) fn located(&self, file: &Path) -> Diagnostic {
         match self {
-            Failure::Error(e) => located(file, e),
+            Failure::Error(e) => super::located::located(file, e),
             Failure::Budget { rule, at } => {
                 let (file, pos) = at.clone().unwrap_or_else(|| (file.into(), Pos::new(1, 1)));
                 let message = format!(
@@ -288,10 +296,40 @@ fn place(
             one.set_input(input.clone());
             let e = one.eval_query(format!("{package}.{rule}"), false).err()?;
             super::budget::is_exhausted(&e)
-                .then(|| super::budget::rule_place(&mut one, package, rule))
+                .then(|| rule_place(&mut one, package, rule))
                 .flatten()
         });
-    alone.or_else(|| super::budget::rule_place(engine, package, rule))
+    alone.or_else(|| rule_place(engine, package, rule))
+}
+
+/// Where the rule `rule` of `package` (`data.main`) is first defined (files in walk order), as the interpreter has
+/// read its files: the place an evaluation that passed the budget is reported at.
+fn rule_place(
+    engine: &mut regorus::Engine,
+    package: &str,
+    rule: &str,
+) -> Option<(std::path::PathBuf, crate::util::yaml::Pos)> {
+    use regorus::unstable::{Rule, RuleHead};
+    let package = package.strip_prefix("data.").unwrap_or(package);
+    engine
+        .get_modules()
+        .iter()
+        .filter(|m| m.package.refr.span().text() == package)
+        .flat_map(|m| m.policy.iter())
+        .filter_map(|r| match &**r {
+            Rule::Spec {
+                head: RuleHead::Compr { refr, .. } | RuleHead::Set { refr, .. },
+                ..
+            } if refr.span().text() == rule => {
+                let span = refr.span();
+                Some((
+                    std::path::PathBuf::from(span.source.file()),
+                    crate::util::yaml::Pos::new(span.line, span.col),
+                ))
+            }
+            _ => None,
+        })
+        .next()
 }
 
 #[cfg(test)]
@@ -348,9 +386,10 @@ mod tests {
                     .as_object_mut()
                     .unwrap()
                     .insert(regorus::Value::from("environment"), name);
-                assert_eq!(plan_input(plan, environment).unwrap(), expected);
+                let input = with_environment(plan_input(plan).unwrap(), environment).unwrap();
+                assert_eq!(input, expected);
                 assert_eq!(
-                    plan_input(plan, environment).unwrap()["environment"],
+                    input["environment"],
                     environment.map_or(regorus::Value::Null, regorus::Value::from)
                 );
             }

@@ -147,35 +147,9 @@ pub(crate) fn add_file(
             engine.set_rego_v0(true);
             let v0 = engine.add_policy(name, text);
             engine.set_rego_v0(false);
-            v0.map_err(|_| Box::new(located(file, &v1_error.to_string())))
+            v0.map_err(|_| Box::new(super::located::located(file, &v1_error.to_string())))
         }
     }
-}
-
-/// A regorus error as a diagnostic: regorus writes `--> FILE:LINE:COL`, the source line, a
-/// caret and `error: MESSAGE`; other errors have no place and are put at `file`'s start.
-pub(crate) fn located(file: &Path, message: &str) -> Diagnostic {
-    let place = message.lines().find_map(|l| {
-        let rest = l.trim_start().strip_prefix("--> ")?;
-        let (rest, col) = rest.rsplit_once(':')?;
-        let (path, line) = rest.rsplit_once(':')?;
-        Some((
-            PathBuf::from(path),
-            Pos::new(line.trim().parse().ok()?, col.trim().parse().ok()?),
-        ))
-    });
-    let text = message
-        .lines()
-        .rev()
-        .find_map(|l| l.strip_prefix("error: "))
-        .unwrap_or_else(|| message.trim());
-    let text = if place.is_some() {
-        text
-    } else {
-        message.trim()
-    };
-    let (path, pos) = place.unwrap_or_else(|| (file.to_path_buf(), Pos::new(1, 1)));
-    Diagnostic::error(path, pos, Problem::PolicyInvalid(text.to_string()))
 }
 
 #[cfg(test)]
@@ -186,7 +160,7 @@ mod tests {
     fn a_regorus_error_is_located_at_its_file_line_and_column() {
         let message =
             "\n--> policy/a.rego:3:7\n  |\n3 | deny x {\n  |       ^\nerror: unexpected `{`";
-        let d = located(Path::new("other.rego"), message);
+        let d = super::super::located::located(Path::new("other.rego"), message);
         assert_eq!(d.file, PathBuf::from("policy/a.rego"));
         assert_eq!(d.pos, Pos::new(3, 7));
         assert_eq!(d.problem.to_string(), "policy: unexpected `{`");
@@ -194,7 +168,7 @@ mod tests {
 
     #[test]
     fn an_error_without_a_place_is_at_the_files_start() {
-        let d = located(Path::new("p/b.rego"), "something failed");
+        let d = super::super::located::located(Path::new("p/b.rego"), "something failed");
         assert_eq!(d.file, PathBuf::from("p/b.rego"));
         assert_eq!(d.pos, Pos::new(1, 1));
         assert_eq!(d.problem.to_string(), "policy: something failed");
