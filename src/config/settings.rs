@@ -249,6 +249,7 @@ pub fn parse(file: &Path, text: &str) -> Result<Settings, Vec<Diagnostic>> {
     // A placeholder's value is not checked as the value (one error, not two).
     let problems = check::problems(&doc.value)
         .into_iter()
+        .chain(check::secret_dirs(&doc.value))
         .filter(|(pointer, _, _)| !placeholders.contains(pointer));
     for (pointer, at_key, message) in problems {
         let pos = at(&pointer, at_key);
@@ -512,6 +513,15 @@ mod tests {
                 "cfgctl.yaml:3:6: error: invalid settings file: environment `b` must be a mapping with url, token_env, vars or overlay",
                 "cfgctl.yaml:4:9: error: invalid settings file: `manage` must be a list of {match: KIND/SLUG-GLOB, mode: MODE}",
                 "cfgctl.yaml:5:17: error: invalid settings file: `ignore[0].kind` must be a kind name such as Monitor, found 1",
+            ]
+        );
+        // `secrets.file_dirs` is never the whole machine, nor an unexpanded `~` (red team E16).
+        assert_eq!(
+            errors("secrets: {file_dirs: [\"/\", \"~/x\", \"//\", /run/secrets]}\n"),
+            vec![
+                "cfgctl.yaml:1:23: error: invalid settings file: `secrets.file_dirs[0]` is `/`: every file of the machine would be a secret's source; name the directory your CI mounts secrets in",
+                "cfgctl.yaml:1:28: error: invalid settings file: `secrets.file_dirs[1]` starts with `~`, which cfgctl does not expand: write the whole path",
+                "cfgctl.yaml:1:35: error: invalid settings file: `secrets.file_dirs[2]` is `/`: every file of the machine would be a secret's source; name the directory your CI mounts secrets in",
             ]
         );
         // No `${…}` in cfgctl.yaml: one error at each, its value not checked (red team E22).
