@@ -190,7 +190,14 @@ pub(super) fn apply(dir: &Path, env: &Environment, declared: bool, loaded: &mut 
         return;
     }
     let Ok(files) = walk(&root) else {
-        let why = format!("overlay directory `{}` does not exist", rel.display());
+        let why = match root.is_file() {
+            // Red team E15: a file was said not to exist.
+            true => format!(
+                "`{}` is a file; an overlay is a directory of manifests",
+                rel.display()
+            ),
+            false => format!("overlay directory `{}` does not exist", rel.display()),
+        };
         refused(loaded, why);
         return;
     };

@@ -148,6 +148,17 @@ fn a_missing_overlay_directory_is_an_error_at_its_setting() {
         messages(&loaded, &d),
         ["cfgctl.yaml:4:14: error: overlay: environment `staging`: overlay directory `envs/staging` does not exist"]
     );
+    // A file where the directory belongs is said to be one (red team E15: "does not exist").
+    let files = vec![
+        ("cfgctl.yaml", SETTINGS.to_string()),
+        ("buckets.yaml", BASE.to_string()),
+        ("envs/staging", BASE.to_string()),
+    ];
+    let (d, loaded) = load(&files, Some("staging"));
+    assert_eq!(
+        messages(&loaded, &d),
+        ["cfgctl.yaml:4:14: error: overlay: environment `staging`: `envs/staging` is a file; an overlay is a directory of manifests"]
+    );
 }
 
 #[test]
