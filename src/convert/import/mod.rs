@@ -315,11 +315,18 @@ pub fn slug(text: &str) -> String {
     }
 }
 
-/// Slugs handed out once each: a taken one gets `-2`, `-3`, ... in the order asked.
+/// Slugs handed out once each: a taken one gets `-2`, `-3`, ... in the order asked, skipping
+/// the slugs reserved for the names still to come ([`Slugs::reserving`]).
 #[derive(Debug, Default)]
-pub struct Slugs(BTreeSet<String>);
+pub struct Slugs(BTreeSet<String>, BTreeSet<String>);
 
 impl Slugs {
+    /// Slugs for `names` (those to be asked for): each one's own slug is reserved for it, so
+    /// that a suffixed slug is never another name's own (red team E17).
+    pub fn reserving<'a>(names: impl IntoIterator<Item = &'a str>) -> Slugs {
+        Slugs(BTreeSet::new(), names.into_iter().map(slug).collect())
+    }
+
     /// `text`'s slug, unique among those given so far, and none of `kept` (slugs that belong
     /// to their exact owners: a Grafana uid that is a slug as it is) unless `text` is one of
     /// them itself and still free.
@@ -328,13 +335,18 @@ impl Slugs {
         if base == text && kept.contains(&base) && self.0.insert(base.clone()) {
             return base;
         }
-        let mut candidate = base.clone();
-        let mut n = 1;
-        while kept.contains(&candidate) || !self.0.insert(candidate.clone()) {
-            n += 1;
-            candidate = format!("{base}-{n}");
+        if !kept.contains(&base) && self.0.insert(base.clone()) {
+            return base;
         }
-        candidate
+        let mut n = 1;
+        loop {
+            n += 1;
+            let candidate = format!("{base}-{n}");
+            let free = !kept.contains(&candidate) && !self.1.contains(&candidate);
+            if free && self.0.insert(candidate.clone()) {
+                return candidate;
+            }
+        }
     }
 
     pub fn unique(&mut self, text: &str) -> String {

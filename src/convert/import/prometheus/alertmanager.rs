@@ -124,7 +124,15 @@ pub fn map(
     report: &mut Report,
 ) -> Result<Mapped, ImportError> {
     let mut credentials = Credentials::default();
-    let mut slugs = Slugs::default();
+    // Each receiver's own slug is kept for it (a suffixed slug is never another's own).
+    let receivers: Vec<&str> = config
+        .get("/receivers")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|r| r.get("name")?.as_str())
+        .collect();
+    let mut slugs = Slugs::reserving(receivers);
     let mut notifiers = Vec::new();
     let mut by_receiver: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let n = config

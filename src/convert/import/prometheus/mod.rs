@@ -108,8 +108,8 @@ pub fn import(opts: &PrometheusSettings) -> Result<Output, ImportError> {
         owner,
         policy: routing.as_ref().map(|_| POLICY_SLUG.to_string()),
     };
-    let mut file_slugs = Slugs::default();
-    let mut slugs = rules::RuleSlugs::default();
+    let mut file_slugs = Slugs::reserving(groups.iter().map(|g| g.name.as_str()));
+    let mut slugs = rules::RuleSlugs::reserving(&groups);
     for group in &groups {
         let mut docs = rules::map_group(group, &ctx, &mut slugs, &mut report);
         // Imported text (cfgctl writes no reference into a rule's manifest).

@@ -35,6 +35,23 @@ pub struct RuleSlugs {
     groups: Slugs,
 }
 
+impl RuleSlugs {
+    /// The slugs of `groups`' alerts, records and groups, each name's own slug kept for it.
+    pub fn reserving(groups: &[super::read::Group]) -> RuleSlugs {
+        let alerts = groups
+            .iter()
+            .flat_map(|g| g.alerts.iter().map(|a| a.name.as_str()));
+        let records = groups
+            .iter()
+            .flat_map(|g| g.records.iter().map(|r| r.record.as_str()));
+        RuleSlugs {
+            monitors: Slugs::reserving(alerts),
+            records: Slugs::reserving(records),
+            groups: Slugs::reserving(groups.iter().map(|g| g.name.as_str())),
+        }
+    }
+}
+
 /// The two levels of a Monitor's conditions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Level {

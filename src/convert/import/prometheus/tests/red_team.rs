@@ -64,3 +64,31 @@ fn a_credential_copied_into_another_field_is_never_written() {
     );
     assert!(!out.report.markdown().contains("REUSED"));
 }
+
+/// Red team E17: a name's own slug is kept for it, whatever comes first ("cafe uberblick 2"
+/// was `cafe-uberblick-2-2`, its slug given to the second "Cafe Uberblick").
+#[test]
+fn an_alerts_own_slug_is_never_another_alerts_suffixed_slug() {
+    let rules = "groups:\n- name: g\n  rules:\n  - {alert: \"Café Überblick\", expr: up == 0}\n  - {alert: \"Cafe Uberblick\", expr: up == 1}\n  - {alert: \"cafe uberblick 2\", expr: up == 2}\n";
+    let out = run(&[("r.yaml", rules)], None).unwrap();
+    let slugs: Vec<(String, String)> = specs(&out, "rules/g.yaml")
+        .iter()
+        .map(|s| {
+            (
+                s["name"].as_str().unwrap().to_string(),
+                s["slug"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let slug_of = |name: &str| {
+        slugs
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, s)| s.as_str())
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert_eq!(slug_of("Café Überblick"), "cafe-uberblick", "{slugs:?}");
+    assert_eq!(slug_of("cafe uberblick 2"), "cafe-uberblick-2", "{slugs:?}");
+    assert_eq!(slug_of("Cafe Uberblick"), "cafe-uberblick-3", "{slugs:?}");
+}
