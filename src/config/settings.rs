@@ -249,7 +249,6 @@ pub fn parse(file: &Path, text: &str) -> Result<Settings, Vec<Diagnostic>> {
     // A placeholder's value is not checked as the value (one error, not two).
     let problems = check::problems(&doc.value)
         .into_iter()
-        .chain(check::secret_dirs(&doc.value))
         .filter(|(pointer, _, _)| !placeholders.contains(pointer));
     for (pointer, at_key, message) in problems {
         let pos = at(&pointer, at_key);
@@ -519,9 +518,9 @@ mod tests {
         assert_eq!(
             errors("secrets: {file_dirs: [\"/\", \"~/x\", \"//\", /run/secrets]}\n"),
             vec![
-                "cfgctl.yaml:1:23: error: invalid settings file: `secrets.file_dirs[0]` is `/`: every file of the machine would be a secret's source; name the directory your CI mounts secrets in",
-                "cfgctl.yaml:1:28: error: invalid settings file: `secrets.file_dirs[1]` starts with `~`, which cfgctl does not expand: write the whole path",
-                "cfgctl.yaml:1:35: error: invalid settings file: `secrets.file_dirs[2]` is `/`: every file of the machine would be a secret's source; name the directory your CI mounts secrets in",
+                "cfgctl.yaml:1:23: error: invalid settings file: `secrets.file_dirs[0]` must name the directory your CI mounts secrets in: not `/` (every file of the machine would be a secret's source) and not starting with `~` (cfgctl does not expand it), found \"/\"",
+                "cfgctl.yaml:1:28: error: invalid settings file: `secrets.file_dirs[1]` must name the directory your CI mounts secrets in: not `/` (every file of the machine would be a secret's source) and not starting with `~` (cfgctl does not expand it), found \"~/x\"",
+                "cfgctl.yaml:1:35: error: invalid settings file: `secrets.file_dirs[2]` must name the directory your CI mounts secrets in: not `/` (every file of the machine would be a secret's source) and not starting with `~` (cfgctl does not expand it), found \"//\"",
             ]
         );
         // No `${…}` in cfgctl.yaml: one error at each, its value not checked (red team E22).

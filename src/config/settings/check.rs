@@ -262,36 +262,6 @@ pub(super) fn placeholders(value: &serde_json::Value, at: String) -> Vec<String>
     }
 }
 
-/// `secrets.file_dirs` entries that would let a secret field read far more than a mounted
-/// secret (red team E16): `/` (every file of the machine, `/proc/self/environ` too), and `~`,
-/// which is not expanded (the directory would silently be missing).
-pub(super) fn secret_dirs(value: &serde_json::Value) -> Vec<(String, bool, String)> {
-    let Some(dirs) = value
-        .pointer("/secrets/file_dirs")
-        .and_then(|d| d.as_array())
-    else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    for (i, dir) in dirs.iter().enumerate() {
-        let Some(text) = dir.as_str() else { continue };
-        let at = format!("/secrets/file_dirs/{i}");
-        let trimmed = text.trim();
-        let root = std::path::Path::new(trimmed).components().all(|c| {
-            matches!(
-                c,
-                std::path::Component::RootDir | std::path::Component::CurDir
-            )
-        }) && trimmed.starts_with('/');
-        if root {
-            out.push((at, false, format!("`secrets.file_dirs[{i}]` is `/`: every file of the machine would be a secret's source; name the directory your CI mounts secrets in")));
-        } else if trimmed.starts_with('~') {
-            out.push((at, false, format!("`secrets.file_dirs[{i}]` starts with `~`, which cfgctl does not expand: write the whole path")));
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
