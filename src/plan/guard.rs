@@ -255,16 +255,20 @@ pub fn unread_referrer_kinds(kind: Kind, readable: &BTreeSet<Kind>) -> Vec<Kind>
         .collect()
 }
 
+/// The addresses the actions delete.
+fn deletes(actions: &[Action]) -> impl Iterator<Item = &Address> {
+    actions
+        .iter()
+        .filter(|a| a.action == ActionKind::Delete)
+        .map(|a| &a.address)
+}
+
 /// The safety rules on deletes: `max_deletes`, and no kind emptied because it has no
 /// manifests at all. The one guard function: the planner reports what it returns, and
 /// `apply` (from a directory or from a saved plan) refuses on it.
 pub fn guards(actions: &[Action], ctx: &GuardContext) -> Vec<Guard> {
     let mut out = Vec::new();
-    let deletes: Vec<&Address> = actions
-        .iter()
-        .filter(|a| a.action == ActionKind::Delete)
-        .map(|a| &a.address)
-        .collect();
+    let deletes: Vec<&Address> = deletes(actions).collect();
     if deletes.len() > ctx.max_deletes as usize {
         out.push(Guard::MaxDeletes {
             deletes: deletes.len(),
@@ -400,11 +404,7 @@ pub fn refusals(plan: &Plan, allow_empty_prune: bool, force_delete: bool) -> Vec
 /// plan whose guards were not sealed.
 pub fn over_ceiling(plan: &Plan, max: Option<u32>) -> Option<String> {
     let max = max? as usize;
-    let deletes = plan
-        .actions
-        .iter()
-        .filter(|a| a.action == ActionKind::Delete)
-        .count();
+    let deletes = deletes(&plan.actions).count();
     (deletes > max && deletes <= plan.guard.max_deletes as usize)
         .then(|| format!("the plan deletes {deletes} resources, more than --max-deletes ({max})"))
 }
