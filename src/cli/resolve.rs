@@ -98,32 +98,11 @@ fn targets<S>(
         }
         Err(several) => {
             if req.target.local.is_none() {
-                refuse_one_tenant_twice(&several)?;
+                ops::refuse_one_tenant_twice(&several)?;
             }
             Ok(Targets::Several(settings, several))
         }
     }
-}
-
-/// Several environments run at once, each against its own tenant: two that name one URL
-/// (`https://t` and `https://t/`) would write one tenant together, and with `--prune` each
-/// would delete what only the other declares (red team E12).
-fn refuse_one_tenant_twice(
-    selected: &[crate::config::environments::Environment],
-) -> anyhow::Result<()> {
-    let mut seen: std::collections::BTreeMap<String, &str> = Default::default();
-    for env in selected {
-        let Some(url) = &env.url else { continue };
-        let key = url.trim().trim_end_matches('/').to_ascii_lowercase();
-        if let Some(first) = seen.insert(key, &env.name) {
-            anyhow::bail!(
-                "the environments `{}` and `{}` have one url, so one tenant: run together, each would change (and with --prune delete) what the other declares; give each its own url, or run them one at a time with --env: nothing was done",
-                crate::util::output::Inert(first),
-                crate::util::output::Inert(&env.name)
-            );
-        }
-    }
-    Ok(())
 }
 
 /// `plan` keeps the manifests when `cfgctl.yaml` names a policy: it judges the very manifests

@@ -4,7 +4,7 @@
 //! ([`SharedLoad`]) and several plans run at once in one runtime ([`plan_each`]), one failure
 //! never stopping the others.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use crate::config::environments::Environment;
@@ -28,6 +28,8 @@ pub enum EnvError {
     },
     #[error("--url (or CFGCTL_URL) names one target, but environments are selected: each environment's target is its `url` in cfgctl.yaml (unset CFGCTL_URL, or leave out --env/--all-envs)")]
     OneTarget,
+    #[error("the environments `{}` and `{}` have one url, so one tenant: run together, each would change (and with --prune delete) what the other declares; give each its own url, or run them one at a time with --env: nothing was done", crate::util::output::Inert(.0), crate::util::output::Inert(.1))]
+    OneTenantTwice(String, String),
     #[error("{} is not valid: nothing was done", .file.display())]
     Settings {
         file: PathBuf,
@@ -101,6 +103,21 @@ pub fn select(
         })
         .collect::<Result<Vec<_>, _>>()
         .map(Some)
+}
+
+/// Several environments run at once, each against its own tenant: two that name one URL
+/// (`https://t` and `https://t/`) would write one tenant together, and with `--prune` each
+/// would delete what only the other declares (red team E12).
+pub fn refuse_one_tenant_twice(selected: &[Environment]) -> Result<(), EnvError> {
+    let mut seen: BTreeMap<String, &str> = BTreeMap::new();
+    for env in selected {
+        let Some(url) = &env.url else { continue };
+        let key = url.trim().trim_end_matches('/').to_ascii_lowercase();
+        if let Some(first) = seen.insert(key, &env.name) {
+            return Err(EnvError::OneTenantTwice(first.into(), env.name.clone()));
+        }
+    }
+    Ok(())
 }
 
 /// Refuses a single target (`--url`) given beside environments: which one would be meant is

@@ -39,7 +39,8 @@ pub use apply::{apply, ApplySettings, ApplyUi};
 pub use base::{head_commit, BaseError, BaseRefs};
 pub use connect::{connect, fetch, resolve_token, seal_key, Connection, TargetSettings};
 pub use envs::{
-    plan_each, refuse_one_target, select, stage_of, target_for, EnvError, EnvOutcome, TargetError,
+    plan_each, refuse_one_target, refuse_one_tenant_twice, select, stage_of, target_for, EnvError,
+    EnvOutcome, TargetError,
 };
 pub use load::{load_valid, SharedLoad};
 pub use plan::{plan, Keep, PlanRequest, Planned};
