@@ -118,6 +118,10 @@ impl Object {
 
     /// Lets go of the text when the object is as expected; true when it did.
     pub fn release_if_expected(&mut self, address: &Address, expected: &Expected) -> bool {
+        // Let go of already (as its page was worked out): no lookup.
+        if self.raw.is_none() {
+            return true;
+        }
         let release = expected.matches(address, self.digest);
         if release {
             self.raw = None;
@@ -156,6 +160,10 @@ impl Expected {
         desired: &[&crate::manifest::Manifest],
         settings: &crate::config::settings::Settings,
     ) {
+        // Set already (the memo's way sets them as the load ends): not worked out again.
+        if self.is_set() {
+            return;
+        }
         let digests = desired
             .iter()
             .filter(|m| !settings.ignore.iter().any(|r| r.kind == m.kind))
@@ -171,6 +179,11 @@ impl Expected {
         let all: Vec<&crate::manifest::Manifest> = loaded.manifests.iter().collect();
         super::prepare(&all);
         self.set(&all, &loaded.settings);
+    }
+
+    /// Whether the digests are set.
+    pub fn is_set(&self) -> bool {
+        self.0.get().is_some()
     }
 
     /// Whether the object at `address` has its manifest's digest (false while the digests are

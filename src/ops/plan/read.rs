@@ -262,15 +262,17 @@ async fn work_out(
         .context("reading the lists")?
         .with_context(|| format!("reading the current state of {}", conn.name))?;
     tokio::task::spawn_blocking(move || {
-        // Only the manifests the target has are compared (digested); the objects they
-        // describe exactly let go of their text.
-        let compared: Vec<&crate::manifest::Manifest> = loaded
-            .manifests
-            .iter()
-            .filter(|m| fetched.current.resources.contains_key(&m.address()))
-            .collect();
-        crate::plan::prepare(&compared);
-        expected.set(&compared, &loaded.settings);
+        // Only the manifests the target has are compared (digested), unless every one was as
+        // it loaded; the objects they describe exactly let go of their text.
+        if !expected.is_set() {
+            let compared: Vec<&crate::manifest::Manifest> = loaded
+                .manifests
+                .iter()
+                .filter(|m| fetched.current.resources.contains_key(&m.address()))
+                .collect();
+            crate::plan::prepare(&compared);
+            expected.set(&compared, &loaded.settings);
+        }
         fetched.current.release_expected(&expected);
         anyhow::Ok((loaded, fetched))
     })
