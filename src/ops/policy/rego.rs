@@ -31,16 +31,15 @@ pub(super) fn findings(
         Ok(rules) => rules,
         Err(diagnostics) => return diagnostics,
     };
-    let mut diagnostics = eval::manifests(&mut rules, &loaded.manifests, environment);
+    // A rule that failed to evaluate ends its evaluation: reported after what was found, at
+    // its place in the Rego file (else the first file's).
+    let (mut diagnostics, failed) = eval::manifests(&mut rules, &loaded.manifests, environment);
+    diagnostics.extend(failed.map(|e| e.located(rules.first_file())));
     if let Some(plan) = plan {
         let at = (settings_file, policy.pos);
-        diagnostics.extend(eval::plan(
-            &mut rules,
-            plan,
-            environment,
-            &loaded.manifests,
-            at,
-        ));
+        let (found, failed) = eval::plan(&mut rules, plan, environment, &loaded.manifests, at);
+        diagnostics.extend(found);
+        diagnostics.extend(failed.map(|e| e.located(rules.first_file())));
     }
     diagnostics
 }

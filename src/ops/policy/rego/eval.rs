@@ -6,6 +6,7 @@ use std::path::Path;
 use serde_json::{json, Value};
 
 use super::load::Loaded;
+use super::located::Failure;
 use crate::config::diagnostic::{Diagnostic, Problem, Severity};
 use crate::manifest::Manifest;
 use crate::plan::Plan;
@@ -36,26 +37,28 @@ pub fn manifest_input(m: &Manifest, environment: Option<&str>) -> Value {
     })
 }
 
+/// What an evaluation found, and the failure that ended it (handed up unlocated: the caller
+/// puts it at its place, `Failure::located`).
+pub(super) type Found = (Vec<Diagnostic>, Option<Failure>);
+
 /// The manifest rules over every manifest, in manifest order, on all cores (an engine each,
 /// cloned from the one that has read the files). A rule that fails to evaluate is reported
-/// once, at its place in the Rego file (the first in manifest order), and ends the
-/// evaluation.
+/// once (the first in manifest order), and ends the evaluation.
 pub(super) fn manifests(
     rules: &mut Loaded,
     manifests: &[Manifest],
     environment: Option<&str>,
-) -> Vec<Diagnostic> {
+) -> Found {
     use rayon::prelude::*;
     if !rules.packages.contains(MAIN) || manifests.is_empty() {
-        return Vec::new();
+        return (Vec::new(), None);
     }
-    let first_file = rules.first_file().to_path_buf();
     // The first manifest on this engine compiles the policy once, before it is cloned.
     let (first, rest) = manifests.split_at(1);
     let files = &rules.files;
     let mut out = match on_manifests(&mut rules.engine, files, first, environment) {
         Ok(found) => found,
-        Err(e) => return vec![e.located(&first_file)],
+        Err(e) => return (Vec::new(), Some(e)),
     };
     let size = rest.len().div_ceil(rayon::current_num_threads()).max(64);
     let work: Vec<(&[Manifest], regorus::Engine)> = rest
@@ -69,13 +72,10 @@ pub(super) fn manifests(
     for found in done {
         match found {
             Ok(found) => out.extend(found),
-            Err(e) => {
-                out.push(e.located(&first_file));
-                break;
-            }
+            Err(e) => return (out, Some(e)),
         }
     }
-    out
+    (out, None)
 }
 
 /// The manifest rules over some manifests, on one engine.
@@ -114,10 +114,10 @@ pub(super) fn plan(
     environment: Option<&str>,
     manifests: &[Manifest],
     fallback: (&Path, Pos),
-) -> Vec<Diagnostic> {
+) -> Found {
     let mut out = Vec::new();
     if !rules.packages.contains(PLAN) {
-        return out;
+        return (out, None);
     }
     let input = match plan_input(plan).and_then(|input| with_environment(input, environment)) {
         Ok(input) => input,
@@ -127,17 +127,14 @@ pub(super) fn plan(
                 fallback.1,
                 Problem::PolicyInvalid(format!("the JSON plan could not be given to it: {e}")),
             ));
-            return out;
+            return (out, None);
         }
     };
     rules.engine.set_input(input.clone());
     for (rule, severity) in RULES {
         let messages = match query(&mut rules.engine, (&rules.files, &input), PLAN, rule) {
             Ok(messages) => messages,
-            Err(e) => {
-                out.push(e.located(rules.first_file()));
-                return out;
-            }
+            Err(e) => return (out, Some(e)),
         };
         for msg in messages {
             let at = msg.address.as_deref().and_then(|a| {
@@ -159,7 +156,7 @@ pub(super) fn plan(
             });
         }
     }
-    out
+    (out, None)
 }
 
 /// The plan rules' `input`: the JSON plan (`plan --format json`'s document) and `environment`
@@ -185,35 +182,6 @@ fn with_environment(
         .map_err(|e| e.to_string())?
         .insert(regorus::Value::from("environment"), name);
     Ok(input)
-}
-
-/// Why a rule gave no answer.
-pub(super) enum Failure {
-    /// regorus's error (its place in its text, when it has one).
-    Error(String),
-    /// The evaluation passed its budget ([`super::budget`]): at the rule's first definition.
-    Budget {
-        rule: String,
-        at: Option<(std::path::PathBuf, Pos)>,
-    },
-}
-
-impl Failure {
-    /// The failure as a diagnostic; one with no place of its own is put at `file`'s start.
-    pub(super) fn located(&self, file: &Path) -> Diagnostic {
-        match self {
-            Failure::Error(e) => super::located::located(file, e),
-            Failure::Budget { rule, at } => {
-                let (file, pos) = at.clone().unwrap_or_else(|| (file.into(), Pos::new(1, 1)));
-                let message = format!(
-                    "`{rule}` {} of {} steps: a loop over too many values?",
-                    super::budget::PASSED,
-                    super::budget::STEPS
-                );
-                Diagnostic::error(file, pos, Problem::PolicyInvalid(message))
-            }
-        }
-    }
 }
 
 /// The messages of the rule `package.rule` (none when it is undefined), in the set's order.
