@@ -166,8 +166,9 @@ pub const SCHEMA: &str = include_str!("../../schema/settings.schema.json");
 struct SettingsFile {
     prune: Vec<String>,
     exclude: Vec<String>,
-    /// A whole number (the schema's `integer`, which `3.0` also is) up to `u32::MAX`.
-    max_deletes: Option<f64>,
+    /// A whole number written in digits (the schema's `integer`, and `check::misspelt_whole_number`
+    /// for how it is written) up to `u32::MAX`.
+    max_deletes: Option<u32>,
     ignore: Vec<IgnoreEntry>,
     allow_literal_secrets: bool,
     manage: Vec<ManageEntry>,
@@ -254,6 +255,14 @@ pub fn parse(file: &Path, text: &str) -> Result<Settings, Vec<Diagnostic>> {
         let pos = at(&pointer, at_key);
         diagnostics.push(Diagnostic::error(file, pos, Problem::Settings(message)));
     }
+    if diagnostics.is_empty() {
+        if let Some((pos, found)) = check::misspelt_whole_number(text, spans.get("/max_deletes")) {
+            let message = format!(
+                "`max_deletes` must be a whole number written in digits, such as 25, found `{found}`"
+            );
+            diagnostics.push(Diagnostic::error(file, pos, Problem::Settings(message)));
+        }
+    }
     if !diagnostics.is_empty() {
         return Err(diagnostics);
     }
@@ -303,7 +312,7 @@ fn settings_from(read: SettingsFile, at: impl Fn(&str) -> Pos) -> Settings {
     Settings {
         prune: patterns(read.prune),
         exclude: patterns(read.exclude),
-        max_deletes: read.max_deletes.map_or(DEFAULT_MAX_DELETES, |n| n as u32),
+        max_deletes: read.max_deletes.unwrap_or(DEFAULT_MAX_DELETES),
         ignore: read
             .ignore
             .into_iter()
@@ -419,7 +428,7 @@ mod tests {
         let file = SettingsFile {
             prune: vec!["Dashboard/*".into()],
             exclude: vec!["Bucket/legacy-*".into()],
-            max_deletes: Some(3.0),
+            max_deletes: Some(3),
             ignore: vec![IgnoreEntry {
                 kind: "Monitor".into(),
                 path: "labels.a".into(),
@@ -483,6 +492,29 @@ mod tests {
         assert_eq!(
             read.secret_file_dirs,
             vec![std::path::PathBuf::from("/run/secrets")]
+        );
+    }
+
+    /// A safety guard is written as the number it is: YAML's other spellings of a number (a
+    /// float, an exponent, `_` separators, another base) and a tag are refused at the value
+    /// (red team E7).
+    #[test]
+    fn max_deletes_is_written_in_digits() {
+        for v in [
+            "1e3", "5.0", "3_000", "0b11", "0o17", "0x1F", "+5", "!foo 3",
+        ] {
+            assert_eq!(
+                errors(&format!("max_deletes: {v}\n")),
+                vec![format!("cfgctl.yaml:1:14: error: invalid settings file: `max_deletes` must be a whole number written in digits, such as 25, found `{v}`")],
+                "{v}"
+            );
+        }
+        assert!(errors("max_deletes: 30  # at most\n").is_empty());
+        assert!(errors("{max_deletes: 7, prune: []}\n").is_empty());
+        assert!(errors("max_deletes:\n  12\n").is_empty());
+        assert_eq!(
+            parse(Path::new("cfgctl.yaml"), "max_deletes: 0\n").map(|s| s.max_deletes),
+            Ok(0)
         );
     }
 

@@ -262,6 +262,43 @@ pub(super) fn placeholders(value: &serde_json::Value, at: String) -> Vec<String>
     }
 }
 
+/// A whole number of the settings (`max_deletes`, a safety guard) as written, when it is not
+/// digits alone: YAML reads `1e3`, `5.0`, `3_000`, `0b11` or `!foo 3` as numbers too (red team
+/// E7). The value's position and its text (with a tag written before it).
+pub(super) fn misspelt_whole_number(
+    text: &str,
+    span: Option<&crate::util::yaml::NodeSpan>,
+) -> Option<(crate::util::yaml::Pos, String)> {
+    let span = span?;
+    let line = text
+        .lines()
+        .nth(usize::try_from(span.value.line).ok()?.checked_sub(1)?)?;
+    let byte_at = |column: u32| {
+        let column = usize::try_from(column).ok()?.checked_sub(1)?;
+        line.char_indices()
+            .map(|(i, _)| i)
+            .chain([line.len()])
+            .nth(column)
+    };
+    let mut from = byte_at(span.value.column)?;
+    // A tag between the key and the value is part of what was written.
+    if let Some(key) = span.key.filter(|k| k.line == span.value.line) {
+        let key_at = byte_at(key.column)?;
+        if let Some(bang) = line.get(key_at..from)?.find('!') {
+            from = key_at + bang;
+        }
+    }
+    let rest = line.get(from..)?;
+    let end = rest
+        .find(|c: char| matches!(c, ',' | '}' | ']' | '#'))
+        .unwrap_or(rest.len());
+    let written = rest[..end].trim();
+    let digits = !written.is_empty() && written.bytes().all(|b| b.is_ascii_digit());
+    let column = u32::try_from(line[..from].chars().count() + 1).ok()?;
+    let at = crate::util::yaml::Pos::new(span.value.line, column);
+    (!digits).then(|| (at, written.to_string()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
