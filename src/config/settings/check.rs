@@ -290,7 +290,7 @@ pub(super) fn misspelt_whole_number(
     }
     let rest = line.get(from..)?;
     let end = rest
-        .find(|c: char| matches!(c, ',' | '}' | ']' | '#'))
+        .find([',', '}', ']', '#'])
         .unwrap_or(rest.len());
     let written = rest[..end].trim();
     let digits = !written.is_empty() && written.bytes().all(|b| b.is_ascii_digit());
