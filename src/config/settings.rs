@@ -255,6 +255,19 @@ pub fn parse(file: &Path, text: &str) -> Result<Settings, Vec<Diagnostic>> {
         let pos = at(&pointer, at_key);
         diagnostics.push(Diagnostic::error(file, pos, Problem::Settings(message)));
     }
+    let environments = doc
+        .value
+        .get("environments")
+        .and_then(serde_json::Value::as_object);
+    let names = environments
+        .into_iter()
+        .flat_map(|e| e.keys().map(String::as_str));
+    for (pos, written, read) in check::renamed_keys(text, spans, "/environments", names) {
+        let message = format!(
+            "the environment name `{written}` is read by YAML as `{read}`: quote it (\"{written}\")"
+        );
+        diagnostics.push(Diagnostic::error(file, pos, Problem::Settings(message)));
+    }
     if diagnostics.is_empty() {
         if let Some((pos, found)) = check::misspelt_whole_number(text, spans.get("/max_deletes")) {
             let message = format!(
@@ -493,6 +506,38 @@ mod tests {
             read.secret_file_dirs,
             vec![std::path::PathBuf::from("/run/secrets")]
         );
+    }
+
+    /// An environment's name is the text written: a key YAML reads as another value (a number
+    /// in another spelling, null) is refused at the key, saying to quote it (red team E6).
+    #[test]
+    fn an_environment_name_is_the_text_written() {
+        for (key, read) in [
+            ("0x1", "1"),
+            ("1_000", "1000"),
+            ("~", "null"),
+            ("1.0", "1"),
+            ("prod", "prod"),
+        ] {
+            let text = format!("environments:\n  {key}: {{url: http://127.0.0.1:1}}\n");
+            let found = errors(&text);
+            if key == read {
+                assert!(found.is_empty(), "{key}: {found:?}");
+                continue;
+            }
+            assert_eq!(
+                found,
+                vec![format!("cfgctl.yaml:2:3: error: invalid settings file: the environment name `{key}` is read by YAML as `{read}`: quote it (\"{key}\")")],
+                "{key}"
+            );
+        }
+        let quoted = "environments:\n  \"0x1\": {url: http://127.0.0.1:1}\n  'prod': {url: http://127.0.0.1:2}\n";
+        let read = parse(Path::new("cfgctl.yaml"), quoted).unwrap();
+        assert_eq!(
+            read.environments.keys().collect::<Vec<_>>(),
+            ["0x1", "prod"]
+        );
+        assert!(errors("environments: {staging: {url: http://127.0.0.1:1}}\n").is_empty());
     }
 
     /// A safety guard is written as the number it is: YAML's other spellings of a number (a

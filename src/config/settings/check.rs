@@ -262,6 +262,48 @@ pub(super) fn placeholders(value: &serde_json::Value, at: String) -> Vec<String>
     }
 }
 
+/// The keys of a mapping that YAML read as something else than their text (`0x1` as `1`,
+/// `~` as `null`): each key's position, its text and the name it was read as. A quoted key is
+/// its text (red team E6).
+pub(super) fn renamed_keys<'a>(
+    text: &'a str,
+    spans: &crate::util::yaml::Spans,
+    mapping: &str,
+    names: impl Iterator<Item = &'a str>,
+) -> Vec<(crate::util::yaml::Pos, String, String)> {
+    let mut found = Vec::new();
+    for name in names {
+        let pointer = format!("{mapping}/{}", escape_pointer(name));
+        let Some(at) = spans.get(&pointer).and_then(|s| s.key) else {
+            continue;
+        };
+        let Some(written) = written_key(text, at) else {
+            continue;
+        };
+        if written != name {
+            found.push((at, written.to_string(), name.to_string()));
+        }
+    }
+    found
+}
+
+/// A plain (unquoted) key's text at `at`, up to its `:`; `None` for a quoted key.
+fn written_key(text: &str, at: crate::util::yaml::Pos) -> Option<&str> {
+    let line = text
+        .lines()
+        .nth(usize::try_from(at.line).ok()?.checked_sub(1)?)?;
+    let column = usize::try_from(at.column).ok()?.checked_sub(1)?;
+    let from = line.char_indices().map(|(i, _)| i).nth(column)?;
+    let rest = line.get(from..)?;
+    if rest.starts_with(['"', '\'']) {
+        return None;
+    }
+    let end = rest
+        .find(": ")
+        .or_else(|| rest.strip_suffix(':').map(str::len))?;
+    Some(rest[..end].trim_end())
+}
+
 /// A whole number of the settings (`max_deletes`, a safety guard) as written, when it is not
 /// digits alone: YAML reads `1e3`, `5.0`, `3_000`, `0b11` or `!foo 3` as numbers too (red team
 /// E7). The value's position and its text (with a tag written before it).
@@ -289,9 +331,7 @@ pub(super) fn misspelt_whole_number(
         }
     }
     let rest = line.get(from..)?;
-    let end = rest
-        .find([',', '}', ']', '#'])
-        .unwrap_or(rest.len());
+    let end = rest.find([',', '}', ']', '#']).unwrap_or(rest.len());
     let written = rest[..end].trim();
     let digits = !written.is_empty() && written.bytes().all(|b| b.is_ascii_digit());
     let column = u32::try_from(line[..from].chars().count() + 1).ok()?;
