@@ -208,6 +208,18 @@ impl Expansion<'_, '_> {
                 continue;
             };
             let inner = &token[2..token.len() - 1];
+            if inner.contains("${") {
+                // A reference inside a reference (red team E20): an error at the whole of it.
+                let whole = nested(tail).unwrap_or(token);
+                let problem = Problem::UnresolvedReference {
+                    reference: whole.to_string(),
+                    reason: "a reference cannot hold another (cfgctl reads no nesting): write the name whole, or give each environment its own `vars:` value".into(),
+                };
+                self.error(whole, problem);
+                failed = true;
+                rest = &tail[whole.len()..];
+                continue;
+            }
             let value = if let Some(name) = inner.strip_prefix("var:") {
                 self.var(name, token).map(|v| v.to_text())
             } else if (inner.starts_with("env:") || inner.starts_with("file:")) && !self.in_secret {
@@ -316,6 +328,28 @@ impl Expansion<'_, '_> {
         self.diagnostics
             .push(Diagnostic::error(self.src.shown, pos, problem));
     }
+}
+
+/// The `${…}` at the start of `text` up to the `}` that closes it, counting the `${` inside.
+fn nested(text: &str) -> Option<&str> {
+    let mut depth = 0usize;
+    let mut at = 0;
+    while at < text.len() {
+        let rest = &text[at..];
+        if rest.starts_with("${") {
+            depth += 1;
+            at += 2;
+            continue;
+        }
+        if rest.starts_with('}') {
+            depth = depth.saturating_sub(1);
+            if depth == 0 {
+                return text.get(..=at);
+            }
+        }
+        at += rest.chars().next().map_or(1, char::len_utf8);
+    }
+    None
 }
 
 /// Why the variable `name` is never read by a manifest, when it holds one of cfgctl's own API

@@ -328,3 +328,29 @@ fn escaped_text_reads_back_as_itself() {
         ["env:A", "file:d"]
     );
 }
+
+/// A reference inside a reference is an error at the outer one, never read up to the first
+/// `}` (`./n-${var:region` was tried as a file; red team E20), in any field.
+#[test]
+fn a_reference_inside_a_reference_is_an_error() {
+    let rule = drop_rule(
+        "  slug: a\n  name: \"${file:n-${var:region}.txt}\"\n  mode: ENABLED\n  filters:\n    - {name: env, value_glob: \"x-${env:A_${var:region}}\"}\n",
+    );
+    let (d, loaded) = load_env(
+        &[("cfgctl.yaml", SETTINGS), ("r.yaml", &rule)],
+        Some("staging"),
+    );
+    let why = "a reference cannot hold another (cfgctl reads no nesting): write the name whole, or give each environment its own `vars:` value";
+    assert_eq!(
+        messages(&loaded, &d),
+        vec![
+            format!("r.yaml:5:10: error: cannot resolve `${{file:n-${{var:region}}.txt}}`: {why}"),
+            format!("r.yaml:8:34: error: cannot resolve `${{env:A_${{var:region}}}}`: {why}"),
+        ]
+    );
+    // Errors: the load fails as for any reference that does not resolve.
+    assert!(loaded
+        .diagnostics
+        .iter()
+        .all(|d| d.severity == crate::config::diagnostic::Severity::Error));
+}
