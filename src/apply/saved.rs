@@ -36,11 +36,13 @@ pub fn names_an_unknown_kind(e: &SavedPlanError) -> bool {
     }
 }
 
-/// The environment a saved plan was made for (its `guards.environment`), read as a stream
-/// without the rest: which target's description to read before the plan can be.
-pub fn environment_of(reader: impl std::io::BufRead) -> Result<Option<String>, SavedPlanError> {
+/// The target and the environment a saved plan was made for (its `target` and
+/// `guards.environment`), read as a stream without the rest: which target's description to
+/// read before the plan can be, once that target is the plan's (red team E13).
+pub fn recorded_of(reader: impl std::io::BufRead) -> Result<Recorded, SavedPlanError> {
     #[derive(serde::Deserialize)]
     struct File {
+        target: Option<String>,
         guards: Option<Guards>,
     }
     #[derive(serde::Deserialize)]
@@ -49,7 +51,16 @@ pub fn environment_of(reader: impl std::io::BufRead) -> Result<Option<String>, S
     }
     let file: File = serde_json::from_reader(reader)
         .map_err(|e| SavedPlanError::Invalid(format!("not JSON ({e})")))?;
-    Ok(file.guards.and_then(|g| g.environment))
+    Ok(Recorded {
+        target: file.target,
+        environment: file.guards.and_then(|g| g.environment),
+    })
+}
+
+/// See [`recorded_of`].
+pub struct Recorded {
+    pub target: Option<String>,
+    pub environment: Option<String>,
 }
 
 /// At most this many bytes of slugs go into one list request's `slugs` filter, so that no

@@ -49,14 +49,7 @@ async fn check_saved_plan(
     mut plan: Plan,
 ) -> anyhow::Result<(Connection, Plan)> {
     let conn = super::connect(&opts.request.target).await?;
-    if plan.target != conn.name {
-        anyhow::bail!(
-            "the plan in {} was made for {}, not for {}: nothing was changed",
-            opts.request.dir.display(),
-            plan.target,
-            conn.name
-        );
-    }
+    refuse_other_target(opts, &plan.target, &conn)?;
     let stale = crate::apply::saved::stale(&conn.client, &plan, opts.parallelism)
         .await
         .context("checking the saved plan against the target")?;
@@ -69,6 +62,23 @@ async fn check_saved_plan(
             .context("reading what the saved plan's cascading deletes would take")?;
     }
     Ok((conn, plan))
+}
+
+/// A saved plan is applied only to the target it was made for, checked before any request.
+fn refuse_other_target(
+    opts: &ApplySettings,
+    made_for: &str,
+    conn: &Connection,
+) -> anyhow::Result<()> {
+    if made_for != conn.name {
+        anyhow::bail!(
+            "the plan in {} was made for {}, not for {}: nothing was changed",
+            opts.request.dir.display(),
+            made_for,
+            conn.name
+        );
+    }
+    Ok(())
 }
 
 /// A saved plan's guards count when sealed under this user's key (the token, else the
@@ -132,13 +142,15 @@ async fn read_saved_plan(opts: &ApplySettings) -> anyhow::Result<Plan> {
             if e.downcast_ref::<crate::apply::saved::SavedPlanError>()
                 .is_some_and(crate::apply::saved::names_an_unknown_kind) =>
         {
-            // A kind the target adds: its description registers it, then the plan is read.
-            let environment = std::fs::File::open(&path)
+            // A kind the target adds: its description registers it, then the plan is read;
+            // the plan's own target first, before any request (red team E13).
+            let recorded = std::fs::File::open(&path)
                 .map_err(|e| crate::apply::saved::SavedPlanError::Invalid(e.to_string()))
-                .and_then(|f| crate::apply::saved::environment_of(std::io::BufReader::new(f)))
+                .and_then(|f| crate::apply::saved::recorded_of(std::io::BufReader::new(f)))
                 .with_context(|| format!("reading the plan file {}", path.display()))?;
-            let target = saved_settings(opts.clone(), environment.as_deref())?;
+            let target = saved_settings(opts.clone(), recorded.environment.as_deref())?;
             let conn = super::connect(&target.request.target).await?;
+            refuse_other_target(opts, recorded.target.as_deref().unwrap_or_default(), &conn)?;
             crate::remote::state::capabilities(&conn.client)
                 .await
                 .context("reading the target's API description")?;

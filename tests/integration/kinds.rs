@@ -527,4 +527,23 @@ async fn a_saved_plan_of_a_kind_the_target_adds_is_applied() {
         .request(reqwest::Method::GET, "/api/v1/config/widgets/w", None)
         .await;
     assert_eq!(reply.body["widget"]["size"], 4, "{reply:?}");
+
+    // The environment's url changed since: refused by the plan's own target before any
+    // request (nothing listens on port 1: a request would fail otherwise; red team E13).
+    write(
+        dir.path(),
+        "cfgctl.yaml",
+        "environments:\n  newer:\n    url: http://127.0.0.1:1\n",
+    );
+    let r = Cfgctl::bare()
+        .dir(dir.path())
+        .args(&["apply", saved, "--auto-approve", "--max-retries", "0"])
+        .run()
+        .await;
+    assert_eq!(r.code, 1, "{}", r.transcript());
+    let want = format!(
+        "the plan in {saved} was made for {}, not for http://127.0.0.1:1: nothing was changed",
+        t.emulator.url()
+    );
+    assert!(r.stderr.contains(&want), "{}", r.transcript());
 }
