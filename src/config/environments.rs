@@ -67,9 +67,13 @@ pub struct Environment {
 /// environments the command runs: a manifest may name another environment's token variable
 /// (`${env:PROD_TOKEN}`) in a printed field, and `--env staging` must not show it. Called
 /// where `cfgctl.yaml` is read (`settings`: the document as read, whatever else is wrong
-/// with it), so that no command can read the file and miss it.
+/// with it), so that no command can read the file and miss it. The environments' names are
+/// registered as public: shown even where one starts a token (red team E3).
 pub(crate) fn register_tokens(settings: &Value) {
     let environments = settings.get("environments").and_then(Value::as_object);
+    for name in environments.into_iter().flat_map(|e| e.keys()) {
+        crate::util::output::register_public(name);
+    }
     let names = environments.into_iter().flat_map(|e| e.values());
     for var in names.filter_map(|e| e.get("token_env")?.as_str()) {
         if let Ok(token) = std::env::var(var) {

@@ -29,6 +29,23 @@ const MIN_SECRET_LEN: usize = 4;
 
 static SECRETS: RwLock<Vec<redact::Form>> = RwLock::new(Vec::new());
 
+/// Names the settings declare (environments'): public, so never taken for a secret cut short.
+static PUBLIC: RwLock<Vec<Vec<u8>>> = RwLock::new(Vec::new());
+
+/// Registers a name `cfgctl.yaml` declares (an environment's): where it is a prefix of a
+/// secret, it is shown, not taken for that secret cut short (red team E3: `staging` vanished
+/// from every report when its token started `STAGING…`). The whole secret, and a longer cut
+/// of it, are still redacted.
+pub fn register_public(name: &str) {
+    let mut public = PUBLIC.write().unwrap_or_else(|e| e.into_inner());
+    if !public
+        .iter()
+        .any(|p| p.eq_ignore_ascii_case(name.as_bytes()))
+    {
+        public.push(name.as_bytes().to_vec());
+    }
+}
+
 /// Registers a secret to be redacted from everything printed from now on, by this process:
 /// in any form [`redact`] decodes (JSON, URL and HTML escapes), form-encoded (a space as `+`),
 /// base64-encoded, or cut short.
@@ -156,7 +173,8 @@ fn percent_decode(s: &str) -> Result<String, std::string::FromUtf8Error> {
 /// normalised form (see [`redact`](mod@redact)).
 pub fn redact(text: &str) -> Cow<'_, str> {
     let secrets = SECRETS.read().unwrap_or_else(|e| e.into_inner());
-    redact::redact(text, &secrets, REDACTED)
+    let public = PUBLIC.read().unwrap_or_else(|e| e.into_inner());
+    redact::redact(text, &secrets, &public, REDACTED)
 }
 
 /// A URL as it may be shown: without user info, query or fragment.

@@ -318,6 +318,53 @@ async fn another_environments_token_is_never_printed() {
     }
 }
 
+/// Red team E3: an environment whose token starts with its name (`staging`, a token
+/// `STAGINGTOK…`) is still named in every report: the name is public (cfgctl.yaml declares it),
+/// while the token, whole or cut longer, stays redacted.
+#[tokio::test]
+async fn an_environment_named_like_the_start_of_its_token_is_named() {
+    // Ten bytes: a cut of six (half the token, at least 6) counted as the token cut short.
+    const TOKEN: &str = "STAGINGTOK";
+    let tenant = crate::support::Tenant::start(cfgctl::emulator::Config {
+        token: Some(TOKEN.into()),
+        ..cfgctl::emulator::Config::default()
+    })
+    .await;
+    let prod = crate::support::Tenant::start(cfgctl::emulator::Config::default()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let settings = format!(
+        "environments:\n  staging:\n    url: {}\n    token_env: E3_STG_TOKEN\n  prod:\n    url: {}\n",
+        tenant.emulator.url(),
+        prod.emulator.url()
+    );
+    write(dir.path(), "cfgctl.yaml", &settings);
+    write(
+        dir.path(),
+        "t.yaml",
+        "api_version: v1/config\nkind: Bucket\nspec: {slug: b, name: B}\n",
+    );
+    let run = Cfgctl::bare()
+        .dir(dir.path())
+        .args(&["plan", ".", "--all-envs", "--format", "json"])
+        .env("E3_STG_TOKEN", TOKEN)
+        .run()
+        .await;
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    let text = run.transcript();
+    assert!(!text.contains("STAGINGTOK"), "{text}");
+    let plan: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let names: Vec<&String> = plan["environments"].as_object().unwrap().keys().collect();
+    assert_eq!(names, ["prod", "staging"], "{text}");
+    let run = Cfgctl::bare()
+        .dir(dir.path())
+        .args(&["plan", ".", "--all-envs"])
+        .env("E3_STG_TOKEN", TOKEN)
+        .run()
+        .await;
+    assert!(run.stdout.contains("  staging "), "{}", run.transcript());
+    assert!(!run.stdout.contains("[REDACTED]"), "{}", run.transcript());
+}
+
 /// R4-4: an overlay folder that is a symlink (`envs/st -> ../../../outside`) would read files
 /// from outside the repository into an environment's manifests: refused at its setting, as a
 /// symlinked `policy:` directory is, and nothing of what it points to is read.

@@ -259,8 +259,13 @@ fn find_iter_ci<'a>(text: &'a [u8], key: &'a [u8]) -> impl Iterator<Item = usize
 }
 
 /// The spans of `text` (decoded) that hold a form or a prefix of one cut short, ASCII case
-/// ignored.
-fn matches(text: &[u8], forms: &[Form]) -> Vec<(usize, usize)> {
+/// ignored. A prefix that is a whole `public` name (a word on its own) is no cut.
+fn matches(text: &[u8], forms: &[Form], public: &[Vec<u8>]) -> Vec<(usize, usize)> {
+    let is_public = |at: usize, len: usize| {
+        let word = &text[at..at + len];
+        let alone = at == 0 || !text[at - 1].is_ascii_alphanumeric();
+        alone && public.iter().any(|p| p.eq_ignore_ascii_case(word))
+    };
     let mut found = Vec::new();
     for form in forms {
         let floor = prefix_floor(form.len());
@@ -271,7 +276,9 @@ fn matches(text: &[u8], forms: &[Form]) -> Vec<(usize, usize)> {
                 .zip(&form.bytes)
                 .take_while(|(a, b)| a.eq_ignore_ascii_case(b))
                 .count();
-            if common == form.len() || ends_a_cut(common, form.len(), &text[at + common..]) {
+            let cut =
+                ends_a_cut(common, form.len(), &text[at + common..]) && !is_public(at, common);
+            if common == form.len() || cut {
                 found.push((at, at + common));
             }
         }
@@ -281,7 +288,12 @@ fn matches(text: &[u8], forms: &[Form]) -> Vec<(usize, usize)> {
 }
 
 /// The text with every form (and prefix of one cut short) replaced by `mark`.
-pub(super) fn redact<'a>(text: &'a str, forms: &[Form], mark: &str) -> Cow<'a, str> {
+pub(super) fn redact<'a>(
+    text: &'a str,
+    forms: &[Form],
+    public: &[Vec<u8>],
+    mark: &str,
+) -> Cow<'a, str> {
     if forms.is_empty() {
         return Cow::Borrowed(text);
     }
@@ -293,7 +305,7 @@ pub(super) fn redact<'a>(text: &'a str, forms: &[Form], mark: &str) -> Cow<'a, s
     } else {
         (raw, None)
     };
-    let found = matches(searched, forms);
+    let found = matches(searched, forms, public);
     if found.is_empty() {
         return Cow::Borrowed(text);
     }

@@ -353,7 +353,7 @@ mod dialects {
             let echoed: String = secret.chars().zip(ways.iter().cycle()).map(|(c, w)| written(c, *w)).collect();
             let echoed = if again { serde_json::to_string(&echoed).unwrap() } else { echoed };
             let text = format!("400 bad request: {{\"api_url\":\"{echoed}\"}} (n.yaml:1)");
-            let shown = super::super::redact::redact(&text, &forms, REDACTED);
+            let shown = super::super::redact::redact(&text, &forms, &[], REDACTED);
             prop_assert!(shown.contains(REDACTED), "{text} -> {shown}");
             prop_assert!(!shown.contains(&secret), "{text} -> {shown}");
             prop_assert!(!shown.contains(&echoed), "{text} -> {shown}");
@@ -383,4 +383,19 @@ fn a_url_secret_is_redacted_by_its_parts_in_any_case_and_in_hex() {
         assert!(!shown.contains(&hex[20..]), "{echo} -> {shown}");
         assert!(shown.contains(REDACTED), "{echo} -> {shown}");
     }
+}
+
+/// A name cfgctl.yaml declares (an environment's) is shown even where it is a prefix of a
+/// secret: a cut-short echo of that length tells nothing the file does not. A longer cut, the
+/// whole secret, and the name inside another word stay redacted (red team E3).
+#[test]
+fn a_declared_name_that_starts_a_secret_is_shown() {
+    register_secret("QASTAGETOK-9f31");
+    register_public("qastage");
+    assert_eq!(redact("environments: qastage\n"), "environments: qastage\n");
+    assert_eq!(redact("{\"qastage\": 1}"), "{\"qastage\": 1}");
+    assert_eq!(redact("row qastage"), "row qastage");
+    assert_eq!(redact("echo QASTAGETOK\n"), "echo [REDACTED]\n");
+    assert_eq!(redact("QASTAGETOK-9f31"), "[REDACTED]");
+    assert_eq!(redact("xqastage\n"), "x[REDACTED]\n");
 }
