@@ -38,10 +38,7 @@ static PUBLIC: RwLock<Vec<Vec<u8>>> = RwLock::new(Vec::new());
 /// of it, are still redacted.
 pub fn register_public(name: &str) {
     let mut public = PUBLIC.write().unwrap_or_else(|e| e.into_inner());
-    if !public
-        .iter()
-        .any(|p| p.eq_ignore_ascii_case(name.as_bytes()))
-    {
+    if !public.iter().any(|p| p == name.as_bytes()) {
         public.push(name.as_bytes().to_vec());
     }
 }

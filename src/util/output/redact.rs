@@ -259,12 +259,13 @@ fn find_iter_ci<'a>(text: &'a [u8], key: &'a [u8]) -> impl Iterator<Item = usize
 }
 
 /// The spans of `text` (decoded) that hold a form or a prefix of one cut short, ASCII case
-/// ignored. A prefix that is a whole `public` name (a word on its own) is no cut.
+/// ignored. A prefix that is a whole `public` name as written (a word on its own, the same
+/// case: an echo in another case would tell the secret's case) is no cut.
 fn matches(text: &[u8], forms: &[Form], public: &[Vec<u8>]) -> Vec<(usize, usize)> {
     let is_public = |at: usize, len: usize| {
         let word = &text[at..at + len];
         let alone = at == 0 || !text[at - 1].is_ascii_alphanumeric();
-        alone && public.iter().any(|p| p.eq_ignore_ascii_case(word))
+        alone && public.iter().any(|p| p == word)
     };
     let mut found = Vec::new();
     for form in forms {

@@ -398,4 +398,6 @@ fn a_declared_name_that_starts_a_secret_is_shown() {
     assert_eq!(redact("echo QASTAGETOK\n"), "echo [REDACTED]\n");
     assert_eq!(redact("QASTAGETOK-9f31"), "[REDACTED]");
     assert_eq!(redact("xqastage\n"), "x[REDACTED]\n");
+    // In another case it is the secret's own start, echoed: redacted.
+    assert_eq!(redact("QASTAGE\n"), "[REDACTED]\n");
 }
