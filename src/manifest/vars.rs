@@ -208,8 +208,12 @@ impl Expansion<'_, '_> {
                 continue;
             };
             let inner = &token[2..token.len() - 1];
-            if inner.contains("${") {
+            let names_ours = ["var:", "env:", "file:"]
+                .iter()
+                .any(|k| inner.starts_with(k));
+            if names_ours && inner.contains("${") {
                 // A reference inside a reference (red team E20): an error at the whole of it.
+                // Another `${…}` holding one (`${HOME:-${USER}}` in a runbook) stays text.
                 let whole = nested(tail).unwrap_or(token);
                 let problem = Problem::UnresolvedReference {
                     reference: whole.to_string(),

@@ -348,6 +348,17 @@ fn a_reference_inside_a_reference_is_an_error() {
             format!("r.yaml:8:34: error: cannot resolve `${{env:A_${{var:region}}}}`: {why}"),
         ]
     );
+    // Text that only looks like nesting, outside cfgctl's references, stays text.
+    let text = drop_rule("  slug: b\n  name: \"run ${HOME:-${USER}} first\"\n  mode: ENABLED\n");
+    let (d2, plain) = load_env(
+        &[("cfgctl.yaml", SETTINGS), ("r.yaml", &text)],
+        Some("staging"),
+    );
+    assert_eq!(messages(&plain, &d2), Vec::<String>::new());
+    assert_eq!(
+        plain.manifests[0].spec["name"],
+        json!("run ${HOME:-${USER}} first")
+    );
     // Errors: the load fails as for any reference that does not resolve.
     assert!(loaded
         .diagnostics
