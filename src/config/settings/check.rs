@@ -287,13 +287,24 @@ pub(super) fn renamed_keys<'a>(
     found
 }
 
-/// A plain (unquoted) key's text at `at`, up to its `:`; `None` for a quoted key.
-fn written_key(text: &str, at: crate::util::yaml::Pos) -> Option<&str> {
+/// The line of `text` that `at` is on, and the byte offset of its column in it (the line's end
+/// for the column just past it).
+fn line_at(text: &str, at: crate::util::yaml::Pos) -> Option<(&str, usize)> {
     let line = text
         .lines()
         .nth(usize::try_from(at.line).ok()?.checked_sub(1)?)?;
     let column = usize::try_from(at.column).ok()?.checked_sub(1)?;
-    let from = line.char_indices().map(|(i, _)| i).nth(column)?;
+    let offset = line
+        .char_indices()
+        .map(|(i, _)| i)
+        .chain([line.len()])
+        .nth(column)?;
+    Some((line, offset))
+}
+
+/// A plain (unquoted) key's text at `at`, up to its `:`; `None` for a quoted key.
+fn written_key(text: &str, at: crate::util::yaml::Pos) -> Option<&str> {
+    let (line, from) = line_at(text, at)?;
     let rest = line.get(from..)?;
     if rest.starts_with(['"', '\'']) {
         return None;
@@ -312,20 +323,10 @@ pub(super) fn misspelt_whole_number(
     span: Option<&crate::util::yaml::NodeSpan>,
 ) -> Option<(crate::util::yaml::Pos, String)> {
     let span = span?;
-    let line = text
-        .lines()
-        .nth(usize::try_from(span.value.line).ok()?.checked_sub(1)?)?;
-    let byte_at = |column: u32| {
-        let column = usize::try_from(column).ok()?.checked_sub(1)?;
-        line.char_indices()
-            .map(|(i, _)| i)
-            .chain([line.len()])
-            .nth(column)
-    };
-    let mut from = byte_at(span.value.column)?;
+    let (line, mut from) = line_at(text, span.value)?;
     // A tag between the key and the value is part of what was written.
     if let Some(key) = span.key.filter(|k| k.line == span.value.line) {
-        let key_at = byte_at(key.column)?;
+        let (_, key_at) = line_at(text, key)?;
         if let Some(bang) = line.get(key_at..from)?.find('!') {
             from = key_at + bang;
         }
