@@ -59,11 +59,12 @@ impl Manifest {
         self.lean.is_some()
     }
 
-    /// Every reference the spec makes, in registry order (recorded when the spec was let go).
-    pub fn references(&self) -> Vec<FoundReference> {
+    /// Every reference the spec makes, in registry order (recorded when the spec was let go:
+    /// borrowed, not copied, for every manifest a plan checks).
+    pub fn references(&self) -> std::borrow::Cow<'_, [FoundReference]> {
         match &self.lean {
-            Some(facts) => facts.references.clone(),
-            None => self.kind.def().references_in(&self.spec),
+            Some(facts) => std::borrow::Cow::Borrowed(&facts.references),
+            None => std::borrow::Cow::Owned(self.kind.def().references_in(&self.spec)),
         }
     }
 

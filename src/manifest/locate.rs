@@ -230,9 +230,9 @@ impl Loaded {
             let Some(m) = fast_read.get(&(d.file.as_path(), from.to_string())) else {
                 continue;
             };
-            if let Some(r) = m.references().into_iter().find(|r| r.path == path) {
+            if let Some(r) = m.references().iter().find(|r| r.path == path) {
                 at.push((i, *m));
-                pointers.push(r.pointer);
+                pointers.push(r.pointer.clone());
             }
         }
         let wanted: Vec<(&Manifest, &str)> = at
@@ -252,7 +252,8 @@ impl Loaded {
     /// Where an environment's overlay wrote the reference at `path` of `m`; `None` when no
     /// overlay wrote it.
     fn overlay_reference(&self, m: &Manifest, path: &str) -> Option<(PathBuf, Pos)> {
-        let r = m.references().into_iter().find(|r| r.path == path)?;
+        let references = m.references();
+        let r = references.iter().find(|r| r.path == path)?;
         let (file, pos) = self.provenance.overlay_field(&m.address(), &r.pointer)?;
         Some((file.to_path_buf(), pos))
     }

@@ -578,7 +578,7 @@ fn check_set(loaded: &mut Loaded) {
     // what another declares has one per manifest, and locating them reads every file again.
     let mut warnings = Vec::new();
     for m in &loaded.manifests {
-        for r in m.references() {
+        for r in m.references().iter() {
             let target = Address::new(r.target, Some(r.slug.clone()));
             if !first_seen.contains_key(&target) {
                 warnings.push(Diagnostic::warning(
@@ -586,7 +586,7 @@ fn check_set(loaded: &mut Loaded) {
                     m.field_pos(&r.pointer),
                     Problem::UndeclaredReference {
                         from: m.address().to_string(),
-                        path: r.path,
+                        path: r.path.clone(),
                         target: target.to_string(),
                     },
                 ));

@@ -175,7 +175,10 @@ fn fields_located_together_as_one_at_a_time() {
     let wanted: Vec<(&Manifest, String)> = loaded
         .manifests
         .iter()
-        .flat_map(|m| m.references().into_iter().map(move |r| (m, r.pointer)))
+        .flat_map(|m| {
+            let pointers: Vec<String> = m.references().iter().map(|r| r.pointer.clone()).collect();
+            pointers.into_iter().map(move |p| (m, p))
+        })
         .chain(loaded.manifests.iter().map(|m| (m, "/name".to_string())))
         .collect();
     assert_eq!(wanted.len(), 26);

@@ -37,7 +37,7 @@ pub(super) fn check<'a>(
     out: &mut Checked<'a>,
     warnings: &mut Vec<String>,
 ) {
-    for r in m.references() {
+    for r in m.references().iter() {
         let target = Address::new(r.target, Some(r.slug.clone()));
         if by_address.contains_key(&target) {
             continue;
@@ -45,7 +45,7 @@ pub(super) fn check<'a>(
         if current.resources.contains_key(&target) {
             out.on_target.push(OnTarget {
                 from: m,
-                reference: r,
+                reference: r.clone(),
                 target,
             });
             continue;
