@@ -59,7 +59,7 @@ pub struct Manifest {
     pub spans: Spans,
     /// The digest of the spec's comparable form, worked out once by the planner (or ahead,
     /// on all cores, while the target is read: `plan::prepare`).
-    pub digest: std::sync::OnceLock<[u8; 32]>,
+    pub digest: std::sync::OnceLock<[u8; 16]>,
     /// What is read of the spec once it was let go (a lean load: `spec` is then `null`
     /// until read back); `None` while the spec is held.
     pub lean: Option<Box<Facts>>,

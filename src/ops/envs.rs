@@ -489,7 +489,7 @@ mod tests {
                 [a, b]
             })
         };
-        let digests = |loads: &[Loaded; 2]| -> Vec<(String, bool, Option<[u8; 32]>)> {
+        let digests = |loads: &[Loaded; 2]| -> Vec<(String, bool, Option<[u8; 16]>)> {
             loads
                 .iter()
                 .flat_map(|l| &l.manifests)

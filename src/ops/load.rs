@@ -501,7 +501,7 @@ fn digest_shared(loads: &[LoadResult]) {
         .filter(|m| m.digest.get().is_none() && seen.insert(Arc::as_ptr(&m.spec)))
         .collect();
     crate::plan::prepare(&unique);
-    let digests: std::collections::HashMap<*const serde_json::Value, [u8; 32]> = unique
+    let digests: std::collections::HashMap<*const serde_json::Value, [u8; 16]> = unique
         .iter()
         .filter_map(|m| Some((Arc::as_ptr(&m.spec), *m.digest.get()?)))
         .collect();

@@ -13,8 +13,11 @@ use crate::api::semantics::{KindSemantics, Semantics};
 use crate::api::spec;
 use crate::config::settings::IgnoreRule;
 
+mod digest;
 mod embedded;
 pub mod secret;
+
+pub use digest::Digest;
 
 /// The comparable form of an object of a kind. One new tree (the manifest form), then every
 /// step in place: no step copies the object again.
@@ -59,7 +62,8 @@ fn normalize_as(kind: Kind, object: &Value, ignore: &[IgnoreRule], described: De
 
 /// The digest of an object's comparable form without `ignore` rules (which the caller
 /// applies by comparing in full): two objects have the same digest exactly when their
-/// normalised forms are equal (BLAKE3 of the form's JSON, whose keys `tidy` sorted).
+/// normalised forms are equal (the keyed hash [`Digest::of`] of the form's JSON, whose keys
+/// `tidy` sorted).
 pub fn digest(kind: Kind, object: &Value) -> Digest {
     digest_as(kind, object, Described::Unknown)
 }
@@ -68,7 +72,7 @@ pub fn digest(kind: Kind, object: &Value) -> Digest {
 pub fn digest_as(kind: Kind, object: &Value, described: Described) -> Digest {
     // Written whole, then hashed in one call: the serialiser's many small writes straight
     // into the hasher cost more than the hashing.
-    Digest(*blake3::hash(&comparable_bytes(kind, object, described)).as_bytes())
+    Digest::of(&comparable_bytes(kind, object, described))
 }
 
 /// The bytes a digest hashes: the JSON of the normalised form. An object with an embedded
@@ -149,10 +153,6 @@ fn embedded_apart(kind: Kind, object: &Value, described: Described) -> Option<Ve
     out.push(b'}');
     Some(out)
 }
-
-/// See [`digest`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Digest(pub [u8; 32]);
 
 /// Drops zero values recursively, in place (inside embedded documents, which have no schema);
 /// true when the value is zero afterwards. A list keeps its members, each stripped unless
