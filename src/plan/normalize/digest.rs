@@ -21,7 +21,7 @@ impl Digest {
 /// bytes of the system's random source, or, if that cannot be read, from the standard
 /// library's per-process random hash keys, the time and the process id.
 fn secret() -> &'static [u8] {
-    use std::hash::{BuildHasher, Hash, Hasher};
+    use std::hash::BuildHasher;
     use std::io::Read;
     static SECRET: std::sync::OnceLock<[u8; 192]> = std::sync::OnceLock::new();
     SECRET.get_or_init(|| {
@@ -31,9 +31,9 @@ fn secret() -> &'static [u8] {
             blake3::Hasher::new_derive_key("cfgctl 2026-11-28 comparable-form digest secret");
         hasher.update(&seed);
         if read.is_err() {
-            let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-            (std::process::id(), std::time::SystemTime::now()).hash(&mut h);
-            hasher.update(&h.finish().to_le_bytes());
+            let keys = std::collections::hash_map::RandomState::new();
+            let h = keys.hash_one((std::process::id(), std::time::SystemTime::now()));
+            hasher.update(&h.to_le_bytes());
         }
         let mut secret = [0u8; 192];
         hasher.finalize_xof().fill(&mut secret);
