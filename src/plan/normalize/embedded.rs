@@ -77,6 +77,19 @@ struct Reader<'a> {
 
 impl<'a> Reader<'a> {
     fn skip_space(&mut self) {
+        // A compact document has none; a pretty one's indentation goes eight spaces at a time.
+        match self.bytes.get(self.at) {
+            Some(b' ' | b'\t' | b'\n' | b'\r') => {}
+            _ => return,
+        }
+        while let Some(chunk) = self.bytes.get(self.at..self.at + 8) {
+            if u64::from_le_bytes(chunk.try_into().unwrap_or_default())
+                != u64::from_le_bytes(*b"        ")
+            {
+                break;
+            }
+            self.at += 8;
+        }
         while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.bytes.get(self.at) {
             self.at += 1;
         }
@@ -93,9 +106,9 @@ impl<'a> Reader<'a> {
             b'{' => return self.object(depth, strip, volatile),
             b'[' => return self.array(depth, strip),
             b'"' => self.string()?,
-            b't' => self.literal("true", Scalar::Bool(true))?,
-            b'f' => self.literal("false", Scalar::Bool(false))?,
-            b'n' => self.literal("null", Scalar::Null)?,
+            b't' => self.literal(b"true", Scalar::Bool(true))?,
+            b'f' => self.literal(b"false", Scalar::Bool(false))?,
+            b'n' => self.literal(b"null", Scalar::Null)?,
             b'-' | b'0'..=b'9' => self.number()?,
             _ => return None,
         };
@@ -103,9 +116,13 @@ impl<'a> Reader<'a> {
         Some(is_zero(&scalar))
     }
 
-    fn literal(&mut self, word: &str, scalar: Scalar<'a>) -> Option<Scalar<'a>> {
-        let end = self.at + word.len();
-        (self.bytes.get(self.at..end)? == word.as_bytes()).then(|| {
+    fn literal<const N: usize>(
+        &mut self,
+        word: &[u8; N],
+        scalar: Scalar<'a>,
+    ) -> Option<Scalar<'a>> {
+        let end = self.at + N;
+        (self.bytes.get(self.at..end)? == word).then(|| {
             self.at = end;
             scalar
         })
@@ -117,12 +134,14 @@ impl<'a> Reader<'a> {
             self.at += 1;
         }
         let token = self.text.get(start..self.at)?;
-        let digits = token.strip_prefix('-').unwrap_or(token);
-        let plain = !digits.is_empty()
-            && digits.len() <= 18
-            && digits.bytes().all(|b| b.is_ascii_digit())
-            && (digits == "0" || !digits.starts_with('0'))
-            && token != "-0";
+        let negative = token.as_bytes().first() == Some(&b'-');
+        let digits = &token.as_bytes()[usize::from(negative)..];
+        let plain = match digits {
+            [] => false,
+            [b'0'] => !negative,
+            [b'0', ..] => false,
+            _ => digits.len() <= 18 && digits.iter().all(u8::is_ascii_digit),
+        };
         if plain {
             return Some(Scalar::Int(token));
         }
