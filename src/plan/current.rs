@@ -60,6 +60,27 @@ impl Current {
     }
 }
 
+/// What a target holds, as its lists were read: the kinds read and the addresses found.
+#[derive(Clone, Debug, Default)]
+pub struct Listed {
+    pub known: std::collections::BTreeSet<Kind>,
+    pub addresses: std::collections::BTreeSet<Address>,
+}
+
+impl Listed {
+    pub fn of(current: &Current) -> Listed {
+        Listed {
+            known: current.known.clone(),
+            addresses: current.resources.keys().cloned().collect(),
+        }
+    }
+
+    /// Whether the target has an object at `m`'s address (its kind read).
+    pub fn holds(&self, m: &crate::manifest::Manifest) -> bool {
+        self.known.contains(&m.kind) && self.addresses.contains(&m.address())
+    }
+}
+
 /// One current object: its JSON text and what was worked out from it once.
 #[derive(Clone, Debug)]
 pub struct Object {

@@ -31,7 +31,7 @@ use crate::manifest::Manifest;
 use decide::Decision;
 use normalize::FieldChange;
 
-pub use current::{Current, Expected, Object};
+pub use current::{Current, Expected, Listed, Object};
 pub use guard::{
     guards, over_ceiling, recompute_cascades, refusals, refuse_other_environment,
     unread_referrer_kinds, unsealed_refusals, CascadeMember, CascadeStatus, EnvironmentRefusal,
@@ -497,27 +497,6 @@ pub fn may_let_go_given(m: &Manifest, settings: &Settings, listed: Option<&Liste
     may_let_go(m, settings)
 }
 
-/// What a target holds, as its lists were read: the kinds read and the addresses found.
-#[derive(Clone, Debug, Default)]
-pub struct Listed {
-    pub known: std::collections::BTreeSet<Kind>,
-    pub addresses: std::collections::BTreeSet<Address>,
-}
-
-impl Listed {
-    pub fn of(current: &Current) -> Listed {
-        Listed {
-            known: current.known.clone(),
-            addresses: current.resources.keys().cloned().collect(),
-        }
-    }
-
-    /// Whether the target has an object at `m`'s address (its kind read).
-    pub fn holds(&self, m: &Manifest) -> bool {
-        self.known.contains(&m.kind) && self.addresses.contains(&m.address())
-    }
-}
-
 /// Whether planning against `current` reads the spec of `m` (one [`may_let_go`] let go):
 /// its kind not read (an upsert sends it), its object missing (a create sends it) or with
 /// another digest (compared in full, and an update sends it). An unchanged manifest is
@@ -570,20 +549,24 @@ fn compare_all(
     work.into_par_iter()
         .filter_map(|(address, m)| {
             let cur = current.resources.get(address)?;
-            current
-                .known
-                .contains(&address.kind)
+            // The same digest is all `decide::manifest` needs: no copy of the address each.
+            let same = !ignored(address.kind, settings) && cur.digest() == digest(m);
+            (current.known.contains(&address.kind) && !same)
                 .then(|| (address.clone(), compare(address.kind, cur, m, settings)))
         })
         .collect()
+}
+
+/// Whether the kind has `ignore` rules (which the digests leave out).
+fn ignored(kind: Kind, s: &Settings) -> bool {
+    s.ignore.iter().any(|r| r.kind == kind)
 }
 
 /// Digests first: an object whose comparable form has the manifest's digest is unchanged and
 /// is never parsed again. `ignore` rules of the kind (which the digests leave out) and a
 /// difference compare the normalised forms in full.
 fn compare(kind: Kind, current: &Object, desired: &Manifest, settings: &Settings) -> Compared {
-    let ignores = settings.ignore.iter().any(|r| r.kind == kind);
-    if !ignores && current.digest() == digest(desired) {
+    if !ignored(kind, settings) && current.digest() == digest(desired) {
         return Compared::Same;
     }
     let before = normalize::normalize(kind, &current.value(), &settings.ignore);
