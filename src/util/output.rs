@@ -102,10 +102,42 @@ fn url_parts(secret: &str) -> Vec<String> {
     parts
 }
 
-/// The base64 forms of a value: standard and URL-safe alphabets, with and without padding.
+/// The base64 forms of a value: standard and URL-safe alphabets, with and without padding,
+/// and as it reads inside a longer base64 text (an echoed request body): there the value may
+/// start at any of a three-byte group's bytes, and the characters that also encode a
+/// neighbour's bits are left out.
 fn base64_forms(bytes: &[u8]) -> Vec<String> {
+    let mut forms = Vec::new();
+    for url_safe in [false, true] {
+        let whole = base64(bytes, url_safe);
+        let padding = "=".repeat((3 - bytes.len() % 3) % 3);
+        forms.push(format!("{whole}{padding}"));
+        forms.push(whole);
+        for offset in 0..3 {
+            let shifted = [&[0u8; 2][..offset], bytes].concat();
+            let text = base64(&shifted, url_safe);
+            // The first characters hold the bytes before; the last, a partial group's, the
+            // bytes after.
+            let skip = [0, 2, 3][offset];
+            let cut = usize::from(shifted.len() % 3 != 0);
+            // Short ones would match ordinary words of the output.
+            match text.get(skip..text.len().saturating_sub(cut)) {
+                Some(inner) if inner.len() >= 8 => forms.push(inner.to_string()),
+                _ => {}
+            }
+        }
+    }
+    forms.sort();
+    forms.dedup();
+    forms
+}
+
+/// Base64 without padding.
+fn base64(bytes: &[u8], url_safe: bool) -> String {
     const STD: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut standard = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    const URL: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let table = if url_safe { URL } else { STD };
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
     for chunk in bytes.chunks(3) {
         let b = [
             chunk[0],
@@ -113,30 +145,11 @@ fn base64_forms(bytes: &[u8]) -> Vec<String> {
             *chunk.get(2).unwrap_or(&0),
         ];
         let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                standard.push(char::from(STD[((n >> (18 - 6 * i)) & 63) as usize]));
-            } else {
-                standard.push('=');
-            }
+        for i in 0..=chunk.len() {
+            out.push(char::from(table[((n >> (18 - 6 * i)) & 63) as usize]));
         }
     }
-    let url_safe: String = standard
-        .chars()
-        .map(|c| match c {
-            '+' => '-',
-            '/' => '_',
-            c => c,
-        })
-        .collect();
-    let mut forms = vec![
-        standard.trim_end_matches('=').to_string(),
-        url_safe.trim_end_matches('=').to_string(),
-        standard,
-        url_safe,
-    ];
-    forms.dedup();
-    forms
+    out
 }
 
 /// Registers what a `--url` carries that is secret: the user info's password (and a user name

@@ -1033,3 +1033,79 @@ fn a_secret_echoed_where_a_long_message_is_cut_is_redacted_before_the_cut() {
         assert!(!text.contains("a1b2c3"), "{pad}: {text}");
     }
 }
+
+/// A server that echoes the request body percent-encoded, HTML-escaped, upper-cased or in
+/// base64 (where the secret starts at any offset of a three-byte group): the resolved secret
+/// is printed in none of them.
+#[test]
+fn a_secret_echoed_encoded_or_in_a_base64_body_is_redacted() {
+    const URL: &str = "https://hooks.slack.com/services/T0R5/B0R5/probe&secret<9>";
+    fn pct(s: &str) -> String {
+        s.bytes()
+            .map(|b| match b.is_ascii_alphanumeric() {
+                true => char::from(b).to_string(),
+                false => format!("%{b:02X}"),
+            })
+            .collect()
+    }
+    fn b64(s: &[u8]) -> String {
+        const T: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        let mut out = String::new();
+        for c in s.chunks(3) {
+            let n = (u32::from(c[0]) << 16)
+                | (u32::from(*c.get(1).unwrap_or(&0)) << 8)
+                | u32::from(*c.get(2).unwrap_or(&0));
+            for i in 0..=c.len() {
+                out.push(char::from(T[((n >> (18 - 6 * i)) & 63) as usize]));
+            }
+        }
+        out
+    }
+    type Dialect = (&'static str, fn(&str) -> String);
+    let dialects: [Dialect; 6] = [
+        ("percent", |b| pct(b)),
+        ("html", |b| {
+            b.replace('&', "&amp;")
+                .replace('<', "&lt;")
+                .replace('"', "&quot;")
+        }),
+        ("upper", |b| b.to_uppercase()),
+        ("base64", |b| b64(b.as_bytes())),
+        ("base64+1", |b| b64(format!(" {b}").as_bytes())),
+        ("base64+2", |b| b64(format!("  {b}").as_bytes())),
+    ];
+    // The secret's middle as base64 at each offset, and upper-cased.
+    let middle = b"services/T0R5/B0R5/probe";
+    let mut leaks: Vec<String> = (0..3)
+        .map(|k| b64(&[&b"  "[..k], middle].concat())[4..20].to_string())
+        .collect();
+    leaks.extend(["T0R5".into(), "t0r5".into(), "probe".into(), "PROBE".into()]);
+    for (name, dialect) in dialects {
+        let server = Hostile::start(move |r| {
+            (r.method == "POST").then(|| {
+                let body = serde_json::to_string(&r.body).unwrap_or_default();
+                Answer::message(400, &format!("bad body: {}", dialect(&body)))
+            })
+        });
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("n.yaml"),
+            "api_version: v1/config\nkind: Notifier\nspec:\n  slug: n\n  name: N\n  slack:\n    channel: '#x'\n    api_url: ${env:R5_SLACK_URL}\n",
+        )
+        .unwrap();
+        let url = server.url();
+        let args = ["--url", &url, "--token", TOKEN, "--color", "never", "-vv"];
+        let run = cfgctl_in(
+            dir.path(),
+            &[&args[..], &["apply", ".", "--auto-approve"]].concat(),
+            &[("R5_SLACK_URL", URL)],
+        );
+        assert_eq!(run.code, 1, "{name}: {}", run.transcript());
+        let text = run.transcript();
+        assert!(text.contains("bad body: "), "{name}: {text}");
+        assert!(text.contains("[REDACTED]"), "{name}: {text}");
+        for leak in &leaks {
+            assert!(!text.contains(leak.as_str()), "{name} leaks {leak}: {text}");
+        }
+    }
+}

@@ -34,6 +34,51 @@ fn secrets_are_redacted_base64_encoded_and_json_escaped() {
     assert_eq!(redact(r#"{"p":"pass\"w1"}"#), r#"{"p":"[REDACTED]"}"#);
 }
 
+/// A base64-encoded request body a server echoes holds the secret at any offset: its base64
+/// then depends on where in a three-byte group the secret starts. Every offset is redacted.
+#[test]
+fn a_secret_inside_a_longer_base64_text_is_redacted_at_every_offset() {
+    fn b64(bytes: &[u8]) -> String {
+        const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        let mut out = String::new();
+        for c in bytes.chunks(3) {
+            let n = (u32::from(c[0]) << 16)
+                | (u32::from(*c.get(1).unwrap_or(&0)) << 8)
+                | u32::from(*c.get(2).unwrap_or(&0));
+            for i in 0..=c.len() {
+                out.push(char::from(T[((n >> (18 - 6 * i)) & 63) as usize]));
+            }
+        }
+        out
+    }
+    const SECRET: &str = "https://hooks.example/T0B64/B0B64/offset-secret";
+    register_secret(SECRET);
+    for offset in 0..3 {
+        for tail in ["", "x", "\"}}"] {
+            let body = format!("{}{{\"api_url\":\"{SECRET}{tail}", "p".repeat(offset));
+            let echoed = format!("bad body: {}", b64(body.as_bytes()));
+            let shown = redact(&echoed);
+            assert!(
+                shown.contains("[REDACTED]"),
+                "offset {offset}, tail {tail:?}: {shown}"
+            );
+            // What is left, decoded, holds no more than a few bytes of the secret.
+            let left: String = shown.split("[REDACTED]").collect::<Vec<_>>().join("");
+            assert!(
+                !left.contains(&b64(b"T0B64")[..4]),
+                "offset {offset}: {shown}"
+            );
+            for aligned in 0..3 {
+                let piece = b64(&[&b"pp"[..aligned], b"T0B64/B0B64/offset"].concat());
+                assert!(
+                    !shown.contains(&piece[4..12]),
+                    "offset {offset}/{aligned}: {shown}"
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn a_secret_split_across_writes_is_redacted() {
     register_secret("split-secret-77");
