@@ -1003,7 +1003,7 @@ async fn a_hand_made_delete_in_a_saved_plan_is_refused() {
     );
     // With a made-up fingerprint: outside the saved prune scope.
     let last = doc["changes"].as_array().unwrap().len() - 1;
-    doc["changes"][last]["step"]["fingerprint"] = json!("0000000000000000");
+    doc["changes"][last]["step"]["fingerprint"] = json!("0".repeat(32));
     std::fs::write(dir.path().join("p.json"), doc.to_string()).unwrap();
     let r = Cfgctl::new(&t)
         .dir(dir.path())

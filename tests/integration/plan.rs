@@ -474,7 +474,7 @@ async fn saved_plan_has_objects_and_fingerprints() {
     assert_eq!(changes.len(), 2);
     let update = changes.iter().find(|c| c["action"] == "update").unwrap();
     let create = changes.iter().find(|c| c["action"] == "create").unwrap();
-    assert_eq!(update["step"]["fingerprint"].as_str().unwrap().len(), 16);
+    assert_eq!(update["step"]["fingerprint"].as_str().unwrap().len(), 32);
     assert_eq!(
         update["step"]["body"]["description"],
         "Everything the platform team runs"

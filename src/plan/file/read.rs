@@ -327,22 +327,7 @@ fn change_action(
         (None, false) => {}
         (Some(_), false) => return Err(bad("a delete carries no object")),
     }
-    match c.action {
-        ActionKind::Delete if step.fingerprint.is_none() => {
-            return Err(bad("a delete without the fingerprint of what it deletes"));
-        }
-        ActionKind::Update if step.fingerprint.is_none() => {
-            // Only the follow-up update of a resource this plan creates first has none.
-            let after_own_create = step
-                .depends_on_steps
-                .iter()
-                .any(|&d| done[d].address == address && done[d].action == ActionKind::Create);
-            if !after_own_create {
-                return Err(bad("an update without the fingerprint of what it updates"));
-            }
-        }
-        _ => {}
-    }
+    fingerprint_fits(c.action, step, &address, done).map_err(&bad)?;
     let mut cascade = Vec::with_capacity(c.cascade.len());
     for m in &c.cascade {
         // An unread member names a whole kind.
@@ -388,4 +373,40 @@ fn change_action(
         fingerprint: step.fingerprint,
         cascade,
     })
+}
+
+/// An update or delete holds the fingerprint of what it changes, in the form this cfgctl
+/// writes (only the follow-up update of a resource the plan creates first has none).
+fn fingerprint_fits(
+    action: ActionKind,
+    step: &super::StepFile,
+    address: &Address,
+    done: &[Action],
+) -> Result<(), &'static str> {
+    match action {
+        ActionKind::Delete if step.fingerprint.is_none() => {
+            return Err("a delete without the fingerprint of what it deletes");
+        }
+        ActionKind::Update if step.fingerprint.is_none() => {
+            // Only the follow-up update of a resource this plan creates first has none.
+            let after_own_create = step
+                .depends_on_steps
+                .iter()
+                .any(|&d| done[d].address == *address && done[d].action == ActionKind::Create);
+            if !after_own_create {
+                return Err("an update without the fingerprint of what it updates");
+            }
+        }
+        _ => {}
+    }
+    if step
+        .fingerprint
+        .as_deref()
+        .is_some_and(|f| !crate::plan::normalize::is_fingerprint(f))
+    {
+        return Err(
+            "a fingerprint this cfgctl does not write (saved by another version? plan again)",
+        );
+    }
+    Ok(())
 }

@@ -130,7 +130,7 @@ fn refuses_updates_and_deletes_without_fingerprints() {
 
 #[test]
 fn refuses_what_does_not_fit() {
-    let step = json!({"depends_on_steps": [], "intended": null, "body": null, "fingerprint": "f"});
+    let step = json!({"depends_on_steps": [], "intended": null, "body": null, "fingerprint": "0123456789abcdef0123456789abcdef"});
     // A delete outside the prune scope.
     let del = change("Team/t", "delete", step.clone());
     assert!(refused(&saved(json!([del]), guards())).contains("outside the saved prune scope"));
@@ -157,6 +157,22 @@ fn refuses_what_does_not_fit() {
     assert!(refused(&saved(json!([kind]), guards())).contains("do not match"));
 }
 
+/// A fingerprint this cfgctl does not write (an older one's 64-bit FNV, or a made-up one) is
+/// refused with the file, not compared and reported as a changed target.
+#[test]
+fn refuses_a_fingerprint_of_another_form() {
+    for fp in ["0123456789abcdef", "f", "0123456789ABCDEF0123456789ABCDEF"] {
+        let step =
+            json!({"depends_on_steps": [], "intended": null, "body": null, "fingerprint": fp});
+        let del = change("Bucket/b", "delete", step);
+        let why = refused(&saved(json!([del]), guards()));
+        assert!(
+            why.contains("a fingerprint this cfgctl does not write"),
+            "{fp}: {why}"
+        );
+    }
+}
+
 #[test]
 fn guards_are_recomputed_not_trusted() {
     let step = |fp: &str| json!({"depends_on_steps": [], "intended": null, "body": null, "fingerprint": fp});
@@ -165,8 +181,8 @@ fn guards_are_recomputed_not_trusted() {
     g["declared_kinds"] = json!(["Team"]);
     let plan = read_saved(&saved(
         json!([
-            change("Bucket/a", "delete", step("1")),
-            change("Bucket/b", "delete", step("2"))
+            change("Bucket/a", "delete", step(&"1".repeat(32))),
+            change("Bucket/b", "delete", step(&"2".repeat(32)))
         ]),
         g,
     ))
@@ -197,7 +213,7 @@ fn a_create_shows_its_object_and_an_update_its_saved_fields() {
         "Team/u",
         "update",
         json!({"depends_on_steps": [], "intended": null,
-        "body": {"slug": "u", "name": "New"}, "fingerprint": "0123456789abcdef"}),
+        "body": {"slug": "u", "name": "New"}, "fingerprint": "0123456789abcdef0123456789abcdef"}),
     );
     update["fields"] = json!([{"path": "name", "before": "Old", "after": "New"}]);
     let create_t = || {
@@ -274,7 +290,7 @@ fn two_changes() -> Value {
             "Bucket/b",
             "delete",
             json!({"depends_on_steps": [0], "intended": null,
-            "body": null, "fingerprint": "0123456789abcdef"})
+            "body": null, "fingerprint": "0123456789abcdef0123456789abcdef"})
         ),
     ])
 }
@@ -403,7 +419,7 @@ proptest::proptest! {
             "Team/u",
             "update",
             json!({"depends_on_steps": [0], "intended": null,
-            "body": {"slug": "u", "name": "New \"quoted\" \u{e9}"}, "fingerprint": "0123456789abcdef"}),
+            "body": {"slug": "u", "name": "New \"quoted\" \u{e9}"}, "fingerprint": "0123456789abcdef0123456789abcdef"}),
         );
         update["fields"] = json!([{"path": "name", "before": "Old", "after": "New"}]);
         let text = saved(json!([two_changes()[0].clone(), update, two_changes()[1].clone()]), guards());

@@ -1,6 +1,11 @@
-//! The digest of a comparable form: what a plan compares a manifest and its object by.
+//! The hashes of a normalised form: the digest a plan compares a manifest and its object by
+//! (in memory only), and the fingerprint a saved plan keeps of what it changes.
 
-/// See [`digest`]. Only ever compared within one process: never written anywhere.
+use serde_json::Value;
+
+use crate::api::registry::Kind;
+
+/// See [`super::digest`]. Only ever compared within one process: never written anywhere.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Digest(pub [u8; 16]);
 
@@ -39,6 +44,41 @@ fn secret() -> &'static [u8] {
         hasher.finalize_xof().fill(&mut secret);
         secret
     })
+}
+
+/// A stable fingerprint of an object's normalised form: BLAKE3, its first 128 bits in hex. A
+/// saved plan holds it for each object it updates or deletes, and `apply` refuses the plan when
+/// the object's fingerprint changed since: nobody who writes to the tenant can change an object
+/// and keep its fingerprint (FNV-1a's 64 bits, used before, are no such guard). Secret
+/// fields count as set or not, whatever they hold: a plan holds the manifests' references in
+/// place of what the target answered (`secrets::stand_in`), and a target reads them back as
+/// `**REDACTED**`.
+pub fn fingerprint(kind: Kind, object: &Value) -> String {
+    let found = kind.def().secrets_in(object);
+    let masked;
+    let object = if found.is_empty() {
+        object
+    } else {
+        let mut copy = object.clone();
+        for f in found {
+            if let Some(slot) = copy.pointer_mut(&f.pointer) {
+                *slot = Value::String(crate::api::registry::SHOWN.into());
+            }
+        }
+        masked = copy;
+        &masked
+    };
+    let text = super::normalize(kind, object, &[]).to_string();
+    let hash = blake3::hash(text.as_bytes());
+    hash.as_bytes()[..16]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Whether `text` has the form [`fingerprint`] writes: 32 lowercase hex digits.
+pub fn is_fingerprint(text: &str) -> bool {
+    text.len() == 32 && text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
 #[cfg(test)]
