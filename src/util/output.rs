@@ -27,7 +27,7 @@ pub const REDACTED: &str = "[REDACTED]";
 /// make it unreadable, and such a value is no API token.
 const MIN_SECRET_LEN: usize = 4;
 
-static SECRETS: RwLock<Vec<redact::Form>> = RwLock::new(Vec::new());
+static SECRETS: RwLock<redact::Forms> = RwLock::new(redact::Forms::new());
 
 /// Names the settings declare (environments'): public, so never taken for a secret cut short.
 static PUBLIC: RwLock<Vec<Vec<u8>>> = RwLock::new(Vec::new());
@@ -52,13 +52,7 @@ pub fn register_secret(secret: &str) {
         return;
     }
     let mut secrets = SECRETS.write().unwrap_or_else(|e| e.into_inner());
-    for form in forms {
-        if !secrets.contains(&form) {
-            secrets.push(form);
-        }
-    }
-    // Longest first, so a secret that contains another is replaced whole.
-    secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    secrets.extend(forms);
 }
 
 /// The forms a secret is searched in (none for a value too short to be a secret): as it is,
