@@ -1048,19 +1048,6 @@ fn a_secret_echoed_encoded_or_in_a_base64_body_is_redacted() {
             })
             .collect()
     }
-    fn b64(s: &[u8]) -> String {
-        const T: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-        let mut out = String::new();
-        for c in s.chunks(3) {
-            let n = (u32::from(c[0]) << 16)
-                | (u32::from(*c.get(1).unwrap_or(&0)) << 8)
-                | u32::from(*c.get(2).unwrap_or(&0));
-            for i in 0..=c.len() {
-                out.push(char::from(T[((n >> (18 - 6 * i)) & 63) as usize]));
-            }
-        }
-        out
-    }
     type Dialect = (&'static str, fn(&str) -> String);
     let dialects: [Dialect; 6] = [
         ("percent", |b| pct(b)),
@@ -1070,14 +1057,18 @@ fn a_secret_echoed_encoded_or_in_a_base64_body_is_redacted() {
                 .replace('"', "&quot;")
         }),
         ("upper", |b| b.to_uppercase()),
-        ("base64", |b| b64(b.as_bytes())),
-        ("base64+1", |b| b64(format!(" {b}").as_bytes())),
-        ("base64+2", |b| b64(format!("  {b}").as_bytes())),
+        ("base64", |b| crate::support::base64(b.as_bytes())),
+        ("base64+1", |b| {
+            crate::support::base64(format!(" {b}").as_bytes())
+        }),
+        ("base64+2", |b| {
+            crate::support::base64(format!("  {b}").as_bytes())
+        }),
     ];
     // The secret's middle as base64 at each offset, and upper-cased.
     let middle = b"services/T0R5/B0R5/probe";
     let mut leaks: Vec<String> = (0..3)
-        .map(|k| b64(&[&b"  "[..k], middle].concat())[4..20].to_string())
+        .map(|k| crate::support::base64(&[&b"  "[..k], middle].concat())[4..20].to_string())
         .collect();
     leaks.extend(["T0R5".into(), "t0r5".into(), "probe".into(), "PROBE".into()]);
     for (name, dialect) in dialects {

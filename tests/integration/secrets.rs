@@ -37,21 +37,12 @@ pub(crate) fn forms(secret: &str) -> Vec<String> {
         .replace('/', "%2F")
         .replace('+', "%2B")
         .replace('=', "%3D");
-    vec![secret.to_string(), query, path, base64(secret.as_bytes())]
-}
-
-fn base64(bytes: &[u8]) -> String {
-    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::new();
-    for c in bytes.chunks(3) {
-        let n = (u32::from(c[0]) << 16)
-            | (u32::from(*c.get(1).unwrap_or(&0)) << 8)
-            | u32::from(*c.get(2).unwrap_or(&0));
-        for i in 0..=c.len() {
-            out.push(char::from(A[((n >> (18 - 6 * i)) & 63) as usize]));
-        }
-    }
-    out
+    vec![
+        secret.to_string(),
+        query,
+        path,
+        crate::support::base64(secret.as_bytes()),
+    ]
 }
 
 fn assert_clean(what: &str, text: &str) {
