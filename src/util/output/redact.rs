@@ -264,14 +264,16 @@ fn find_iter_ci<'a>(text: &'a [u8], key: &'a [u8]) -> impl Iterator<Item = usize
 #[derive(Debug, Default)]
 pub(super) struct Forms {
     forms: Vec<Form>,
-    finder: Option<aho_corasick::AhoCorasick>,
+    /// Built when a text is first searched after forms were added (secrets registered one by
+    /// one build it once), `None` inside when it cannot be built.
+    finder: std::sync::OnceLock<Option<aho_corasick::AhoCorasick>>,
 }
 
 impl Forms {
     pub(super) const fn new() -> Forms {
         Forms {
             forms: Vec::new(),
-            finder: None,
+            finder: std::sync::OnceLock::new(),
         }
     }
 
@@ -279,7 +281,7 @@ impl Forms {
         self.forms.is_empty()
     }
 
-    /// Adds the forms not there yet, then orders them and builds the automaton again.
+    /// Adds the forms not there yet and orders them; the automaton is built again when needed.
     pub(super) fn extend(&mut self, forms: Vec<Form>) {
         for form in forms {
             if !self.forms.contains(&form) {
@@ -288,24 +290,31 @@ impl Forms {
         }
         // Longest first, so a secret that contains another is replaced whole.
         self.forms.sort_by_key(|f| std::cmp::Reverse(f.len()));
-        let keys = self.forms.iter().map(|f| &f.bytes[..prefix_floor(f.len())]);
+        self.finder = std::sync::OnceLock::new();
+    }
+
+    fn finder(&self) -> Option<&aho_corasick::AhoCorasick> {
+        let keys = || self.forms.iter().map(|f| &f.bytes[..prefix_floor(f.len())]);
         // Without an automaton (it cannot be built) each form is searched on its own.
-        self.finder = aho_corasick::AhoCorasick::builder()
-            .ascii_case_insensitive(true)
-            .build(keys)
-            .ok();
+        let build = || {
+            aho_corasick::AhoCorasick::builder()
+                .ascii_case_insensitive(true)
+                .build(keys())
+                .ok()
+        };
+        self.finder.get_or_init(build).as_ref()
     }
 
     /// The same forms searched one by one, as when no automaton could be built (tests).
     #[cfg(test)]
     pub(super) fn one_by_one(mut self) -> Forms {
-        self.finder = None;
+        self.finder = std::sync::OnceLock::from(None);
         self
     }
 
     /// Where a form's start is found in `text`: the form and the position.
     fn starts<'a>(&'a self, text: &'a [u8]) -> Box<dyn Iterator<Item = (&'a Form, usize)> + 'a> {
-        match &self.finder {
+        match self.finder() {
             Some(finder) => Box::new(
                 finder
                     .find_overlapping_iter(text)
