@@ -332,7 +332,7 @@ impl<'a> Reader<'a> {
 }
 
 /// `tidy`'s numbers: an integral float (below 9e15) becomes that integer.
-fn tidy_number(n: Number) -> Number {
+pub(super) fn tidy_number(n: Number) -> Number {
     if let (None, None, Some(f)) = (n.as_i64(), n.as_u64(), n.as_f64()) {
         if f.fract() == 0.0 && f.abs() < 9.0e15 {
             return Number::from(f as i64);
