@@ -14,6 +14,7 @@ use crate::api::spec;
 use crate::config::settings::IgnoreRule;
 
 mod digest;
+mod direct;
 mod embedded;
 pub mod secret;
 
@@ -79,10 +80,17 @@ pub fn digest_as(kind: Kind, object: &Value, described: Described) -> Digest {
 /// document has the document's part written from its text ([`embedded::comparable`]) and the
 /// rest normalised as usual: the same bytes, without a `Value` of the document.
 fn comparable_bytes(kind: Kind, object: &Value, described: Described) -> Vec<u8> {
-    embedded_apart(kind, object, described).unwrap_or_else(|| {
-        // A `Value` always serialises.
-        serde_json::to_vec(&normalize_as(kind, object, &[], described)).unwrap_or_default()
-    })
+    // Written straight from the object where it can be (`direct`).
+    let direct = || {
+        let plain = kind.def().embedded_json.is_empty();
+        plain.then(|| direct::comparable(kind, object, described, &[], &[]))?
+    };
+    embedded_apart(kind, object, described)
+        .or_else(direct)
+        .unwrap_or_else(|| {
+            // A `Value` always serialises.
+            serde_json::to_vec(&normalize_as(kind, object, &[], described)).unwrap_or_default()
+        })
 }
 
 /// [`comparable_bytes`] with the embedded documents written from their texts; `None` when
@@ -111,6 +119,10 @@ fn embedded_apart(kind: Kind, object: &Value, described: Described) -> Option<Ve
             }
             Some(_) => return None,
         }
+    }
+    let fields: Vec<&str> = def.embedded_json.iter().map(|e| e.field).collect();
+    if let Some(bytes) = direct::comparable(kind, object, described, &docs, &fields) {
+        return Some(bytes);
     }
     let is_embedded = |k: &str| def.embedded_json.iter().any(|e| e.field == k);
     let rest: serde_json::Map<String, Value> = map
