@@ -46,25 +46,45 @@ pub(super) fn comparable(
     }
     let def = kind.def();
     let semantics = Semantics::embedded().kind(kind);
-    // A top-level default is filled in wherever it is absent; any other default or a set only
-    // where its top-level member is present.
-    if semantics.defaults.iter().any(|d| !d.path.contains('.')) {
+    // Sets are put in order where they are written, each on its own: not one inside another.
+    let nested = |s: &String| {
+        semantics
+            .sets
+            .iter()
+            .any(|o| o != s && o.starts_with(s.as_str()))
+    };
+    if semantics
+        .sets
+        .iter()
+        .any(|s| s.contains("[][]") || nested(s))
+    {
         return None;
     }
     let schema = desc.resolve(desc.definition(kind)?);
     let props = schema_member(schema, "properties")?.as_object()?;
     let mut members: Vec<(&str, Member)> = Vec::with_capacity(map.len() + apart.len());
+    // A top-level default fills its member wherever that is absent or zero; a default further
+    // down is not taken on.
+    for d in &semantics.defaults {
+        if d.path.contains('.') {
+            if map.contains_key(top(&d.path)) {
+                return None;
+            }
+        } else if !map.contains_key(&d.path) {
+            members.push((&d.path, Member::Default(&d.value)));
+        }
+    }
     for (name, value) in map {
         let name = name.as_str();
         if left_out.contains(&name) || def.server_owned.contains(&name) {
             continue;
         }
-        if semantics.reaches(name) {
-            return None;
-        }
-        let member = match props.get(name) {
-            Some(prop) => Member::Described(prop, value),
-            None => Member::AsIs(value),
+        let default = semantics.defaults.iter().find(|d| d.path == name);
+        let member = match (props.get(name), default) {
+            (Some(prop), None) => Member::Described(prop, value),
+            (Some(prop), Some(d)) => Member::Defaulted(prop, value, &d.value),
+            (None, None) => Member::AsIs(value),
+            (None, Some(_)) => return None,
         };
         members.push((name, member));
     }
@@ -74,16 +94,29 @@ pub(super) fn comparable(
     let mut writer = Writer {
         desc,
         strict,
+        sets: &semantics.sets,
+        path: String::new(),
+        tracked: !semantics.sets.is_empty(),
         out: Vec::with_capacity(256 + apart.iter().map(|a| a.1.len()).sum::<usize>()),
     };
     writer.members(members, 0)?;
     Some(writer.out)
 }
 
+/// A dotted path's first member (`a[].b` → `a`).
+fn top(path: &str) -> &str {
+    let first = path.split('.').next().unwrap_or(path);
+    first.strip_suffix("[]").unwrap_or(first)
+}
+
 /// A member of an object as it is written: by its schema, as it is, or as bytes written
 /// already.
 enum Member<'a> {
     Described(&'a Value, &'a Value),
+    /// Described, with the documented default written where it is zero.
+    Defaulted(&'a Value, &'a Value, &'a Value),
+    /// An absent member's documented default.
+    Default(&'a Value),
     AsIs(&'a Value),
     Bytes(&'a [u8]),
 }
@@ -92,6 +125,11 @@ struct Writer<'a> {
     desc: &'a Description,
     /// Give up on a member the embedded description lacks (see [`comparable`]).
     strict: bool,
+    /// The kind's sets (`KindSemantics::sets`), and the dotted path of what is being written
+    /// while one of them may lie below it (`tracked`).
+    sets: &'a [String],
+    path: String,
+    tracked: bool,
     out: Vec<u8>,
 }
 
@@ -109,8 +147,21 @@ impl<'a> Writer<'a> {
             }
             self.string(name);
             self.out.push(b':');
+            let mark = self.enter(name);
+            let from = self.out.len();
             let zero = match member {
                 Member::Described(schema, value) => self.value(schema, value, depth + 1)?,
+                Member::Defaulted(schema, value, default) => {
+                    if self.value(schema, value, depth + 1)? {
+                        self.out.truncate(from);
+                        self.as_is(default, depth + 1)?;
+                    }
+                    false
+                }
+                Member::Default(default) => {
+                    self.as_is(default, depth + 1)?;
+                    false
+                }
                 // The canonical form keeps a member its schema lacks unless it is zero.
                 Member::AsIs(value) => {
                     if self.strict && !is_zero(value) {
@@ -128,10 +179,57 @@ impl<'a> Writer<'a> {
                 self.out.truncate(start);
             } else {
                 empty = false;
+                self.sort_if_set(from)?;
             }
+            self.leave(mark);
         }
         self.out.push(b'}');
         Some(empty)
+    }
+
+    /// Enters the member `name` of the object being written; what to give [`Writer::leave`].
+    /// A name a dotted path cannot spell (`a.b`, `a[]`) ends the tracking below it.
+    fn enter(&mut self, name: &str) -> (usize, bool) {
+        let mark = (self.path.len(), self.tracked);
+        if self.tracked {
+            if name.contains('.') || name.ends_with("[]") {
+                self.tracked = false;
+            } else {
+                if !self.path.is_empty() {
+                    self.path.push('.');
+                }
+                self.path.push_str(name);
+                let path = self.path.as_str();
+                self.tracked = self.sets.iter().any(|s| s.starts_with(path));
+            }
+        }
+        mark
+    }
+
+    /// Enters the items of the list being written (`a` → `a[]`).
+    fn enter_items(&mut self) -> (usize, bool) {
+        let mark = (self.path.len(), self.tracked);
+        if self.tracked {
+            self.path.push_str("[]");
+        }
+        mark
+    }
+
+    fn leave(&mut self, (len, tracked): (usize, bool)) {
+        self.path.truncate(len);
+        self.tracked = tracked;
+    }
+
+    /// The list just written from `from` on, put in a set's order (`semantics::sort_set`)
+    /// when its path is one of the kind's sets.
+    fn sort_if_set(&mut self, from: usize) -> Option<()> {
+        if !self.tracked || self.out.get(from) != Some(&b'[') || !self.sets.contains(&self.path) {
+            return Some(());
+        }
+        let mut items: Vec<Value> = serde_json::from_slice(&self.out[from..]).ok()?;
+        crate::api::semantics::sort_set(&mut items);
+        self.out.truncate(from);
+        serde_json::to_writer(&mut self.out, &items).ok()
     }
 
     /// Writes `value` in the canonical form of `schema` (`canonical_value`), keys sorted and
@@ -175,7 +273,10 @@ impl<'a> Writer<'a> {
                     }
                     self.string(key);
                     self.out.push(b':');
+                    let (mark, from) = (self.enter(key), self.out.len());
                     self.kept(item, v, depth)?;
+                    self.sort_if_set(from)?;
+                    self.leave(mark);
                 }
                 self.out.push(b'}');
                 Some(map.is_empty())
@@ -183,12 +284,14 @@ impl<'a> Writer<'a> {
             (Some("array"), Value::Array(items)) => {
                 let item = schema_member(schema, "items");
                 self.out.push(b'[');
+                let mark = self.enter_items();
                 for (i, v) in items.iter().enumerate() {
                     if i > 0 {
                         self.out.push(b',');
                     }
                     self.kept(item, v, depth)?;
                 }
+                self.leave(mark);
                 self.out.push(b']');
                 Some(items.is_empty())
             }
@@ -288,18 +391,23 @@ impl<'a> Writer<'a> {
                     }
                     self.string(key);
                     self.out.push(b':');
+                    let (mark, from) = (self.enter(key), self.out.len());
                     self.as_is(v, depth + 1)?;
+                    self.sort_if_set(from)?;
+                    self.leave(mark);
                 }
                 self.out.push(b'}');
             }
             Value::Array(items) => {
                 self.out.push(b'[');
+                let mark = self.enter_items();
                 for (i, v) in items.iter().enumerate() {
                     if i > 0 {
                         self.out.push(b',');
                     }
                     self.as_is(v, depth + 1)?;
                 }
+                self.leave(mark);
                 self.out.push(b']');
             }
             Value::Number(n) => {
