@@ -1049,7 +1049,17 @@ fn a_secret_echoed_encoded_or_in_a_base64_body_is_redacted() {
             .collect()
     }
     type Dialect = (&'static str, fn(&str) -> String);
-    let dialects: [Dialect; 6] = [
+    /// Base64 wrapped in lines of `width`, as MIME (76, CRLF) and PEM (64, LF) write it.
+    fn wrapped(b: &str, width: usize, eol: &str) -> String {
+        let text = crate::support::base64(b.as_bytes());
+        let lines: Vec<&str> = text
+            .as_bytes()
+            .chunks(width)
+            .map(|c| std::str::from_utf8(c).unwrap_or_default())
+            .collect();
+        lines.join(eol)
+    }
+    let dialects: [Dialect; 8] = [
         ("percent", |b| pct(b)),
         ("html", |b| {
             b.replace('&', "&amp;")
@@ -1064,6 +1074,11 @@ fn a_secret_echoed_encoded_or_in_a_base64_body_is_redacted() {
         ("base64+2", |b| {
             crate::support::base64(format!("  {b}").as_bytes())
         }),
+        // Both wrapped so that the secret spans a line break.
+        ("base64 mime", |b| {
+            wrapped(&format!("{:30}{b}", ""), 76, "\r\n")
+        }),
+        ("base64 pem", |b| wrapped(&format!(" {b}"), 64, "\n")),
     ];
     // The secret's middle as base64 at each offset, and upper-cased.
     let middle = b"services/T0R5/B0R5/probe";
@@ -1095,8 +1110,16 @@ fn a_secret_echoed_encoded_or_in_a_base64_body_is_redacted() {
         let text = run.transcript();
         assert!(text.contains("bad body: "), "{name}: {text}");
         assert!(text.contains("[REDACTED]"), "{name}: {text}");
+        // A wrapped echo is read with its line breaks (as printed, or escaped) taken out.
+        let joined = ["\\r\\n", "\\n", "\r\n", "\n"]
+            .iter()
+            .fold(text.clone(), |t, eol| t.replace(eol, ""));
         for leak in &leaks {
             assert!(!text.contains(leak.as_str()), "{name} leaks {leak}: {text}");
+            assert!(
+                !joined.contains(leak.as_str()),
+                "{name} leaks {leak} across lines: {text}"
+            );
         }
     }
 }

@@ -372,7 +372,15 @@ pub(super) fn redact<'a>(
     } else {
         (raw, None)
     };
-    let found = matches(searched, forms, public);
+    let mut found = matches(searched, forms, public);
+    // Base64 wrapped in lines is searched again joined: a form across a line break is found
+    // whole, not as a prefix before the break and nothing after it.
+    if let Some((joined, at)) = unwrapped(searched) {
+        let across = matches(&joined, forms, public);
+        found.extend(across.into_iter().map(|(s, e)| (at[s], at[e - 1] + 1)));
+        found.sort_unstable();
+        found.dedup();
+    }
     if found.is_empty() {
         return Cow::Borrowed(text);
     }
@@ -396,4 +404,61 @@ pub(super) fn redact<'a>(
     // A span's ends are escape or character boundaries of valid UTF-8, except where a
     // percent-encoded byte of a character was matched alone: lossy keeps it printable.
     Cow::Owned(String::from_utf8_lossy(&out).into_owned())
+}
+
+/// The run of base64 characters that ends a line for the break after it to be taken for
+/// wrapping (PEM wraps at 64 columns, MIME at 76).
+const WRAPPED: usize = 48;
+
+fn is_base64(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'-' | b'_' | b'=')
+}
+
+/// Where a line break at `at` ends: a character, or one escaped as in a JSON string (the text
+/// as printed may not have been decoded).
+fn line_break(text: &[u8], at: usize) -> Option<usize> {
+    const BREAKS: [&[u8]; 5] = [b"\r\n", b"\n", b"\r", b"\\r\\n", b"\\n"];
+    let rest = &text[at..];
+    BREAKS
+        .iter()
+        .find(|eol| rest.starts_with(eol))
+        .map(|eol| at + eol.len())
+}
+
+/// Base64 wrapped in lines, joined: each line break (with the next line's indentation) that
+/// follows a run of at least [`WRAPPED`] base64 characters and precedes another taken out, and
+/// for each byte kept its position in `text`. `None` when there is no such break.
+fn unwrapped(text: &[u8]) -> Option<(Vec<u8>, Vec<usize>)> {
+    let mut cuts: Vec<(usize, usize)> = Vec::new();
+    for at in memchr::memchr3_iter(b'\r', b'\n', b'\\', text) {
+        if cuts.last().is_some_and(|&(_, end)| at < end) || at < WRAPPED {
+            continue;
+        }
+        if !text[at - WRAPPED..at].iter().all(|&b| is_base64(b)) {
+            continue;
+        }
+        let Some(end) = line_break(text, at) else {
+            continue;
+        };
+        let next = end
+            + text[end..]
+                .iter()
+                .take_while(|b| matches!(b, b' ' | b'\t'))
+                .count();
+        if text.get(next).is_some_and(|&b| is_base64(b)) {
+            cuts.push((at, next));
+        }
+    }
+    if cuts.is_empty() {
+        return None;
+    }
+    let mut joined = Vec::with_capacity(text.len());
+    let mut at = Vec::with_capacity(text.len());
+    let mut from = 0;
+    for (start, end) in cuts.into_iter().chain([(text.len(), text.len())]) {
+        joined.extend_from_slice(&text[from..start]);
+        at.extend(from..start);
+        from = end;
+    }
+    Some((joined, at))
 }
