@@ -90,6 +90,11 @@ pub enum Problem {
     Settings(String),
     #[error("not read as a manifest: {0}")]
     NotAManifest(String),
+    /// A manifest file or folder the walk does not follow (a symbolic link, a FIFO): a warning
+    /// of `validate`, an error of a command that plans (its resources would be planned as if
+    /// they were not declared).
+    #[error("not read: {0}")]
+    NotFollowed(String),
     #[error("a settings file below the root of `{root}`: cfgctl reads `cfgctl.yaml` only at the root of the folder it is given, so its prune patterns, policy, max_deletes and ignore rules would not apply (run cfgctl on this file's folder, or move it there)")]
     NestedSettings { root: String },
     #[error("{from} references {target} at `{path}`, which is neither in the manifests nor on the target{}", slug_hint(.suggestion))]

@@ -46,6 +46,30 @@ pub(super) struct Walk {
     pub problems: Vec<Diagnostic>,
 }
 
+/// Why an entry the walk passes over would have been read (a manifest file's name, or a
+/// symbolic link to a folder) but is not: a user who links shared manifests in is told that
+/// they are not loaded, rather than seeing their resources planned for deletion.
+fn not_followed(entry: &walkdir::DirEntry) -> Option<String> {
+    let path = entry.path();
+    let kind = entry.file_type();
+    if kind.is_symlink() {
+        let to_folder = std::fs::metadata(path).is_ok_and(|m| m.is_dir());
+        return (to_folder || is_manifest_file(path)).then(|| {
+            let what = if to_folder {
+                "a symbolic link to a folder"
+            } else {
+                "a symbolic link"
+            };
+            format!(
+                "{what}, and cfgctl follows none (one could lead out of the repository): \
+                 nothing in it is loaded; put the files themselves here"
+            )
+        });
+    }
+    (!kind.is_dir() && is_manifest_file(path))
+        .then(|| "not a regular file (a FIFO, a socket or a device): not read".to_string())
+}
+
 /// Walks `dir`: hidden entries skipped, symlinks not followed, sorted by file name.
 pub(super) fn walk(dir: &Path) -> Result<Walk, LoadError> {
     let meta = std::fs::metadata(dir).map_err(|_| LoadError::NotFound(dir.to_path_buf()))?;
@@ -83,6 +107,13 @@ pub(super) fn walk(dir: &Path) -> Result<Walk, LoadError> {
             continue;
         }
         if !entry.file_type().is_file() {
+            if let Some(why) = not_followed(&entry) {
+                found.problems.push(Diagnostic::warning(
+                    display_path(path),
+                    Pos::new(1, 1),
+                    Problem::NotFollowed(why),
+                ));
+            }
             continue;
         }
         if !is_manifest_file(path) {

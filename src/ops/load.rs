@@ -183,7 +183,8 @@ pub(super) fn early_of(
 
 /// The loaded manifests, or their errors as a [`Diagnosed`] error. A `cfgctl.yaml` below the
 /// root, which `validate` warns of, stops a command that plans: its rules would silently not
-/// apply. A folder with no manifests is refused unless its `cfgctl.yaml` has prune patterns
+/// apply; so does a manifest file or folder not followed (a symbolic link, a FIFO): its
+/// resources would be planned as undeclared, deleted under `prune`. A folder with no manifests is refused unless its `cfgctl.yaml` has prune patterns
 /// (a decommission: the plan deletes the scope, and apply needs `--allow-empty-prune`).
 fn valid(
     loaded: manifest::Loaded,
@@ -197,6 +198,7 @@ fn valid(
             matches!(
                 d.problem,
                 crate::config::diagnostic::Problem::NestedSettings { .. }
+                    | crate::config::diagnostic::Problem::NotFollowed(_)
             )
         })
         .map(|d| crate::config::diagnostic::Diagnostic {
@@ -208,7 +210,13 @@ fn valid(
         return Err(Diagnosed {
             message: format!(
                 "{} below `{}` would not be read: nothing was planned",
-                plural(nested.len(), "settings file", "settings files"),
+                match nested.iter().all(|d| matches!(
+                    d.problem,
+                    crate::config::diagnostic::Problem::NestedSettings { .. }
+                )) {
+                    true => plural(nested.len(), "settings file", "settings files"),
+                    false => plural(nested.len(), "file", "files"),
+                },
                 dir.display()
             ),
             diagnostics: nested,

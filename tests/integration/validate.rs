@@ -342,6 +342,70 @@ fn a_symlinked_settings_file_is_refused() {
     }
 }
 
+/// A manifest file or a folder linked in (shared manifests in a monorepo) is not followed, and
+/// says so: silently skipped, its resources would be planned for deletion under `prune`. A
+/// FIFO named like a manifest is not read (it would block), and says so too.
+#[cfg(unix)]
+#[test]
+fn linked_manifests_and_a_fifo_are_not_read_and_say_so() {
+    let work = tempfile::tempdir().unwrap();
+    let config = work.path().join("config");
+    crate::support::copy_dir(&root().join("examples/quickstart"), &config);
+    std::fs::create_dir(work.path().join("shared")).unwrap();
+    std::fs::write(
+        work.path().join("shared/team.yaml"),
+        "api_version: v1/config\nkind: Team\nspec:\n  slug: shared\n  name: Shared\n",
+    )
+    .unwrap();
+    std::os::unix::fs::symlink("../shared/team.yaml", config.join("linked.yaml")).unwrap();
+    std::os::unix::fs::symlink("../shared", config.join("shared")).unwrap();
+    // A link that is not to a manifest or a folder is nobody's business.
+    std::os::unix::fs::symlink("../shared/README", config.join("README")).unwrap();
+    let fifo = config.join("pipe.yaml");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    let r = Cfgctl::bare()
+        .dir(work.path())
+        .args(&["validate", "config"])
+        .run_blocking();
+    assert_eq!(r.code, 0, "{}", r.transcript());
+    let out = format!("{}{}", r.stdout, r.stderr);
+    for expected in [
+        "config/linked.yaml:1:1: warning: not read: a symbolic link, and cfgctl \
+         follows none (one could lead out of the repository): nothing in it is loaded; put the \
+         files themselves here",
+        "config/shared:1:1: warning: not read: a symbolic link to a folder, and cfgctl follows \
+         none",
+    ] {
+        assert!(out.contains(expected), "{expected}\n{}", r.transcript());
+    }
+    if made.is_ok_and(|s| s.success()) {
+        assert!(
+            out.contains("config/pipe.yaml:1:1: warning: not read: not a regular file"),
+            "{}",
+            r.transcript()
+        );
+    }
+    assert!(!out.contains("README"), "{}", r.transcript());
+    assert!(out.contains("5 manifests"), "{}", r.transcript());
+    // A command that plans stops: what the links hold would be planned as undeclared.
+    let r = Cfgctl::bare()
+        .dir(work.path())
+        .args(&["plan", "config", "--local=local.db"])
+        .run_blocking();
+    assert_eq!(r.code, 1, "{}", r.transcript());
+    let out = format!("{}{}", r.stdout, r.stderr);
+    assert!(
+        out.contains("config/linked.yaml:1:1: error: not read: a symbolic link"),
+        "{}",
+        r.transcript()
+    );
+    assert!(
+        out.contains("would not be read: nothing was planned"),
+        "{}",
+        r.transcript()
+    );
+}
+
 /// A settings file under a near-miss name (`cfgctl.yml`, `CFGCTL.yaml`) is one error saying so,
 /// never read as a manifest (red team E21: three manifest errors, no hint).
 #[test]
