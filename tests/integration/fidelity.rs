@@ -424,3 +424,76 @@ async fn serve_flags_reach_the_emulator() {
         .get("retention_tier")
         .is_some());
 }
+
+/// Every object's keys in reverse order at every depth and every number written as a double, as
+/// a server of another language may write them.
+fn respelled(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .rev()
+                .map(|(k, v)| {
+                    let v = match (k.as_str(), v) {
+                        // The document pretty-printed, respelled the same way.
+                        ("dashboard_json", Value::String(text)) => {
+                            let doc: Value = serde_json::from_str(text).unwrap();
+                            Value::String(serde_json::to_string_pretty(&respelled(&doc)).unwrap())
+                        }
+                        _ => respelled(v),
+                    };
+                    (k.clone(), v)
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(respelled).collect()),
+        Value::Number(n) => n.as_f64().map_or(value.clone(), |f| json!(f)),
+        other => other.clone(),
+    }
+}
+
+/// A server that writes objects its own way (keys in its order, integers as doubles, documents
+/// pretty-printed) plans no change for what cfgctl applied: the comparable form is one however
+/// the server spells it (`plan::normalize::direct` and the embedded reader on the way).
+#[tokio::test]
+async fn a_server_spelling_objects_its_own_way_plans_no_change() {
+    let t = Tenant::full().await;
+    let dir = tempfile::tempdir().unwrap();
+    crate::support::copy_dir(
+        &crate::support::root().join("examples/quickstart"),
+        dir.path(),
+    );
+    apply(&t, dir.path()).await;
+    let mut lists = std::collections::BTreeMap::new();
+    for name in ["Team", "Bucket", "Collection", "Dashboard", "Monitor"] {
+        let kind = Kind::named(name);
+        let query = match name {
+            "Dashboard" => "include_dashboard_json=true",
+            _ => "",
+        };
+        let page = t.list(kind, query).await;
+        assert_eq!(page.status, 200, "{page:?}");
+        let respelled = respelled(&page.body);
+        assert_ne!(respelled.to_string(), page.body.to_string());
+        lists.insert(cfgctl::api::wire::collection_path(kind), respelled);
+    }
+    let server = crate::hostile::Hostile::start(move |r| {
+        let page = lists.get(&r.path).filter(|_| r.method == "GET")?;
+        Some(crate::hostile::Answer::json(200, page.clone()))
+    });
+    let r = Cfgctl::bare()
+        .dir(dir.path())
+        .args(&[
+            "--url",
+            &server.url(),
+            "--token",
+            "t",
+            "plan",
+            ".",
+            "--detailed-exitcode",
+        ])
+        .run()
+        .await;
+    assert_eq!(r.code, 0, "{}", r.transcript());
+    assert!(r.stdout.contains("No changes"), "{}", r.stdout);
+    assert!(r.stdout.contains("5 unchanged"), "{}", r.stdout);
+}
