@@ -7,10 +7,11 @@
 //! schema and writes the same bytes: each value in its canonical form, the members of each
 //! object in key order, zero values left out as the canonical form leaves them out.
 //!
-//! It is a shortcut to the same bytes, never another form: an object whose comparison needs
-//! more (a kind with documented defaults, a set among its members, members the description
-//! lacks, a kind without a definition) answers `None`, and the caller normalises the slow way.
-//! A property test holds the two to byte equality.
+//! A kind's sets are put in order where they are written and its top-level documented
+//! defaults filled in. It is a shortcut to the same bytes, never another form: an object whose
+//! comparison needs more (a default below the top level, a set inside another, a member of a
+//! newer API where the slow way strips it, a kind without a definition) answers `None`, and the
+//! caller normalises the slow way. A property test holds the two to byte equality.
 
 use serde_json::{Number, Value};
 
@@ -65,18 +66,22 @@ pub(super) fn comparable(
     let mut members: Vec<(&str, Member)> = Vec::with_capacity(map.len() + apart.len());
     // A top-level default fills its member wherever that is absent or zero; a default further
     // down is not taken on.
+    // Left out and server-owned members are gone before the defaults are filled in.
+    let gone = |name: &str| left_out.contains(&name) || def.server_owned.contains(&name);
     for d in &semantics.defaults {
         if d.path.contains('.') {
             if map.contains_key(top(&d.path)) {
                 return None;
             }
-        } else if !map.contains_key(&d.path) {
+        } else if apart.iter().any(|(name, _)| *name == d.path) {
+            return None;
+        } else if !map.contains_key(&d.path) || gone(&d.path) {
             members.push((&d.path, Member::Default(&d.value)));
         }
     }
     for (name, value) in map {
         let name = name.as_str();
-        if left_out.contains(&name) || def.server_owned.contains(&name) {
+        if gone(name) {
             continue;
         }
         let default = semantics.defaults.iter().find(|d| d.path == name);
