@@ -112,6 +112,10 @@ pub struct Client {
     /// Whether the target has answered once: until it has, a connection it refuses is most
     /// likely a wrong URL, said at once rather than retried.
     answered: std::sync::atomic::AtomicBool,
+    /// One request's time limit, and whether a retry after a transport error (a timeout, a
+    /// connection lost) was said: the first is a warning, the rest are not.
+    timeout: Duration,
+    retry_said: std::sync::atomic::AtomicBool,
 }
 
 impl Client {
@@ -157,6 +161,8 @@ impl Client {
             max_pages: config.max_pages.max(1),
             max_response: config.max_response_bytes.max(1),
             answered: std::sync::atomic::AtomicBool::new(false),
+            timeout: config.timeout,
+            retry_said: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -313,8 +319,26 @@ impl Client {
             })
             .notify(|e, delay| {
                 tracing::debug!(error = %e, delay_ms = delay.as_millis() as u64, "retrying");
+                self.say_first_retry(e);
             })
             .await
+    }
+
+    /// The first retry after a transport error, as a warning: a target that takes connections
+    /// and never answers would otherwise be minutes of silence (every request waiting
+    /// `--timeout`, `--max-retries` times). A status the API retries (429, 5xx) is routine
+    /// under load and stays in the debug log.
+    fn say_first_retry(&self, e: &ClientError) {
+        use std::sync::atomic::Ordering;
+        if matches!(e, ClientError::Transport { .. })
+            && !self.retry_said.swap(true, Ordering::Relaxed)
+        {
+            tracing::warn!(
+                "{e}; retrying (each request waits up to --timeout {} s and is tried again up to --max-retries {} times; further retries are not reported)",
+                self.timeout.as_secs(),
+                self.max_retries
+            );
+        }
     }
 
     /// The target's self-description.

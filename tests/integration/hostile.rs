@@ -1123,3 +1123,45 @@ fn a_secret_echoed_encoded_or_in_a_base64_body_is_redacted() {
         }
     }
 }
+
+/// A target that takes the connection and never answers: each request times out after
+/// `--timeout` and is retried `--max-retries` times, which at the defaults is minutes of
+/// silence in a CI log. The first retry after a timeout says so, once, and the run then fails
+/// with the request that timed out.
+#[test]
+fn a_target_that_never_answers_is_said_at_the_first_retry_and_then_fails() {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+    let url = format!("http://{}", listener.local_addr().expect("local address"));
+    std::thread::spawn(move || {
+        // Connections held open, never read from nor answered.
+        let held: Vec<TcpStream> = listener.incoming().map_while(Result::ok).collect();
+        drop(held);
+    });
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("team.yaml"),
+        "api_version: v1/config\nkind: Team\nspec:\n  slug: t\n  name: T\n",
+    )
+    .unwrap();
+    let args = [
+        "--url",
+        &url,
+        "--timeout",
+        "1",
+        "--max-retries",
+        "2",
+        "plan",
+        ".",
+    ];
+    let run = cfgctl_in(dir.path(), &args, &[]);
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    let said = run
+        .stderr
+        .lines()
+        .filter(|l| l.contains("WARN") && l.contains("retrying"))
+        .collect::<Vec<_>>();
+    assert_eq!(said.len(), 1, "{}", run.transcript());
+    assert!(said[0].contains("timed out"), "{}", run.transcript());
+    assert!(said[0].contains("--timeout 1 s"), "{}", run.transcript());
+    assert!(run.stderr.contains("timed out"), "{}", run.transcript());
+}
