@@ -228,6 +228,15 @@ impl Client {
             .map(|secs| Duration::from_secs(secs).min(self.max_retry_after));
         self.throttle
             .observe(status.as_u16(), retry_after, crate::remote::throttle::now());
+        if status.is_success() && is_html(resp.headers()) {
+            return Err(ClientError::BadResponse {
+                method: method.clone(),
+                path: path.to_string(),
+                reason: "the answer is an HTML page (Content-Type: text/html), not the API's \
+                         JSON: a proxy or a sign-in page in front of the API? Check --url"
+                    .into(),
+            });
+        }
         let request_id = request_id(resp.headers());
         let not_json = |e: serde_json::Error| ClientError::BadResponse {
             method: method.clone(),
@@ -480,6 +489,15 @@ fn deepest_source(e: &reqwest::Error) -> String {
         source = s.source();
     }
     detail
+}
+
+/// Whether an answer says it is an HTML page (what a proxy or a sign-in page in front of the
+/// API answers with a 200), which no answer of the API is.
+fn is_html(headers: &reqwest::header::HeaderMap) -> bool {
+    headers
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim_start().to_ascii_lowercase().starts_with("text/html"))
 }
 
 fn transport_reason(e: &reqwest::Error) -> String {

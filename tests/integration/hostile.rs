@@ -175,9 +175,19 @@ fn serve(stream: TcpStream, log: &Mutex<Vec<Request>>, handler: &Handler) {
     } else {
         handler(&request).unwrap_or_else(|| tenant(&request))
     };
+    // An answer's own content type replaces the default.
+    let typed = answer
+        .headers
+        .iter()
+        .any(|(name, _)| name.eq_ignore_ascii_case("content-type"));
     let mut out = format!(
-        "HTTP/1.1 {} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n",
+        "HTTP/1.1 {} X\r\n{}content-length: {}\r\nconnection: close\r\n",
         answer.status,
+        if typed {
+            ""
+        } else {
+            "content-type: application/json\r\n"
+        },
         answer.body.len()
     );
     for (name, value) in &answer.headers {
@@ -1164,4 +1174,37 @@ fn a_target_that_never_answers_is_said_at_the_first_retry_and_then_fails() {
     assert!(said[0].contains("timed out"), "{}", run.transcript());
     assert!(said[0].contains("--timeout 1 s"), "{}", run.transcript());
     assert!(run.stderr.contains("timed out"), "{}", run.transcript());
+}
+
+/// A proxy or a sign-in page in front of the API answers lists with a 200 HTML page: the
+/// error says so, rather than that the body is not a JSON list page.
+#[test]
+fn an_html_page_in_place_of_the_api_is_said_to_be_one() {
+    let server = Hostile::start(|r| {
+        (r.method == "GET").then(|| {
+            Answer {
+                status: 200,
+                headers: vec![],
+                body: "<html><body>Please sign in</body></html>".into(),
+            }
+            .header("Content-Type", "text/html; charset=utf-8")
+        })
+    });
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("team.yaml"),
+        "api_version: v1/config\nkind: Team\nspec:\n  slug: t\n  name: T\n",
+    )
+    .unwrap();
+    let url = server.url();
+    let run = cfgctl_in(dir.path(), &["--url", &url, "plan", "."], &[]);
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    assert!(
+        run.stderr.contains(
+            "the answer is an HTML page (Content-Type: text/html), not the API's JSON: a proxy \
+             or a sign-in page in front of the API? Check --url"
+        ),
+        "{}",
+        run.transcript()
+    );
 }
