@@ -269,35 +269,12 @@ impl<'a> Writer<'a> {
             (Some("object"), Value::Object(map)) => {
                 // A map: every entry kept (a zero one as its type's zero), keys sorted.
                 let item = schema_member(schema, "additionalProperties").filter(|s| s.is_object());
-                let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-                entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
-                self.out.push(b'{');
-                for (i, (key, v)) in entries.into_iter().enumerate() {
-                    if i > 0 {
-                        self.out.push(b',');
-                    }
-                    self.string(key);
-                    self.out.push(b':');
-                    let (mark, from) = (self.enter(key), self.out.len());
-                    self.kept(item, v, depth)?;
-                    self.sort_if_set(from)?;
-                    self.leave(mark);
-                }
-                self.out.push(b'}');
+                self.entries(map, |w, v| w.kept(item, v, depth))?;
                 Some(map.is_empty())
             }
             (Some("array"), Value::Array(items)) => {
                 let item = schema_member(schema, "items");
-                self.out.push(b'[');
-                let mark = self.enter_items();
-                for (i, v) in items.iter().enumerate() {
-                    if i > 0 {
-                        self.out.push(b',');
-                    }
-                    self.kept(item, v, depth)?;
-                }
-                self.leave(mark);
-                self.out.push(b']');
+                self.items(items, |w, v| w.kept(item, v, depth))?;
                 Some(items.is_empty())
             }
             (Some("string"), v) if matches!(format, Some("int64" | "uint64")) => match v {
@@ -386,35 +363,8 @@ impl<'a> Writer<'a> {
             return None;
         }
         match value {
-            Value::Object(map) => {
-                let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-                entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
-                self.out.push(b'{');
-                for (i, (key, v)) in entries.into_iter().enumerate() {
-                    if i > 0 {
-                        self.out.push(b',');
-                    }
-                    self.string(key);
-                    self.out.push(b':');
-                    let (mark, from) = (self.enter(key), self.out.len());
-                    self.as_is(v, depth + 1)?;
-                    self.sort_if_set(from)?;
-                    self.leave(mark);
-                }
-                self.out.push(b'}');
-            }
-            Value::Array(items) => {
-                self.out.push(b'[');
-                let mark = self.enter_items();
-                for (i, v) in items.iter().enumerate() {
-                    if i > 0 {
-                        self.out.push(b',');
-                    }
-                    self.as_is(v, depth + 1)?;
-                }
-                self.leave(mark);
-                self.out.push(b']');
-            }
+            Value::Object(map) => self.entries(map, |w, v| w.as_is(v, depth + 1))?,
+            Value::Array(items) => self.items(items, |w, v| w.as_is(v, depth + 1))?,
             Value::Number(n) => {
                 self.number(n.clone());
             }
@@ -423,6 +373,49 @@ impl<'a> Writer<'a> {
             Value::Bool(false) => self.out.extend_from_slice(b"false"),
             Value::Null => self.out.extend_from_slice(b"null"),
         }
+        Some(())
+    }
+
+    /// Every entry of `map` (a zero one kept), keys sorted, each value written by `value`.
+    fn entries(
+        &mut self,
+        map: &'a serde_json::Map<String, Value>,
+        mut value: impl FnMut(&mut Self, &'a Value) -> Option<()>,
+    ) -> Option<()> {
+        let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+        entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        self.out.push(b'{');
+        for (i, (key, v)) in entries.into_iter().enumerate() {
+            if i > 0 {
+                self.out.push(b',');
+            }
+            self.string(key);
+            self.out.push(b':');
+            let (mark, from) = (self.enter(key), self.out.len());
+            value(self, v)?;
+            self.sort_if_set(from)?;
+            self.leave(mark);
+        }
+        self.out.push(b'}');
+        Some(())
+    }
+
+    /// Every item of a list, in order, each written by `value`.
+    fn items(
+        &mut self,
+        items: &'a [Value],
+        mut value: impl FnMut(&mut Self, &'a Value) -> Option<()>,
+    ) -> Option<()> {
+        self.out.push(b'[');
+        let mark = self.enter_items();
+        for (i, v) in items.iter().enumerate() {
+            if i > 0 {
+                self.out.push(b',');
+            }
+            value(self, v)?;
+        }
+        self.leave(mark);
+        self.out.push(b']');
         Some(())
     }
 
