@@ -1147,12 +1147,7 @@ fn a_target_that_never_answers_is_said_at_the_first_retry_and_then_fails() {
         let held: Vec<TcpStream> = listener.incoming().map_while(Result::ok).collect();
         drop(held);
     });
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("team.yaml"),
-        "api_version: v1/config\nkind: Team\nspec:\n  slug: t\n  name: T\n",
-    )
-    .unwrap();
+    let dir = one_team();
     let args = [
         "--url",
         &url,
@@ -1190,12 +1185,7 @@ fn an_html_page_in_place_of_the_api_is_said_to_be_one() {
             .header("Content-Type", "text/html; charset=utf-8")
         })
     });
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("team.yaml"),
-        "api_version: v1/config\nkind: Team\nspec:\n  slug: t\n  name: T\n",
-    )
-    .unwrap();
+    let dir = one_team();
     let url = server.url();
     let run = cfgctl_in(dir.path(), &["--url", &url, "plan", "."], &[]);
     assert_eq!(run.code, 1, "{}", run.transcript());
@@ -1207,4 +1197,15 @@ fn an_html_page_in_place_of_the_api_is_said_to_be_one() {
         "{}",
         run.transcript()
     );
+}
+
+/// A repository of one Team.
+fn one_team() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("team.yaml"),
+        "api_version: v1/config\nkind: Team\nspec:\n  slug: t\n  name: T\n",
+    )
+    .unwrap();
+    dir
 }
