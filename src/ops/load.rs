@@ -184,8 +184,9 @@ pub(super) fn early_of(
 /// The loaded manifests, or their errors as a [`Diagnosed`] error. A `cfgctl.yaml` below the
 /// root, which `validate` warns of, stops a command that plans: its rules would silently not
 /// apply; so does a manifest file or folder not followed (a symbolic link, a FIFO): its
-/// resources would be planned as undeclared, deleted under `prune`. A folder with no manifests is refused unless its `cfgctl.yaml` has prune patterns
-/// (a decommission: the plan deletes the scope, and apply needs `--allow-empty-prune`).
+/// resources would be planned as undeclared, deleted under `prune`. A folder with no manifests
+/// is refused unless its `cfgctl.yaml` has prune patterns (a decommission: the plan deletes
+/// the scope, and apply needs `--allow-empty-prune`).
 fn valid(
     loaded: manifest::Loaded,
     dir: &Path,
