@@ -363,7 +363,16 @@ fn run(
     let body = body.unwrap_or(&null);
     let mut api = state.api();
     let value = match op {
-        Op::List => return api.list(kind, query).map(|page| written(&page)),
+        Op::List => {
+            // A page of a thousand dashboards is megabytes: written into room made for it
+            // at once, not grown (and copied) a doubling at a time.
+            return api.list(kind, query).map(|page| {
+                let mut text = Vec::with_capacity(page.len_hint());
+                // A page always serialises.
+                let _ = serde_json::to_writer(&mut text, &page);
+                text
+            });
+        }
         Op::Read => api.read(kind, slug),
         Op::Create => api.create(kind, body, &api::now()),
         Op::Update => api.update(kind, slug, body, &api::now()),
