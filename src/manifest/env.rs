@@ -100,12 +100,10 @@ fn load_envs(
     // merged into the specs once every file is in.
     let let_go = let_go.filter(|_| selected.iter().flatten().all(|e| e.overlay.is_none()));
     let settings = &common.settings;
-    // Every file on its own, on all cores; the results are put back in walk order, so the
-    // outcome is the same as a sequential load.
-    let per_file: Vec<(Vec<Loaded>, [u8; 32])> = walk
-        .files
-        .par_iter()
-        .map(|(path, shown)| {
+    // Every file on its own, on all cores (one job each: `util::par::each`); the results are
+    // put back in walk order, so the outcome is the same as a sequential load.
+    let per_file: Vec<(Vec<Loaded>, [u8; 32])> =
+        crate::util::par::each(&walk.files, |(path, shown)| {
             if in_overlay(path) {
                 let hash = std::fs::read(path).map_or([0; 32], |b| *blake3::hash(&b).as_bytes());
                 return (Vec::new(), hash);
@@ -120,8 +118,7 @@ fn load_envs(
                 }
             }
             (results, hash)
-        })
-        .collect();
+        });
     let data = data_files(&per_file, &walk.files);
     let mut out: Vec<Loaded> = (0..contexts.len()).map(|_| common.clone()).collect();
     for (i, ((results, hash), (path, shown))) in per_file.into_iter().zip(&walk.files).enumerate() {

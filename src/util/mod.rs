@@ -1,11 +1,12 @@
 //! Building blocks that know nothing of the API: the output layer (the one way to the
-//! terminal, secrets redacted), safe file writes, `${file:}` reads, and the readers of YAML,
-//! PromQL, JSON pointers and JSON strings.
+//! terminal, secrets redacted), safe file writes, `${file:}` reads, work on all cores (`par`),
+//! and the readers of YAML, PromQL, JSON pointers and JSON strings.
 
 pub mod file_ref;
 pub mod json_string;
 pub mod jsonpath;
 pub mod output;
+pub mod par;
 // Without the `promql` feature `promql/off.rs` stands in: nothing is checked (`CHECKS_PROMQL`).
 #[cfg_attr(not(feature = "promql"), path = "promql/off.rs")]
 pub mod promql;
