@@ -130,12 +130,15 @@ fn load(
 
 /// The lean manifests whose specs a plan against `current` reads (`plan::needs_spec`).
 fn needed(loaded: &manifest::Loaded, current: &crate::plan::Current) -> BTreeSet<Address> {
-    loaded
+    use rayon::prelude::*;
+    // A lookup of every manifest in the target's state: on all cores (the plan's serial end).
+    let needed: Vec<Address> = loaded
         .manifests
-        .iter()
+        .par_iter()
         .filter(|m| m.is_lean() && crate::plan::needs_spec(m, current))
         .map(manifest::Manifest::address)
-        .collect()
+        .collect();
+    needed.into_iter().collect()
 }
 
 /// Reads back the specs of the `needed` manifests: only their files, each checked unchanged

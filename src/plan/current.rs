@@ -172,7 +172,7 @@ impl Object {
 /// no-change plan holds digests, not the tenant. Kinds with `ignore` rules are left out (their
 /// comparison needs both objects in full).
 #[derive(Clone, Debug, Default)]
-pub struct Expected(Arc<OnceLock<BTreeMap<Address, Digest>>>);
+pub struct Expected(Arc<OnceLock<std::collections::HashMap<Address, Digest>>>);
 
 impl Expected {
     /// Sets the digests (once; later calls change nothing).

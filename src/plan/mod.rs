@@ -394,23 +394,19 @@ fn gather_declared<'a>(
     let mut compared = compare_all(by_address, current, settings, |a| {
         in_scope(opts, a) && !excluded(a) && settings.mode(a) != Mode::CreateOnly
     });
-    for (address, m) in by_address {
-        if excluded(address) {
+    // References must exist somewhere; checked for every manifest, even out of --only.
+    let refs_of = refs::check_all(by_address, current, &excluded);
+    for ((address, m), refs) in by_address.iter().zip(refs_of) {
+        let Some((found, warnings)) = refs else {
             gathered.warnings.push(format!(
                 "{address} ({}) matches an `exclude` pattern of cfgctl.yaml: it is never applied",
                 m.source()
             ));
             continue;
-        }
-        // References must exist somewhere; checked for every manifest, even out of --only.
-        refs::check(
-            address,
-            m,
-            by_address,
-            current,
-            &mut checked,
-            &mut gathered.warnings,
-        );
+        };
+        checked.problems.extend(found.problems);
+        checked.on_target.extend(found.on_target);
+        gathered.warnings.extend(warnings);
         if !in_scope(opts, address) {
             continue;
         }
@@ -516,7 +512,17 @@ pub fn needs_spec(m: &Manifest, current: &Current) -> bool {
 /// plan itself only compares digests.
 pub fn prepare(desired: &[&Manifest]) {
     use rayon::prelude::*;
-    desired.par_iter().for_each(|m| {
+    // Only what is left to work out goes to the pool: a lean load's hook worked out every
+    // digest already, and work handed to the pool while it reads the target's pages waits
+    // for them (the digests expected, set next, would come only at the plan's end).
+    let left: Vec<&&Manifest> = desired
+        .iter()
+        .filter(|m| m.digest.get().is_none())
+        .collect();
+    if left.is_empty() {
+        return;
+    }
+    left.par_iter().for_each(|m| {
         digest(m);
     });
 }

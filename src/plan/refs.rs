@@ -4,9 +4,9 @@
 //! would refuse the delete (400, in use) or the reference, so it is an error at plan time,
 //! located at the referencing field.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
-use crate::api::registry::{Address, FoundReference};
+use crate::api::registry::{Address, FoundReference, Kind};
 use crate::config::diagnostic::{Diagnostic, Problem};
 use crate::manifest::Manifest;
 
@@ -27,21 +27,34 @@ pub(super) struct Checked<'a> {
     pub on_target: Vec<OnTarget<'a>>,
 }
 
-/// Checks the references of `m` (at `address`) against the manifests and the target; a
-/// reference to a kind the target cannot list is a warning.
+/// The addresses the manifests declare, as kind and slug, hashed: most references name a
+/// declared resource, found without a copy of the slug or a walk of the sorted map.
+pub(super) type Declared<'a> = HashSet<(Kind, &'a str)>;
+
+/// [`Declared`] of the manifests by address.
+pub(super) fn declared<'a>(by_address: &'a BTreeMap<Address, &Manifest>) -> Declared<'a> {
+    by_address
+        .keys()
+        .filter_map(|a| Some((a.kind, a.slug.as_deref()?)))
+        .collect()
+}
+
+/// Checks the references of `m` (at `address`) against the manifests (`declared`, the keys
+/// of `by_address`) and the target; a reference to a kind the target cannot list is a
+/// warning.
 pub(super) fn check<'a>(
     address: &Address,
     m: &'a Manifest,
-    by_address: &BTreeMap<Address, &Manifest>,
+    (by_address, declared): (&BTreeMap<Address, &Manifest>, &Declared<'_>),
     current: &Current,
     out: &mut Checked<'a>,
     warnings: &mut Vec<String>,
 ) {
     for r in m.references().iter() {
-        let target = Address::new(r.target, Some(r.slug.clone()));
-        if by_address.contains_key(&target) {
+        if declared.contains(&(r.target, r.slug.as_str())) {
             continue;
         }
+        let target = Address::new(r.target, Some(r.slug.clone()));
         if current.resources.contains_key(&target) {
             out.on_target.push(OnTarget {
                 from: m,
@@ -70,6 +83,28 @@ pub(super) fn check<'a>(
             ));
         }
     }
+}
+
+/// What [`check`] finds for each manifest of `by_address`, in its order (`None`: excluded,
+/// not checked): each manifest's references on its own, on all cores.
+pub(super) fn check_all<'a>(
+    by_address: &BTreeMap<Address, &'a Manifest>,
+    current: &Current,
+    excluded: &(dyn Fn(&Address) -> bool + Sync),
+) -> Vec<Option<(Checked<'a>, Vec<String>)>> {
+    use rayon::prelude::*;
+    let declared = declared(by_address);
+    by_address
+        .par_iter()
+        .map(|(address, m)| {
+            (!excluded(address)).then(|| {
+                let (mut checked, mut warnings) = Default::default();
+                let manifests = (by_address, &declared);
+                check(address, m, manifests, current, &mut checked, &mut warnings);
+                (checked, warnings)
+            })
+        })
+        .collect()
 }
 
 /// The declared or existing address of the same kind whose slug is closest to the missing

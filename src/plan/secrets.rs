@@ -251,8 +251,12 @@ pub fn stand_in(
     current: &mut Current,
     base: Option<&BaseRefs>,
 ) -> Result<bool, SecretError> {
-    let by_address: BTreeMap<Address, &Manifest> =
-        manifests.iter().map(|m| (m.address(), m)).collect();
+    // Only the kinds with secrets are looked up: not an address of every manifest copied.
+    let by_address: BTreeMap<Address, &Manifest> = manifests
+        .iter()
+        .filter(|m| !m.kind.def().secrets.is_empty())
+        .map(|m| (m.address(), m))
+        .collect();
     let mut in_clear = false;
     let mut replaced = Vec::new();
     for (address, object) in &current.resources {

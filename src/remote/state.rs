@@ -558,17 +558,19 @@ fn assemble(
         refused,
         ..Current::default()
     };
+    let mut resources = Vec::with_capacity(results.iter().map(|(_, items)| items.len()).sum());
     for (kind, items) in results {
         current.known.insert(kind);
         for (slug, object) in items {
             match slug {
-                Ok(slug) => {
-                    current.resources.insert(Address::new(kind, slug), object);
-                }
+                Ok(slug) => resources.push((Address::new(kind, slug), object)),
                 Err(warning) => warnings.push(warning),
             }
         }
     }
+    // Built at once from a list mostly in order (a kind's pages come in slug order), not
+    // inserted one by one; of an address listed twice, the last object stays, as an insert's.
+    current.resources = resources.into_iter().collect();
     Fetched {
         caps,
         current,
