@@ -15,8 +15,10 @@ use serde_json::{Map, Value};
 
 use crate::api::registry::{Kind, KindDef, Op};
 
+mod documents;
 mod page;
-pub use page::{page_shape, split_list_page, trailing_next_token};
+pub use documents::{documents, Document};
+pub use page::{page_shape, split_list_page, split_list_page_items, trailing_next_token, Item};
 
 /// Prefix of every API path.
 pub const API_PREFIX: &str = "/api/v1/config";

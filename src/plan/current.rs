@@ -102,10 +102,15 @@ impl Object {
     }
 
     /// The object of a kind as listed: its text (a slice of its page), and the same text
-    /// parsed.
-    pub fn listed(kind: Kind, raw: &bytes::Bytes) -> Result<(Object, Value), serde_json::Error> {
+    /// parsed; its embedded `documents` when the page's split read them
+    /// (`api::wire::split_list_page_items`).
+    pub fn listed(
+        kind: Kind,
+        raw: &bytes::Bytes,
+        documents: Option<Vec<crate::api::wire::Document>>,
+    ) -> Result<(Object, Value), serde_json::Error> {
         // An embedded document's string decoded apart (see [`listed::value`]): the same value.
-        let value: Value = match listed::value(kind, raw) {
+        let value: Value = match listed::value(kind, raw, documents) {
             Some(value) => value,
             None => serde_json::from_slice(raw)?,
         };
@@ -229,7 +234,7 @@ mod tests {
         );
         let (_, items) = crate::api::wire::split_list_page(Kind::named("Bucket"), &page).unwrap();
         assert_eq!(items.len(), 2);
-        let (first, value) = Object::listed(Kind::named("Bucket"), &items[0]).unwrap();
+        let (first, value) = Object::listed(Kind::named("Bucket"), &items[0], None).unwrap();
         assert_eq!(value, json!({"slug": "a", "name": "A", "team_slug": "t"}));
         assert_eq!(first.value(), value);
         // The text is the page's own bytes, not a copy.
@@ -292,7 +297,7 @@ mod tests {
                 newer["labels"] = json!({"k": "v"});
                 for value in [(*m.spec).clone(), listed, newer] {
                     let raw = bytes::Bytes::from(serde_json::to_vec(&value).unwrap());
-                    let (object, _) = Object::listed(m.kind, &raw).unwrap();
+                    let (object, _) = Object::listed(m.kind, &raw, None).unwrap();
                     assert_eq!(
                         object.digest(),
                         normalize::digest(m.kind, &value),

@@ -90,10 +90,9 @@ impl Page {
         let body = body.clone();
         let work = move || {
             let worked = match items {
-                Some(items) => read_page(kind, &items, &expected).map(|l| (None, l)),
-                None => crate::api::wire::split_list_page(kind, &body).and_then(|(next, items)| {
-                    Ok((Some(next), read_page(kind, &items, &expected)?))
-                }),
+                Some(items) => read_page(kind, items, &expected).map(|l| (None, l)),
+                None => crate::api::wire::split_list_page_items(kind, &body)
+                    .and_then(|(next, items)| Ok((Some(next), read_page(kind, items, &expected)?))),
             };
             let _ = done.send(worked);
         };
@@ -114,8 +113,8 @@ impl Page {
     fn finish(self, kind: Kind, expected: &Expected) -> PageRead {
         match self {
             Page::Kept(body) => {
-                let (next, page) = crate::api::wire::split_list_page(kind, &body)?;
-                Ok((Some(next), read_page(kind, &page, expected)?))
+                let (next, page) = crate::api::wire::split_list_page_items(kind, &body)?;
+                Ok((Some(next), read_page(kind, page, expected)?))
             }
             Page::Working(working) => working
                 .recv()
@@ -304,7 +303,7 @@ async fn read_kind(
                     (Some(expected), Some(page)) => {
                         let expected = expected.clone();
                         reading.push(tokio::task::spawn_blocking(move || {
-                            read_page(kind, &page, &expected)
+                            read_page(kind, page, &expected)
                         }));
                     }
                     (_, page) => {
@@ -407,19 +406,20 @@ fn bad_page(kind: Kind, e: ListError) -> ClientError {
 }
 
 /// The objects of one list page.
-fn read_page(
+fn read_page<I: Into<crate::api::wire::Item> + Send>(
     kind: Kind,
-    items: &[bytes::Bytes],
+    items: Vec<I>,
     expected: &Expected,
 ) -> Result<Vec<Listed>, String> {
     use rayon::prelude::*;
     // The items on all cores (a page of a thousand dashboards is a lot of work for one); each
     // parsed tree is dropped as soon as its object is made.
     items
-        .par_iter()
-        .map(|raw| {
-            let (mut object, value) =
-                Object::listed(kind, raw).map_err(|e| format!("an item is not JSON ({e})"))?;
+        .into_par_iter()
+        .map(|item| {
+            let crate::api::wire::Item { raw, documents } = item.into();
+            let (mut object, value) = Object::listed(kind, &raw, documents)
+                .map_err(|e| format!("an item is not JSON ({e})"))?;
             let slug = slug(kind, &value);
             if let Ok(slug) = &slug {
                 object.release_if_expected(&Address::new(kind, slug.clone()), expected);

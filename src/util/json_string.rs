@@ -52,7 +52,8 @@ fn special_bytes(word: u64) -> u64 {
 /// for what serde_json refuses (a raw control character, an unknown escape, text that is not
 /// UTF-8) and for a `\u` escape of a surrogate (left to serde_json).
 pub fn unescape(raw: &[u8], from: usize) -> Option<(String, usize)> {
-    let mut out = Vec::with_capacity(raw.len().saturating_sub(from));
+    // Room for a dashboard's document at once; `raw` may run on to a page's end (megabytes).
+    let mut out = Vec::with_capacity(raw.len().saturating_sub(from).min(8 * 1024));
     let mut at = from;
     loop {
         // Eight bytes at a time up to the first quote, backslash or control character: each

@@ -13,16 +13,45 @@ pub fn split_list_page(
     kind: Kind,
     body: &bytes::Bytes,
 ) -> Result<(String, Vec<bytes::Bytes>), String> {
+    let (next, items) = split_list_page_items(kind, body)?;
+    Ok((next, items.into_iter().map(|i| i.raw).collect()))
+}
+
+/// A listed object as its page was split: its text (a slice of the page), and its embedded
+/// documents when the split decoded them on its way through the object (`None`: not read).
+#[derive(Clone, Debug)]
+pub struct Item {
+    pub raw: bytes::Bytes,
+    pub documents: Option<Vec<super::Document>>,
+}
+
+impl From<bytes::Bytes> for Item {
+    fn from(raw: bytes::Bytes) -> Item {
+        Item {
+            raw,
+            documents: None,
+        }
+    }
+}
+
+/// [`split_list_page`], each item with its embedded documents where the split read them.
+pub fn split_list_page_items(
+    kind: Kind,
+    body: &bytes::Bytes,
+) -> Result<(String, Vec<Item>), String> {
+    let fields = kind.def().embedded_json;
     let compact = page_shape(kind, body).and_then(|(range, next)| {
-        let items = split_items(&body[range.clone()])?;
-        let slices = items
-            .into_iter()
-            .map(|r| body.slice(range.start + r.start..range.start + r.end));
-        Some((next, slices.collect()))
+        let items = split_items(&body[range.clone()], fields)?;
+        let items = items.into_iter().map(|(r, documents)| Item {
+            raw: body.slice(range.start + r.start..range.start + r.end),
+            documents,
+        });
+        Some((next, items.collect()))
     });
     match compact {
         Some(split) => Ok(split),
-        None => read_list_page(kind, body),
+        None => read_list_page(kind, body)
+            .map(|(next, items)| (next, items.into_iter().map(Item::from).collect())),
     }
 }
 
@@ -31,16 +60,28 @@ pub fn split_list_page(
 /// comma between two. `None` for anything else (whitespace, an item that is not an object, a
 /// character out of place), and the page is read as JSON ([`read_list_page`]). Only where
 /// each object is, is found here: each is read as JSON when it is worked out
-/// (`plan::current::Object::listed`), and one that is not JSON fails there.
-fn split_items(items: &[u8]) -> Option<Vec<std::ops::Range<usize>>> {
+/// (`plan::current::Object::listed`), and one that is not JSON fails there. A kind with
+/// embedded documents has each object's read on the way ([`super::documents`]), where it
+/// takes the object on.
+#[allow(clippy::type_complexity)]
+fn split_items(
+    items: &[u8],
+    fields: &[crate::api::registry::EmbeddedJson],
+) -> Option<Vec<(std::ops::Range<usize>, Option<Vec<super::Document>>)>> {
     let mut out = Vec::new();
     let mut at = 0;
     while at < items.len() {
         if items[at] != b'{' {
             return None;
         }
-        let end = object_end(items, at)?;
-        out.push(at..end);
+        let read = (!fields.is_empty())
+            .then(|| super::documents(&items[at..], fields))
+            .flatten();
+        let (end, documents) = match read {
+            Some((documents, len)) => (at + len, Some(documents)),
+            None => (object_end(items, at)?, None),
+        };
+        out.push((at..end, documents));
         at = match items.get(end) {
             None => end,
             Some(b',') if end + 1 < items.len() => end + 1,
@@ -360,10 +401,19 @@ mod tests {
 
     #[test]
     fn compact_items_are_found_by_their_braces_and_quotes() {
+        // A kind without documents, and one whose documents are read on the way: the same
+        // objects.
+        let fields = Kind::named("Dashboard").def().embedded_json;
+        for fields in [&[][..], fields] {
+            compact_items_found(fields);
+        }
+    }
+
+    fn compact_items_found(fields: &[crate::api::registry::EmbeddedJson]) {
         let split = |items: &str| {
-            split_items(items.as_bytes()).map(|rs| {
+            split_items(items.as_bytes(), fields).map(|rs| {
                 rs.into_iter()
-                    .map(|r| items[r].to_string())
+                    .map(|(r, _)| items[r].to_string())
                     .collect::<Vec<_>>()
             })
         };
@@ -436,20 +486,36 @@ mod tests {
                 0..5,
             ),
             token in "[a-z]{0,4}",
+            dashboards in any::<bool>(),
         ) {
+            let (kind, key) = match dashboards {
+                true => (Kind::named("Dashboard"), "dashboards"),
+                false => (Kind::named("Team"), "teams"),
+            };
             let objects: Vec<serde_json::Value> = items
                 .iter()
                 .map(|m| {
                     let doc = serde_json::to_string(m).unwrap();
-                    serde_json::json!({"slug": "s", "doc": doc, "nested": {"m": m, "l": [m, [{}]]}})
+                    serde_json::json!({"slug": "s", "dashboard_json": doc, "nested": {"dashboard_json": "x", "m": m, "l": [m, [{}]]}})
                 })
                 .collect();
             let page = if token.is_empty() { serde_json::json!({}) } else { serde_json::json!({"next_token": token}) };
-            let body = bytes::Bytes::from(serde_json::to_vec(&serde_json::json!({"teams": objects, "page": page})).unwrap());
-            let (range, _) = page_shape(Kind::named("Team"), &body).expect("the compact shape");
-            prop_assert!(split_items(&body[range]).is_some());
-            let fast = split_list_page(Kind::named("Team"), &body).unwrap();
-            prop_assert_eq!(fast, read_list_page(Kind::named("Team"), &body).unwrap());
+            let body = bytes::Bytes::from(serde_json::to_vec(&serde_json::json!({key: objects, "page": page})).unwrap());
+            let (range, _) = page_shape(kind, &body).expect("the compact shape");
+            prop_assert!(split_items(&body[range], kind.def().embedded_json).is_some());
+            let (next, items) = split_list_page_items(kind, &body).unwrap();
+            let raws: Vec<bytes::Bytes> = items.iter().map(|i| i.raw.clone()).collect();
+            prop_assert_eq!((next, raws), read_list_page(kind, &body).unwrap());
+            // The documents read on the way are the objects' own, decoded as serde_json does.
+            for item in &items {
+                prop_assert_eq!(item.documents.is_some(), dashboards);
+                for (field, range, text) in item.documents.iter().flatten() {
+                    let object: serde_json::Value = serde_json::from_slice(&item.raw).unwrap();
+                    prop_assert_eq!(&object[field], &serde_json::json!(text));
+                    let quoted: String = serde_json::from_slice(&item.raw[range.clone()]).unwrap();
+                    prop_assert_eq!(&quoted, text);
+                }
+            }
         }
 
         /// Any one byte changed, the page split by its braces and quotes: when every object it
@@ -460,14 +526,25 @@ mod tests {
             slugs in proptest::collection::vec("[a-z\"\\\\{}]{0,6}", 1..4),
             at in any::<prop::sample::Index>(),
             byte in prop::sample::select(b"{}[]\",:\\ a0".to_vec()),
+            dashboards in any::<bool>(),
         ) {
-            let mut body = compact_page(&slugs, "t");
+            let (kind, mut body) = match dashboards {
+                // The same objects as dashboards, each tag list a document in a string.
+                true => {
+                    let page: serde_json::Value = serde_json::from_slice(&compact_page(&slugs, "t")).unwrap();
+                    let items: Vec<serde_json::Value> = page["teams"].as_array().unwrap().iter()
+                        .map(|t| serde_json::json!({"slug": t["slug"], "dashboard_json": t["tags"].to_string(), "tags": t["tags"]}))
+                        .collect();
+                    (Kind::named("Dashboard"), serde_json::to_vec(&serde_json::json!({"dashboards": items, "page": page["page"]})).unwrap())
+                }
+                false => (Kind::named("Team"), compact_page(&slugs, "t")),
+            };
             let i = at.index(body.len());
             body[i] = byte;
             let body = bytes::Bytes::from(body);
-            if let Ok((next, items)) = split_list_page(Kind::named("Team"), &body) {
+            if let Ok((next, items)) = split_list_page(kind, &body) {
                 if items.iter().all(|i| serde_json::from_slice::<serde::de::IgnoredAny>(i).is_ok()) {
-                    prop_assert_eq!((next, items), read_list_page(Kind::named("Team"), &body).unwrap());
+                    prop_assert_eq!((next, items), read_list_page(kind, &body).unwrap());
                 }
             }
         }

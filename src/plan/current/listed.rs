@@ -3,27 +3,31 @@
 //! A dashboard's `dashboard_json` is a ~4 KB JSON document inside a JSON string, with a `\"`
 //! every few bytes: serde_json decodes it escape by escape, the largest part of parsing a
 //! listed dashboard. [`value`] finds each such string among the object's top-level members,
-//! decodes it in one tight loop ([`unescape`]), has serde_json parse the rest of the object
+//! decoded in one tight loop (`api::wire::documents`, which a page's split calls on its way
+//! through each object), has serde_json parse the rest of the object
 //! with `""` in its place, and puts the decoded text back: the `Value` serde_json's own
 //! reading gives. Anything it does not take on (an escaped key at the top level, a field twice,
 //! a `\u` surrogate, text that is not JSON) answers `None` and serde_json reads the whole text;
 //! a property test holds the two to equality.
 
-use std::ops::Range;
-
 use serde_json::Value;
 
-use crate::api::registry::{EmbeddedJson, Kind};
-use crate::util::json_string::{string_end, unescape};
+use crate::api::registry::Kind;
+use crate::api::wire::Document;
 
 /// The object `raw` as `serde_json::from_slice` parses it; `None` when its kind has no
-/// embedded document, it has none as a string, or this way does not take the text on.
-pub(super) fn value(kind: Kind, raw: &[u8]) -> Option<Value> {
+/// embedded document, it has none as a string, or this way does not take the text on. Its
+/// `documents`, when the page's split read them already (`api::wire::documents`), are not
+/// read again.
+pub(super) fn value(kind: Kind, raw: &[u8], documents: Option<Vec<Document>>) -> Option<Value> {
     let fields = kind.def().embedded_json;
     if fields.is_empty() {
         return None;
     }
-    let documents = documents(raw, fields)?;
+    let documents = match documents {
+        Some(documents) => documents,
+        None => crate::api::wire::documents(raw, fields)?.0,
+    };
     if documents.is_empty() {
         return None;
     }
@@ -45,76 +49,6 @@ pub(super) fn value(kind: Kind, raw: &[u8]) -> Option<Value> {
         }
     }
     Some(value)
-}
-
-/// An embedded document's field, the range of its string in the object's text (quotes
-/// included) and the string decoded.
-type Document = (&'static str, Range<usize>, String);
-
-/// The top-level members of the object `raw` named (as written, without escapes) by one of
-/// `fields` and holding a string.
-/// `None` when the text does not start as an object, a top-level key has an escape (it could
-/// name a field), or a field is there twice. Nothing else is checked: serde_json reads the
-/// rest.
-fn documents(raw: &[u8], fields: &[EmbeddedJson]) -> Option<Vec<Document>> {
-    let mut at = skip_space(raw, 0);
-    if raw.get(at) != Some(&b'{') {
-        return None;
-    }
-    let mut found: Vec<Document> = Vec::new();
-    let mut depth = 0usize;
-    // The next string at depth 1 is a key: it follows `{` or `,` there.
-    let mut key_next = false;
-    loop {
-        match *raw.get(at)? {
-            b'"' => {
-                let end = string_end(raw, at + 1)?;
-                let key = &raw[at + 1..end - 1];
-                at = end;
-                if depth != 1 || !std::mem::take(&mut key_next) {
-                    continue;
-                }
-                if key.contains(&b'\\') {
-                    return None;
-                }
-                let Some(e) = fields.iter().find(|e| e.field.as_bytes() == key) else {
-                    continue;
-                };
-                if found.iter().any(|(f, ..)| *f == e.field) {
-                    return None;
-                }
-                let colon = skip_space(raw, at);
-                let start = skip_space(raw, colon + 1);
-                if raw.get(colon) == Some(&b':') && raw.get(start) == Some(&b'"') {
-                    let (text, end) = unescape(raw, start + 1)?;
-                    found.push((e.field, start..end, text));
-                    at = end;
-                }
-                continue;
-            }
-            b'{' | b'[' => {
-                depth += 1;
-                key_next = true;
-            }
-            b'}' | b']' => {
-                depth = depth.checked_sub(1)?;
-                key_next = false;
-                if depth == 0 {
-                    return Some(found);
-                }
-            }
-            b',' => key_next = true,
-            _ => {}
-        }
-        at += 1;
-    }
-}
-
-fn skip_space(raw: &[u8], mut at: usize) -> usize {
-    while let Some(b' ' | b'\t' | b'\n' | b'\r') = raw.get(at) {
-        at += 1;
-    }
-    at
 }
 
 #[cfg(test)]
@@ -141,25 +75,35 @@ mod tests {
             "dashboard_json": doc, "created_at": "t"
         }))
         .unwrap();
-        assert_eq!(super::value(dashboard(), raw.as_bytes()), slow(&raw));
+        assert_eq!(super::value(dashboard(), raw.as_bytes(), None), slow(&raw));
         // Escapes another server writes: `\/`, `\u` (either case, a pair for 😀 is left to
         // serde_json), spaces between the members.
         let other = raw
             .replace('/', "\\/")
             .replace('é', "\\u00E9")
             .replace(",\"dashboard_json\":", " ,\n \"dashboard_json\" : ");
-        assert_eq!(super::value(dashboard(), other.as_bytes()), slow(&other));
+        assert_eq!(
+            super::value(dashboard(), other.as_bytes(), None),
+            slow(&other)
+        );
         let pair = other.replace('😀', "\\ud83d\\ude00");
-        assert_eq!(super::value(dashboard(), pair.as_bytes()), None);
+        assert_eq!(super::value(dashboard(), pair.as_bytes(), None), None);
         // Other kinds, and a dashboard without its document as a string, go serde_json's way.
-        assert_eq!(super::value(Kind::named("Bucket"), raw.as_bytes()), None);
+        assert_eq!(
+            super::value(Kind::named("Bucket"), raw.as_bytes(), None),
+            None
+        );
         for raw in [
             r#"{"slug":"d","dashboard_json":5}"#,
             r#"{"slug":"d"}"#,
             "[1]",
             "\"x\"",
         ] {
-            assert_eq!(super::value(dashboard(), raw.as_bytes()), None, "{raw}");
+            assert_eq!(
+                super::value(dashboard(), raw.as_bytes(), None),
+                None,
+                "{raw}"
+            );
         }
     }
 
@@ -180,11 +124,11 @@ mod tests {
             r#"{"dashboard_json":"a""#,
             r#"{"dashboard_json":"a\"#,
         ] {
-            let got = super::value(dashboard(), raw.as_bytes());
+            let got = super::value(dashboard(), raw.as_bytes(), None);
             assert!(got.is_none() || got == slow(raw), "{raw}");
         }
         let bytes = b"{\"dashboard_json\":\"\xff\"}";
-        assert_eq!(super::value(dashboard(), bytes), None);
+        assert_eq!(super::value(dashboard(), bytes, None), None);
     }
 
     /// Documents as a JSON string, written with the escapes any server may use.
@@ -244,18 +188,18 @@ mod tests {
             byte in any::<u8>(),
         ) {
             let raw = format!("{{{}}}", members.join(","));
-            let got = super::value(dashboard(), raw.as_bytes());
+            let got = super::value(dashboard(), raw.as_bytes(), None);
             prop_assert!(got.is_none() || got == slow(&raw), "{}", raw);
             // And what a plan works out from it: the slow way's digest.
             if let Some(value) = slow(&raw) {
                 let listed = bytes::Bytes::from(raw.clone());
-                let (object, _) = super::super::Object::listed(dashboard(), &listed).unwrap();
+                let (object, _) = super::super::Object::listed(dashboard(), &listed, None).unwrap();
                 prop_assert_eq!(object.digest(), crate::plan::normalize::digest(dashboard(), &value));
             }
             let mut changed = raw.clone().into_bytes();
             let at = cut.index(changed.len());
             for text in [raw.as_bytes()[..at].to_vec(), { changed[at] = byte; changed }] {
-                let got = super::value(dashboard(), &text);
+                let got = super::value(dashboard(), &text, None);
                 prop_assert!(got.is_none() || got == serde_json::from_slice(&text).ok());
             }
         }
