@@ -5,10 +5,12 @@
 /// join runs any job of the pool meanwhile, so the whole `par_iter` can end only once such
 /// jobs end too: the manifests' load, run beside the list pages' work, ended some 60 ms
 /// after its last file was read (the plan of the harness's 10,000), and everything waiting for
-/// it waited as long. Jobs spawned apart end each on its own.
+/// it waited as long. Jobs spawned apart end each on its own, and the scope runs on the
+/// calling thread: called from outside the pool (the load's own thread), it waits without
+/// taking up a job of the pool, so it ends when its last item does.
 pub fn each<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
     let mut out: Vec<Option<R>> = items.iter().map(|_| None).collect();
-    rayon::scope_fifo(|scope| {
+    rayon::in_place_scope_fifo(|scope| {
         let f = &f;
         for (slot, item) in out.iter_mut().zip(items) {
             scope.spawn_fifo(move |_| *slot = Some(f(item)));
