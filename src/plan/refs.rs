@@ -29,10 +29,10 @@ pub(super) struct Checked<'a> {
 
 /// The addresses the manifests declare, as kind and slug, hashed: most references name a
 /// declared resource, found without a copy of the slug or a walk of the sorted map.
-pub(super) type Declared<'a> = HashSet<(Kind, &'a str)>;
+type Declared<'a> = HashSet<(Kind, &'a str)>;
 
 /// [`Declared`] of the manifests by address.
-pub(super) fn declared<'a>(by_address: &'a BTreeMap<Address, &Manifest>) -> Declared<'a> {
+fn declared<'a>(by_address: &'a BTreeMap<Address, &Manifest>) -> Declared<'a> {
     by_address
         .keys()
         .filter_map(|a| Some((a.kind, a.slug.as_deref()?)))
@@ -42,7 +42,7 @@ pub(super) fn declared<'a>(by_address: &'a BTreeMap<Address, &Manifest>) -> Decl
 /// Checks the references of `m` (at `address`) against the manifests (`declared`, the keys
 /// of `by_address`) and the target; a reference to a kind the target cannot list is a
 /// warning.
-pub(super) fn check<'a>(
+fn check<'a>(
     address: &Address,
     m: &'a Manifest,
     (by_address, declared): (&BTreeMap<Address, &Manifest>, &Declared<'_>),

@@ -55,6 +55,9 @@ pub fn split_list_page_items(
     }
 }
 
+/// An object's range in a compact page's items, and its documents where the split read them.
+type SplitItem = (std::ops::Range<usize>, Option<Vec<super::Document>>);
+
 /// The objects of a compact page's item range ([`page_shape`]), found by their braces and
 /// quotes alone, with no JSON pass: each a `{…}` whose braces outside strings balance, one
 /// comma between two. `None` for anything else (whitespace, an item that is not an object, a
@@ -63,11 +66,10 @@ pub fn split_list_page_items(
 /// (`plan::current::Object::listed`), and one that is not JSON fails there. A kind with
 /// embedded documents has each object's read on the way ([`super::documents`]), where it
 /// takes the object on.
-#[allow(clippy::type_complexity)]
 fn split_items(
     items: &[u8],
     fields: &[crate::api::registry::EmbeddedJson],
-) -> Option<Vec<(std::ops::Range<usize>, Option<Vec<super::Document>>)>> {
+) -> Option<Vec<SplitItem>> {
     let mut out = Vec::new();
     let mut at = 0;
     while at < items.len() {
