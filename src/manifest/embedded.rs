@@ -27,6 +27,9 @@ impl DocCheck<'_> {
                     *value = Value::String(text);
                 }
                 Value::String(text) if text.trim().is_empty() => {}
+                // Read once, for the digest: a text the reader takes on is JSON, so it is
+                // checked as soon as it is known to be an object.
+                Value::String(text) if self.read_object(text, embedded) => {}
                 Value::String(text) => match serde_json::from_str::<Shape>(text) {
                     Ok(Shape("a mapping")) => {}
                     Ok(Shape(found)) => {
@@ -94,6 +97,30 @@ impl DocCheck<'_> {
             }
         }
         failed
+    }
+
+    /// Whether a lean load's reader (`Lean::read_document`) takes the document `text` on and
+    /// it is a JSON object; its bytes are then kept for the manifest's digest. A reader takes
+    /// on only text serde_json reads (a property test of `plan::normalize` holds it to that),
+    /// so the type of the value is its first byte's.
+    fn read_object(&mut self, text: &str, embedded: &crate::api::registry::EmbeddedJson) -> bool {
+        let Some(read) = self.read_document else {
+            return false;
+        };
+        let first = text
+            .trim_start_matches([' ', '\t', '\n', '\r'])
+            .as_bytes()
+            .first();
+        if first != Some(&b'{') {
+            return false;
+        }
+        match read(text, embedded.volatile) {
+            Some(bytes) => {
+                self.prepared.push((embedded.field, bytes));
+                true
+            }
+            None => false,
+        }
     }
 
     /// The file (as shown) whose whole text the value at `pointer` is, from a `${file:…}`.

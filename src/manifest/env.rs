@@ -13,15 +13,11 @@ pub fn load_dir_for(dir: &Path, env: Option<&str>) -> Result<Loaded, LoadError> 
     Ok(all.pop().unwrap_or_default())
 }
 
-/// [`load_dir_for`], lean (`manifest::lean`): each manifest is handed to `let_go` as soon as
-/// its file is checked, and gives up its spec when `let_go` says so. Not with an overlay (it
+/// [`load_dir_for`], lean (`manifest::lean`): each manifest is handed to `lean.let_go` as
+/// soon as its file is checked, and gives up its spec when it says so. Not with an overlay (it
 /// is merged into the specs after every file is in): then every spec is kept.
-pub fn load_dir_lean(
-    dir: &Path,
-    env: Option<&str>,
-    let_go: &LetGo<'_>,
-) -> Result<Loaded, LoadError> {
-    let mut all = load_envs(dir, &[env], Some(let_go))?;
+pub fn load_dir_lean(dir: &Path, env: Option<&str>, lean: &Lean<'_>) -> Result<Loaded, LoadError> {
+    let mut all = load_envs(dir, &[env], Some(lean))?;
     Ok(all.pop().unwrap_or_default())
 }
 
@@ -31,22 +27,22 @@ pub fn load_dir_envs(dir: &Path, envs: &[Option<&str>]) -> Result<Vec<Loaded>, L
     load_envs(dir, envs, None)
 }
 
-/// [`load_dir_envs`], lean (`manifest::lean`): each manifest is handed to `let_go` as soon as
-/// its file is checked (once for all environments when the file reads alike in all), and gives
-/// up its spec when `let_go` says so. Not when an environment asked has an overlay: then every
-/// spec is kept.
+/// [`load_dir_envs`], lean (`manifest::lean`): each manifest is handed to `lean.let_go` as
+/// soon as its file is checked (once for all environments when the file reads alike in all),
+/// and gives up its spec when it says so. Not when an environment asked has an overlay: then
+/// every spec is kept.
 pub fn load_dir_envs_lean(
     dir: &Path,
     envs: &[Option<&str>],
-    let_go: &LetGo<'_>,
+    lean: &Lean<'_>,
 ) -> Result<Vec<Loaded>, LoadError> {
-    load_envs(dir, envs, Some(let_go))
+    load_envs(dir, envs, Some(lean))
 }
 
 fn load_envs(
     dir: &Path,
     envs: &[Option<&str>],
-    let_go: Option<&LetGo<'_>>,
+    lean: Option<&Lean<'_>>,
 ) -> Result<Vec<Loaded>, LoadError> {
     let walk = walk(dir)?;
     let mut common = Loaded {
@@ -78,6 +74,9 @@ fn load_envs(
         crate::util::file_ref::FileScope::of_dir(dir, &common.settings.secret_file_dirs);
     let files = common.file_scope.clone();
     let tokens = crate::config::environments::token_variables(&common.settings.environments);
+    // A lean load lets go of each spec as soon as its file is checked: not when an overlay is
+    // merged into the specs once every file is in.
+    let lean = lean.filter(|_| selected.iter().flatten().all(|e| e.overlay.is_none()));
     let contexts: Vec<vars::Context<'_>> = selected
         .iter()
         .map(|env| vars::Context {
@@ -85,6 +84,7 @@ fn load_envs(
             declared,
             files: Some(&files),
             tokens: &tokens,
+            read_document: lean.map(|l| l.read_document),
         })
         .collect();
     // Overlay directories are never base manifests; their files are still hashed, so the
@@ -96,9 +96,6 @@ fn load_envs(
         .filter_map(|e| e.overlay.as_ref().map(|o| dir.join(o)))
         .collect();
     let in_overlay = |path: &Path| overlays.iter().any(|o| path.starts_with(o));
-    // A lean load lets go of each spec as soon as its file is checked: not when an overlay is
-    // merged into the specs once every file is in.
-    let let_go = let_go.filter(|_| selected.iter().flatten().all(|e| e.overlay.is_none()));
     let settings = &common.settings;
     // Every file on its own, on all cores (one job each: `util::par::each`); the results are
     // put back in walk order, so the outcome is the same as a sequential load.
@@ -110,11 +107,13 @@ fn load_envs(
             }
             let mut results = Vec::with_capacity(1);
             let hash = load_file(path, shown, &contexts, &mut results);
-            if let Some(let_go) = let_go {
+            if let Some(lean) = lean {
                 for m in results.iter_mut().flat_map(|l| &mut l.manifests) {
-                    if let_go(m, settings) {
+                    if (lean.let_go)(m, settings) {
                         m.let_go_of_spec();
                     }
+                    // Read for the hook's digest: not kept past it.
+                    m.prepared = Vec::new();
                 }
             }
             (results, hash)

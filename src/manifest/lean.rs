@@ -14,12 +14,30 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::{load_text, read_text, vars, Loaded, Manifest};
-use crate::api::registry::FoundReference;
+use crate::api::registry::{FoundReference, Volatile};
 use crate::config::settings::Settings;
 
 /// The hook of a lean load, called on each manifest as soon as its file is checked: it sets
 /// what the caller needs of the spec (its digest) and says whether the spec may go.
 pub type LetGo<'a> = dyn Fn(&Manifest, &Settings) -> bool + Sync + 'a;
+
+/// How the caller of a lean load reads an embedded document for its digest
+/// (`plan::normalize::read_document`): the document's comparable bytes (`Some(None)`: nothing
+/// is left of it), `None` when it does not take the text on.
+pub type ReadDocument = fn(&str, &[Volatile]) -> Option<Option<Vec<u8>>>;
+
+/// The caller's part in a lean load.
+#[derive(Clone, Copy)]
+pub struct Lean<'a> {
+    /// Called on each manifest as soon as its file is checked.
+    pub let_go: &'a LetGo<'a>,
+    /// Reads each embedded document given as a string, in place of the check's own parse of
+    /// it (a text it takes on is JSON: an object when it starts with `{`). The bytes are kept
+    /// on the manifest ([`Manifest::prepared`]) for `let_go`'s digest, then let go: a plan
+    /// reads each document once. One it does not take on is parsed by the check as ever,
+    /// which locates its errors.
+    pub read_document: ReadDocument,
+}
 
 /// What the load's set checks and the planner read of a manifest whose spec was let go.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -153,6 +171,7 @@ impl Loaded {
             declared: !self.settings.environments.is_empty(),
             files: Some(&self.file_scope),
             tokens: &tokens,
+            read_document: None,
         };
         let mut again = Loaded::default();
         load_text(file, file, &text, &ctx, &mut again);

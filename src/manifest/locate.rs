@@ -63,6 +63,8 @@ pub(super) fn load_plain(
             failed: false,
             from_files: &from_files,
             unresolved: &unresolved,
+            read_document: ctx.read_document,
+            prepared: Vec::new(),
         };
         if let Some(m) = check.check(value) {
             manifests.push((m, outcome));

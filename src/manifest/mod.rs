@@ -29,15 +29,17 @@ mod overlay;
 mod promql;
 mod read;
 mod secrets;
+mod set;
 mod shape;
 mod vars;
 pub use env::{load_dir_envs, load_dir_envs_lean, load_dir_for, load_dir_lean};
-pub use lean::{Facts, LetGo, ReadBackError};
+pub use lean::{Facts, Lean, LetGo, ReadBackError, ReadDocument};
 pub use locate::Locator;
 use locate::{load_plain, spec_spans};
 pub use overlay::{FieldOrigin, Provenance};
 use read::{is_json_schema, read_text, split_json_array, walk};
 pub use read::{no_symlink_on_the_way, sources, NotInside, Sources};
+use set::check_set;
 use shape::Shape;
 pub use vars::Resolved;
 pub use vars::{escape, escape_strings, references, unescape, unescape_strings};
@@ -63,6 +65,9 @@ pub struct Manifest {
     /// What is read of the spec once it was let go (a lean load: `spec` is then `null`
     /// until read back); `None` while the spec is held.
     pub lean: Option<Box<Facts>>,
+    /// The embedded documents a lean load's check read for the digest (`Lean::read_document`),
+    /// by field: held from the check to the load's hook only (empty otherwise).
+    pub prepared: Vec<(&'static str, Option<Vec<u8>>)>,
 }
 
 impl Manifest {
@@ -266,6 +271,8 @@ fn load_located(
             failed: false,
             from_files: &from_files,
             unresolved: &unresolved,
+            read_document: ctx.read_document,
+            prepared: Vec::new(),
         };
         if let Some(m) = check.check(value) {
             if let Some(outcome) = substituted {
@@ -289,6 +296,10 @@ struct DocCheck<'a> {
     from_files: &'a [(String, PathBuf)],
     /// The values whose `${…}` did not resolve (JSON pointers; `vars::Outcome::unresolved`).
     unresolved: &'a [String],
+    /// A lean load's reader of embedded documents (`Lean::read_document`).
+    read_document: Option<ReadDocument>,
+    /// What it read, for the manifest ([`Manifest::prepared`]).
+    prepared: Vec<(&'static str, Option<Vec<u8>>)>,
 }
 
 impl DocCheck<'_> {
@@ -354,6 +365,7 @@ impl DocCheck<'_> {
             spans,
             digest: std::sync::OnceLock::new(),
             lean: None,
+            prepared: std::mem::take(&mut self.prepared),
         })
     }
 
@@ -508,92 +520,6 @@ impl DocCheck<'_> {
             }
         }
     }
-}
-
-/// Checks across manifests: duplicates, unique fields, undeclared references.
-fn check_set(loaded: &mut Loaded) {
-    let mut locator = Locator::of(loaded);
-    let mut first_seen: BTreeMap<Address, usize> = BTreeMap::new();
-    let mut duplicates = Vec::new();
-    for (i, m) in loaded.manifests.iter().enumerate() {
-        match first_seen.get(&m.address()) {
-            Some(&first) => {
-                let f = &loaded.manifests[first];
-                loaded.diagnostics.push(Diagnostic::error(
-                    &m.file,
-                    m.pos,
-                    Problem::Duplicate {
-                        address: m.address().to_string(),
-                        first: format!("{}:{}", f.file.display(), f.pos),
-                    },
-                ));
-                duplicates.push(i);
-            }
-            None => {
-                first_seen.insert(m.address(), i);
-            }
-        }
-    }
-    for i in duplicates.into_iter().rev() {
-        loaded.manifests.remove(i);
-    }
-
-    let mut unique: BTreeMap<(Kind, &'static str, String), usize> = BTreeMap::new();
-    for (i, m) in loaded.manifests.iter().enumerate() {
-        for &field in m.kind.def().unique_fields {
-            let Some(value) = m.unique_value(field) else {
-                continue;
-            };
-            if value.is_empty() {
-                continue;
-            }
-            match unique.get(&(m.kind, field, value.to_string())) {
-                Some(&first) => {
-                    let pointer = format!("/{field}");
-                    let provenance = &loaded.provenance;
-                    let (file, pos) = locator.written_at(provenance, m, &pointer);
-                    let (first_file, first_pos) =
-                        locator.written_at(provenance, &loaded.manifests[first], &pointer);
-                    loaded.diagnostics.push(Diagnostic::error(
-                        &file,
-                        pos,
-                        Problem::DuplicateUnique {
-                            kind: m.kind,
-                            field,
-                            value: value.to_string(),
-                            other: loaded.manifests[first].address().to_string(),
-                            first: format!("{}:{}", first_file.display(), first_pos),
-                        },
-                    ));
-                }
-                None => {
-                    unique.insert((m.kind, field, value.to_string()), i);
-                }
-            }
-        }
-    }
-
-    // At the field when the manifest kept its positions, else at its document: located only
-    // where warnings are shown (`Loaded::locate_warnings`), since a repository that refers to
-    // what another declares has one per manifest, and locating them reads every file again.
-    let mut warnings = Vec::new();
-    for m in &loaded.manifests {
-        for r in m.references().iter() {
-            let target = Address::new(r.target, Some(r.slug.clone()));
-            if !first_seen.contains_key(&target) {
-                warnings.push(Diagnostic::warning(
-                    &m.file,
-                    m.field_pos(&r.pointer),
-                    Problem::UndeclaredReference {
-                        from: m.address().to_string(),
-                        path: r.path.clone(),
-                        target: target.to_string(),
-                    },
-                ));
-            }
-        }
-    }
-    loaded.diagnostics.append(&mut warnings);
 }
 
 #[cfg(test)]

@@ -209,6 +209,7 @@ pub(super) fn apply(dir: &Path, env: &Environment, declared: bool, loaded: &mut 
         declared,
         files: Some(&scope),
         tokens: &tokens,
+        read_document: None,
     };
     let mut merger = Merger {
         loaded,
@@ -398,6 +399,8 @@ impl Merger<'_> {
             failed: false,
             from_files: &[],
             unresolved: &outcome.unresolved,
+            read_document: None,
+            prepared: Vec::new(),
         };
         let Some(mut m) = check.check(value) else {
             return;
@@ -425,6 +428,8 @@ impl Merger<'_> {
             failed: false,
             from_files: &[],
             unresolved: &outcome.unresolved,
+            read_document: None,
+            prepared: Vec::new(),
         };
         if let Some(m) = check.check(value) {
             self.loaded

@@ -30,6 +30,9 @@ pub(crate) struct Context<'a> {
     /// The variables that hold cfgctl's own API tokens, with whose each is
     /// (`environments::token_variables`): never read by a manifest.
     pub tokens: &'a [(String, String)],
+    /// A lean load's reader of embedded documents (`Lean::read_document`), when the load is
+    /// lean.
+    pub read_document: Option<super::ReadDocument>,
 }
 
 /// The text a document came from.

@@ -122,7 +122,11 @@ fn load(
         let let_go = |m: &manifest::Manifest, settings: &crate::config::settings::Settings| {
             crate::plan::may_let_go_given(m, settings, listed.get())
         };
-        manifest::load_dir_lean(dir, env, &let_go)
+        let lean = manifest::Lean {
+            let_go: &let_go,
+            ..crate::plan::LEAN
+        };
+        manifest::load_dir_lean(dir, env, &lean)
     } else {
         manifest::load_dir_for(dir, env)
     }
@@ -477,7 +481,7 @@ fn load_all(
 ) {
     let asked: Vec<Option<&str>> = names.iter().map(|n| Some(n.as_str())).collect();
     let loading = match lean {
-        true => crate::manifest::load_dir_envs_lean(dir, &asked, &crate::plan::may_let_go),
+        true => crate::manifest::load_dir_envs_lean(dir, &asked, &crate::plan::LEAN),
         false => crate::manifest::load_dir_envs(dir, &asked),
     };
     let loads: Vec<LoadResult> = match loading {

@@ -330,6 +330,7 @@ mod tests {
             spans: Default::default(),
             digest: Default::default(),
             lean: None,
+            prepared: Vec::new(),
         };
         let a = Address::new(Kind::named("Bucket"), Some("a".into()));
         let b = Address::new(Kind::named("Bucket"), Some("b".into()));

@@ -468,7 +468,7 @@ fn gather_undeclared(
 pub(crate) fn digest(m: &Manifest) -> normalize::Digest {
     normalize::Digest(
         *m.digest
-            .get_or_init(|| normalize::digest(m.kind, &m.spec).0),
+            .get_or_init(|| normalize::digest_prepared(m.kind, &m.spec, &m.prepared).0),
     )
 }
 
@@ -480,6 +480,13 @@ pub fn may_let_go(m: &Manifest, settings: &Settings) -> bool {
     digest(m);
     !settings.ignore.iter().any(|r| r.kind == m.kind) && m.kind.def().secrets.is_empty()
 }
+
+/// A lean load's part for a plan (`manifest::load_dir_lean`): [`may_let_go`], its documents
+/// read as the digest reads them.
+pub const LEAN: crate::manifest::Lean<'static> = crate::manifest::Lean {
+    let_go: &may_let_go,
+    read_document: normalize::read_document,
+};
 
 /// [`may_let_go`], knowing what the target holds once its lists are read (`listed`): a
 /// manifest the plan will send (its kind not read, its object missing) keeps its spec, which

@@ -13,6 +13,7 @@ use crate::api::semantics::{KindSemantics, Semantics};
 use crate::api::spec;
 use crate::config::settings::IgnoreRule;
 
+mod comparable;
 mod digest;
 mod direct;
 mod embedded;
@@ -73,98 +74,34 @@ pub fn digest(kind: Kind, object: &Value) -> Digest {
 pub fn digest_as(kind: Kind, object: &Value, described: Described) -> Digest {
     // Written whole, then hashed in one call: the serialiser's many small writes straight
     // into the hasher cost more than the hashing.
-    Digest::of(&comparable_bytes(kind, object, described))
+    Digest::of(&comparable::bytes(kind, object, described, &[]))
 }
 
-/// The bytes a digest hashes: the JSON of the normalised form. An object with an embedded
-/// document has the document's part written from its text ([`embedded::comparable`]) and the
-/// rest normalised as usual: the same bytes, without a `Value` of the document.
-fn comparable_bytes(kind: Kind, object: &Value, described: Described) -> Vec<u8> {
-    // Written straight from the object where it can be (`direct`).
-    let direct = || {
-        let plain = kind.def().embedded_json.is_empty();
-        plain.then(|| direct::comparable(kind, object, described, &[], &[]))?
-    };
-    embedded_apart(kind, object, described)
-        .or_else(direct)
-        .unwrap_or_else(|| {
-            // A `Value` always serialises.
-            serde_json::to_vec(&normalize_as(kind, object, &[], described)).unwrap_or_default()
-        })
+/// An embedded document's comparable bytes as [`digest`] reads them from its text (volatile
+/// members removed, zero values stripped, keys sorted): `Some(None)` when nothing is left of
+/// it, `None` when the reader does not take the text on. A lean load's check reads each
+/// document with it (`manifest::Lean`) and hands the bytes to [`digest_prepared`]: a plan
+/// reads a manifest's document once, not once to check it and once to digest it.
+pub fn read_document(
+    text: &str,
+    volatile: &[crate::api::registry::Volatile],
+) -> Option<Option<Vec<u8>>> {
+    embedded::comparable(text, volatile)
 }
 
-/// [`comparable_bytes`] with the embedded documents written from their texts; `None` when
-/// the kind has none, or a document (or the kind's semantics) is not one this way takes on.
-fn embedded_apart(kind: Kind, object: &Value, described: Described) -> Option<Vec<u8>> {
-    let def = kind.def();
-    let Value::Object(map) = object else {
-        return None;
-    };
-    if def.embedded_json.is_empty() {
-        return None;
-    }
-    let semantics = Semantics::embedded().kind(kind);
-    let mut docs: Vec<(&str, Vec<u8>)> = Vec::new();
-    for e in def.embedded_json {
-        // Written apart only while nothing else of the normalisation reaches into the field.
-        if def.server_owned.contains(&e.field) || semantics.reaches(e.field) {
-            return None;
-        }
-        match map.get(e.field) {
-            None => {}
-            Some(Value::String(text)) if !text.is_empty() => {
-                if let Some(bytes) = embedded::comparable(text, e.volatile)? {
-                    docs.push((e.field, bytes));
-                }
-            }
-            Some(_) => return None,
-        }
-    }
-    let fields: Vec<&str> = def.embedded_json.iter().map(|e| e.field).collect();
-    if let Some(bytes) = direct::comparable(kind, object, described, &docs, &fields) {
-        return Some(bytes);
-    }
-    let is_embedded = |k: &str| def.embedded_json.iter().any(|e| e.field == k);
-    let rest: serde_json::Map<String, Value> = map
-        .iter()
-        .filter(|(k, _)| !is_embedded(k))
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
-    let Value::Object(rest) = normalize_as(kind, &Value::Object(rest), &[], described) else {
-        return None;
-    };
-    // Both in key order (`tidy` sorted the rest): merged, as the whole would be written.
-    docs.sort_by(|a, b| a.0.cmp(b.0));
-    let mut docs = docs.into_iter().peekable();
-    let mut out = Vec::with_capacity(docs.peek().map_or(256, |d| d.1.len() + 256));
-    out.push(b'{');
-    let mut first = true;
-    let mut member = |out: &mut Vec<u8>, key: &str, value: Result<&Value, &[u8]>| {
-        if !std::mem::take(&mut first) {
-            out.push(b',');
-        }
-        // Writing into a Vec cannot fail.
-        let _ = serde_json::to_writer(&mut *out, key);
-        out.push(b':');
-        match value {
-            Ok(v) => {
-                let _ = serde_json::to_writer(&mut *out, v);
-            }
-            Err(bytes) => out.extend_from_slice(bytes),
-        }
-    };
-    for (key, value) in &rest {
-        while let Some((field, bytes)) = docs.next_if(|(f, _)| *f < key.as_str()) {
-            member(&mut out, field, Err(&bytes));
-        }
-        member(&mut out, key, Ok(value));
-    }
-    for (field, bytes) in docs {
-        member(&mut out, field, Err(&bytes));
-    }
-    out.push(b'}');
-    Some(out)
+/// [`digest`], with the comparable bytes of some embedded documents read already
+/// ([`read_document`] of the text `object` holds at each field): the same digest.
+pub fn digest_prepared(kind: Kind, object: &Value, prepared: &[Prepared]) -> Digest {
+    Digest::of(&comparable::bytes(
+        kind,
+        object,
+        Described::Unknown,
+        prepared,
+    ))
 }
+
+/// An embedded document's field and its [`read_document`] bytes.
+pub type Prepared = (&'static str, Option<Vec<u8>>);
 
 /// Drops zero values recursively, in place (inside embedded documents, which have no schema);
 /// true when the value is zero afterwards. A list keeps its members, each stripped unless

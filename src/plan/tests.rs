@@ -16,6 +16,7 @@ pub(super) fn manifest(kind: Kind, spec: Value) -> Manifest {
         spans: Spans::default(),
         digest: Default::default(),
         lean: None,
+        prepared: Vec::new(),
     }
 }
 
@@ -593,8 +594,6 @@ fn a_manifest_the_target_does_not_hold_is_kept_and_not_digested() {
     assert!(may_let_go_given(&unread, &settings, None));
     assert!(unread.digest.get().is_some());
     // Digested later when a comparison ever asks: the same digest.
-    assert_eq!(
-        digest(&missing),
-        normalize::digest(missing.kind, &missing.spec)
-    );
+    let slow = normalize::digest(missing.kind, &missing.spec);
+    assert_eq!(digest(&missing), slow);
 }

@@ -82,6 +82,7 @@ fn manifest(kind: Kind, spec: Value) -> Manifest {
         spans: Spans::default(),
         digest: Default::default(),
         lean: None,
+        prepared: Vec::new(),
     }
 }
 

@@ -235,6 +235,7 @@ fn substitution_without_positions_loads_as_the_located_way() {
         declared: true,
         files: None,
         tokens: &[],
+        read_document: None,
     };
     let bodies = [
         ("  slug: a\n  name: ${var:region}\n  mode: ENABLED\n  conditional_rate_based_drop:\n    enabled: ${var:on}\n    rate_limit_threshold: ${var:threshold}\n    activated_drop_duration_secs: 600\n", true),

@@ -12,7 +12,7 @@ fn root() -> &'static Path {
 }
 
 fn lean(dir: &Path, env: Option<&str>) -> Loaded {
-    manifest::load_dir_lean(dir, env, &crate::plan::may_let_go).unwrap()
+    manifest::load_dir_lean(dir, env, &crate::plan::LEAN).unwrap()
 }
 
 /// Every directory under `fixtures/` and `examples/`, each loaded as a root.
@@ -52,7 +52,7 @@ fn unique_values(m: &Manifest) -> Vec<Option<String>> {
 /// A lean load of `dir` (for `env`) against the full one; the number of specs let go.
 fn same_as_full(dir: &Path, env: Option<&str>) -> usize {
     let Ok(full) = manifest::load_dir_for(dir, env) else {
-        assert!(manifest::load_dir_lean(dir, env, &crate::plan::may_let_go).is_err());
+        assert!(manifest::load_dir_lean(dir, env, &crate::plan::LEAN).is_err());
         return 0;
     };
     same_loads(lean(dir, env), &full, &dir.display().to_string(), true)
@@ -136,7 +136,7 @@ fn environments_loaded_lean_together_read_as_their_full_loads() {
             .keys()
             .map(|n| Some(n.as_str()))
             .collect();
-        let leans = manifest::load_dir_envs_lean(dir, &names, &crate::plan::may_let_go).unwrap();
+        let leans = manifest::load_dir_envs_lean(dir, &names, &crate::plan::LEAN).unwrap();
         let fulls = manifest::load_dir_envs(dir, &names).unwrap();
         assert_eq!(leans.len(), names.len());
         for ((lean, full), name) in leans.into_iter().zip(&fulls).zip(&names) {
@@ -193,6 +193,72 @@ fn write(files: &[(&str, &str)]) -> tempfile::TempDir {
         std::fs::write(path, text).unwrap();
     }
     dir
+}
+
+/// A lean load reads each embedded document given as a string with the digest's reader
+/// (`manifest::Lean::read_document`) instead of parsing it to check it: for documents it
+/// takes on and documents it does not (not JSON, not an object, a key twice, an escaped key,
+/// nothing left once stripped), the same diagnostics and digests as the full load, and the
+/// hook sees the bytes read exactly for the documents taken on.
+#[test]
+fn a_lean_load_reads_each_document_once_and_checks_it_as_the_full_load() {
+    let docs = [
+        (r#"'{"b":1,"a":{"x":[1,2.0]}}'"#, true),
+        (
+            "|\n    {\n      \"kind\": \"Dashboard\",\n      \"spec\": {\"a\": 1}\n    }",
+            true,
+        ),
+        (r#"' {"a":"q{x=\"y\"}"}'"#, true),
+        (r#"'{}'"#, true),
+        (r#"'[1]'"#, false),
+        (r#"'"text"'"#, false),
+        (r#"'{"a":}'"#, false),
+        (r#"'{"a":1,"a":2}'"#, false),
+        (r#"'{"a\u0062":1}'"#, false),
+        (r#"'{"a":"\ud800"}'"#, false),
+        (r#"'{"a":1} x'"#, false),
+    ];
+    let mut files = vec![(
+        "c.yaml".to_string(),
+        "api_version: v1/config\nkind: Collection\nspec:\n  slug: c\n  name: C\n".to_string(),
+    )];
+    for (i, (doc, _)) in docs.iter().enumerate() {
+        files.push((
+            format!("d{i}.yaml"),
+            format!("api_version: v1/config\nkind: Dashboard\nspec:\n  slug: d{i}\n  name: D\n  collection_slug: c\n  dashboard_json: {doc}\n"),
+        ));
+    }
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(n, t)| (n.as_str(), t.as_str()))
+        .collect();
+    let dir = write(&files);
+    let full = manifest::load_dir_for(dir.path(), None).unwrap();
+    // Each invalid document is an error at its manifest, as without the reader.
+    assert_eq!(full.error_count(), 4, "{:#?}", full.diagnostics);
+    let read = std::sync::Mutex::new(std::collections::BTreeSet::new());
+    let let_go = |m: &Manifest, settings: &crate::config::settings::Settings| {
+        if !m.prepared.is_empty() {
+            read.lock()
+                .unwrap()
+                .insert(m.slug.clone().unwrap_or_default());
+        }
+        crate::plan::may_let_go(m, settings)
+    };
+    let hooked = manifest::Lean {
+        let_go: &let_go,
+        ..crate::plan::LEAN
+    };
+    let lean = manifest::load_dir_lean(dir.path(), None, &hooked).unwrap();
+    assert!(lean.manifests.iter().all(|m| m.prepared.is_empty()));
+    same_loads(lean, &full, "documents", true);
+    let wanted: std::collections::BTreeSet<String> = docs
+        .iter()
+        .enumerate()
+        .filter(|(_, (_, taken))| *taken)
+        .map(|(i, _)| format!("d{i}"))
+        .collect();
+    assert_eq!(*read.lock().unwrap(), wanted);
 }
 
 #[test]

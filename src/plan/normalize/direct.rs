@@ -31,7 +31,7 @@ pub(super) fn comparable(
     kind: Kind,
     object: &Value,
     described: Described,
-    apart: &[(&str, Vec<u8>)],
+    apart: &[(&str, &[u8])],
     left_out: &[&str],
 ) -> Option<Vec<u8>> {
     let Value::Object(map) = object else {
@@ -93,7 +93,7 @@ pub(super) fn comparable(
         };
         members.push((name, member));
     }
-    for (name, bytes) in apart {
+    for &(name, bytes) in apart {
         members.push((name, Member::Bytes(bytes)));
     }
     let mut writer = Writer {

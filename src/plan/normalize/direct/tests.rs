@@ -182,7 +182,7 @@ fn a_listed_object_of_the_common_kinds_is_taken_on() {
         Kind::named("Dashboard"),
         &dashboard,
         Described::All,
-        &[("dashboard_json", b"{\"a\":1}".to_vec())],
+        &[("dashboard_json", &b"{\"a\":1}"[..])],
         &["dashboard_json"],
     )
     .unwrap();

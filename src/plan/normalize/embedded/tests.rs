@@ -5,7 +5,7 @@ use super::super::{normalize, Described};
 use crate::api::registry::Kind;
 
 fn comparable_bytes(kind: Kind, object: &Value) -> Vec<u8> {
-    super::super::comparable_bytes(kind, object, Described::Unknown)
+    super::super::comparable::bytes(kind, object, Described::Unknown, &[])
 }
 
 /// The slow way: the whole object normalised, then written.
@@ -26,7 +26,10 @@ fn a_document_is_written_as_the_slow_way_writes_it() {
         let object = dashboard(text);
         assert_eq!(comparable_bytes(kind, &object), slow(kind, &object));
         // And it was the fast way that wrote them.
-        assert!(super::super::embedded_apart(kind, &object, Described::Unknown).is_some());
+        assert!(
+            super::super::comparable::embedded_apart(kind, &object, Described::Unknown, &[])
+                .is_some()
+        );
     }
 }
 
@@ -204,6 +207,33 @@ proptest! {
             let mut object = dashboard(&text);
             object[extra] = json!("x");
             prop_assert_eq!(comparable_bytes(kind, &object), slow(kind, &object), "{}", text);
+        }
+    }
+
+    /// What a lean load's check rests on (`manifest::Lean::read_document`: a document the
+    /// reader takes on is not parsed again): the reader takes on only text serde_json reads,
+    /// and the value's type is its first byte's.
+    #[test]
+    fn the_reader_takes_on_only_what_serde_json_reads(
+        text in text(),
+        cut in any::<prop::sample::Index>(),
+        byte in any::<u8>(),
+    ) {
+        let mut changed = text.clone().into_bytes();
+        if !changed.is_empty() {
+            let at = cut.index(changed.len());
+            changed[at] = byte;
+        }
+        let changed = String::from_utf8_lossy(&changed).into_owned();
+        let prefix: String = text.chars().take(cut.index(text.chars().count() + 1)).collect();
+        for text in [text, changed, prefix] {
+            if super::comparable(&text, &[]).is_none() {
+                continue;
+            }
+            let parsed: Result<serde_json::Value, _> = serde_json::from_str(&text);
+            prop_assert!(parsed.is_ok(), "taken on, not JSON: {}", text);
+            let first = text.trim_start_matches([' ', '\t', '\n', '\r']).as_bytes().first();
+            prop_assert_eq!(parsed.unwrap().is_object(), first == Some(&b'{'), "{}", text);
         }
     }
 }
