@@ -118,6 +118,9 @@ pub struct Loaded {
     pub resolved: Vec<vars::Resolved>,
     /// What the environment's overlay omits, by the overlay file: never adopted by `pull`.
     pub omitted: BTreeMap<Address, PathBuf>,
+    /// Every reference of the manifests names one of them (the set's checks found none
+    /// undeclared): a plan of exactly these checks none against the target.
+    pub references_declared: bool,
 }
 
 impl Loaded {

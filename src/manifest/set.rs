@@ -86,5 +86,6 @@ pub(super) fn check_set(loaded: &mut Loaded) {
             }
         }
     }
+    loaded.references_declared = warnings.is_empty();
     loaded.diagnostics.append(&mut warnings);
 }

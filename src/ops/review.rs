@@ -157,6 +157,7 @@ mod tests {
             target: "t".into(),
             prune: false,
             only: vec![],
+            references_declared: false,
         };
         let caps = crate::plan::Capabilities::assumed_full();
         let current = Current::default();

@@ -264,6 +264,10 @@ pub struct PlanOptions {
     pub prune: bool,
     /// Only addresses matching one of these (all when empty).
     pub only: Vec<Pattern>,
+    /// Every reference of the manifests planned names one of them (their load found none
+    /// undeclared: `manifest::Loaded::references_declared`), so the reference checks find
+    /// nothing and are skipped (`refs::check_all`; a debug build checks the claim).
+    pub references_declared: bool,
 }
 
 /// Why no plan could be made: located problems in the manifests.
@@ -395,7 +399,7 @@ fn gather_declared<'a>(
         in_scope(opts, a) && !excluded(a) && settings.mode(a) != Mode::CreateOnly
     });
     // References must exist somewhere; checked for every manifest, even out of --only.
-    let refs_of = refs::check_all(by_address, current, &excluded);
+    let refs_of = refs::check_all(by_address, current, &excluded, opts.references_declared);
     for ((address, m), refs) in by_address.iter().zip(refs_of) {
         let Some((found, warnings)) = refs else {
             gathered.warnings.push(format!(

@@ -45,6 +45,7 @@ pub(super) fn run(desired: &[Manifest], cur: &Current, settings: &Settings, prun
             target: "test".into(),
             prune,
             only: vec![],
+            references_declared: false,
         },
     )
     .unwrap()

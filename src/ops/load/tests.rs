@@ -236,6 +236,8 @@ fn a_lean_load_reads_each_document_once_and_checks_it_as_the_full_load() {
     let full = manifest::load_dir_for(dir.path(), None).unwrap();
     // Each invalid document is an error at its manifest, as without the reader.
     assert_eq!(full.error_count(), 4, "{:#?}", full.diagnostics);
+    // Every dashboard's collection is declared: a plan of them checks no reference again.
+    assert!(full.references_declared);
     let read = std::sync::Mutex::new(std::collections::BTreeSet::new());
     let let_go = |m: &Manifest, settings: &crate::config::settings::Settings| {
         if !m.prepared.is_empty() {
@@ -286,6 +288,8 @@ fn a_lean_load_finds_the_same_duplicates_and_undeclared_references() {
         problems.iter().any(|p| p.contains("Bucket/nowhere")),
         "{problems:?}"
     );
+    // A plan of it checks its references against the target.
+    assert!(!loaded.references_declared);
 }
 
 /// The target as the manifests describe it: every kind read, every object its manifest's.
@@ -304,6 +308,7 @@ fn plan_of(loaded: &Loaded, current: &Current) -> crate::plan::Plan {
         target: "t".into(),
         prune: false,
         only: vec![],
+        references_declared: false,
     };
     crate::plan::plan(&loaded.manifests, current, &caps, &loaded.settings, &opts).unwrap()
 }

@@ -140,6 +140,7 @@ fn plan_fetched(
         target: conn.name.clone(),
         prune,
         only: only.to_vec(),
+        references_declared: loaded.references_declared,
     };
     let mut plan = match crate::plan::plan(
         &loaded.manifests,

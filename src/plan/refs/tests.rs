@@ -27,6 +27,7 @@ fn options(prune: bool) -> PlanOptions {
         target: "test".into(),
         prune,
         only: vec![],
+        references_declared: false,
     }
 }
 
@@ -165,4 +166,37 @@ fn a_dangling_reference_suggests_the_closest_slug_of_its_kind() {
              at `team_slug`, which is neither in the manifests nor on the target",
         ]
     );
+}
+
+/// A plan told that every reference is declared (its load found none undeclared) is the plan
+/// that checks them; told so wrongly, a debug build says so.
+#[test]
+fn references_known_declared_are_not_checked_again() {
+    let desired = vec![
+        manifest(kind("Team"), json!({"slug": "t", "name": "T"})),
+        manifest(
+            kind("Bucket"),
+            json!({"slug": "b", "name": "B", "team_slug": "t"}),
+        ),
+    ];
+    let cur = current(&[(kind("Team"), json!({"slug": "t", "name": "Old"}))]);
+    let caps = Capabilities::assumed_full();
+    let settings = Settings::default();
+    let told = PlanOptions {
+        references_declared: true,
+        ..options(false)
+    };
+    let checked = plan(&desired, &cur, &caps, &settings, &options(false)).unwrap();
+    let skipped = plan(&desired, &cur, &caps, &settings, &told).unwrap();
+    assert_eq!(steps(&skipped), steps(&checked));
+    assert_eq!(steps(&skipped), vec!["create Bucket/b", "update Team/t"]);
+    assert_eq!(skipped.warnings, checked.warnings);
+    if cfg!(debug_assertions) {
+        let dangling = vec![manifest(
+            kind("Bucket"),
+            json!({"slug": "b", "name": "B", "team_slug": "nowhere"}),
+        )];
+        let wrong = std::panic::catch_unwind(|| plan(&dangling, &cur, &caps, &settings, &told));
+        assert!(wrong.is_err(), "a wrong claim goes unnoticed");
+    }
 }

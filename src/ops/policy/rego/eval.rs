@@ -320,6 +320,7 @@ mod tests {
             target: "t \"quoted\" \u{e9}".into(),
             prune: true,
             only: vec![],
+            references_declared: false,
         };
         let caps = crate::plan::Capabilities::assumed_full();
         // Creates (nothing on the target), then updates and deletes (every object changed, one
