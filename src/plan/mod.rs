@@ -65,7 +65,7 @@ impl Capabilities {
     /// What a swagger document describes.
     pub fn from_swagger(doc: &Value) -> Capabilities {
         Capabilities {
-            newer_fields: newer::described_newer(doc),
+            newer_fields: newer::described_newer(doc.clone()),
             ..Capabilities::operations_of(doc)
         }
     }

@@ -230,15 +230,13 @@ fn copy_into(desc: &Description, schema: &Value, current: &Value, body: &mut Val
 
 /// `Kind.path` of every field a target's swagger document describes that the embedded one
 /// lacks.
-pub fn described_newer(target: &Value) -> BTreeSet<String> {
+pub fn described_newer(target: Value) -> BTreeSet<String> {
     let embedded = Description::embedded();
-    let Some(defs) = target.get("definitions").and_then(Value::as_object) else {
+    // A resolver over the target's own definitions (taken, not copied: the whole document).
+    let Ok(theirs) = Description::from_value(target) else {
         return BTreeSet::new();
     };
-    // A resolver over the target's own definitions.
-    let Ok(theirs) = Description::from_value(target.clone()) else {
-        return BTreeSet::new();
-    };
+    let defs = theirs.definitions();
     let mut out = BTreeSet::new();
     for def in crate::api::registry::kinds() {
         let (Some(mine), Some(their)) = (embedded.definition(def.kind), defs.get(def.definition))
@@ -408,7 +406,7 @@ mod tests {
             json!({"type": "string"});
         doc["definitions"]["MonitorSignalGrouping"]["properties"]["mode"] =
             json!({"type": "string"});
-        let got: Vec<String> = described_newer(&doc).into_iter().collect();
+        let got: Vec<String> = described_newer(doc).into_iter().collect();
         assert_eq!(
             got,
             vec![
@@ -417,7 +415,7 @@ mod tests {
                 "SLO.signal_grouping.mode"
             ]
         );
-        assert!(described_newer(crate::api::spec::swagger()).is_empty());
+        assert!(described_newer(crate::api::spec::swagger().clone()).is_empty());
     }
 
     #[test]

@@ -173,7 +173,7 @@ struct Described {
 
 impl Described {
     fn finish(mut self) -> (Capabilities, Option<String>) {
-        if let Some(doc) = &self.doc {
+        if let Some(doc) = self.doc.take() {
             self.caps.newer_fields = crate::plan::newer::described_newer(doc);
         }
         (self.caps, self.warning)
