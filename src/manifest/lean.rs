@@ -26,6 +26,9 @@ pub type LetGo<'a> = dyn Fn(&Manifest, &Settings) -> bool + Sync + 'a;
 /// is left of it), `None` when it does not take the text on.
 pub type ReadDocument = fn(&str, &[Volatile]) -> Option<Option<Vec<u8>>>;
 
+/// An embedded document's field and what [`ReadDocument`] read of it.
+pub type Prepared = (&'static str, Option<Vec<u8>>);
+
 /// The caller's part in a lean load.
 #[derive(Clone, Copy)]
 pub struct Lean<'a> {

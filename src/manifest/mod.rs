@@ -33,7 +33,7 @@ mod set;
 mod shape;
 mod vars;
 pub use env::{load_dir_envs, load_dir_envs_lean, load_dir_for, load_dir_lean};
-pub use lean::{Facts, Lean, LetGo, ReadBackError, ReadDocument};
+pub use lean::{Facts, Lean, LetGo, Prepared, ReadBackError, ReadDocument};
 pub use locate::Locator;
 use locate::{load_plain, spec_spans};
 pub use overlay::{FieldOrigin, Provenance};
@@ -67,7 +67,7 @@ pub struct Manifest {
     pub lean: Option<Box<Facts>>,
     /// The embedded documents a lean load's check read for the digest (`Lean::read_document`),
     /// by field: held from the check to the load's hook only (empty otherwise).
-    pub prepared: Vec<(&'static str, Option<Vec<u8>>)>,
+    pub prepared: Vec<Prepared>,
 }
 
 impl Manifest {
@@ -302,7 +302,7 @@ struct DocCheck<'a> {
     /// A lean load's reader of embedded documents (`Lean::read_document`).
     read_document: Option<ReadDocument>,
     /// What it read, for the manifest ([`Manifest::prepared`]).
-    prepared: Vec<(&'static str, Option<Vec<u8>>)>,
+    prepared: Vec<Prepared>,
 }
 
 impl DocCheck<'_> {

@@ -100,8 +100,8 @@ pub fn digest_prepared(kind: Kind, object: &Value, prepared: &[Prepared]) -> Dig
     ))
 }
 
-/// An embedded document's field and its [`read_document`] bytes.
-pub type Prepared = (&'static str, Option<Vec<u8>>);
+/// An embedded document's field and its [`read_document`] bytes (one type with the lean load's).
+pub use crate::manifest::Prepared;
 
 /// Drops zero values recursively, in place (inside embedded documents, which have no schema);
 /// true when the value is zero afterwards. A list keeps its members, each stripped unless
