@@ -142,7 +142,7 @@ impl<'a> Writer<'a> {
     /// An object of `members` (any order; a key once), in key order, its zero members left
     /// out; true when none is left.
     fn members(&mut self, mut members: Vec<(&str, Member<'a>)>, depth: usize) -> Option<bool> {
-        members.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        members.sort_unstable_by(|a, b| super::key_order(a.0, b.0));
         self.out.push(b'{');
         let mut empty = true;
         for (name, member) in members {
@@ -383,7 +383,7 @@ impl<'a> Writer<'a> {
         mut value: impl FnMut(&mut Self, &'a Value) -> Option<()>,
     ) -> Option<()> {
         let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-        entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        entries.sort_unstable_by(|a, b| super::key_order(a.0, b.0));
         self.out.push(b'{');
         for (i, (key, v)) in entries.into_iter().enumerate() {
             if i > 0 {
@@ -428,6 +428,15 @@ impl<'a> Writer<'a> {
     }
 
     fn string(&mut self, s: &str) {
+        // Nothing to escape (no quote, backslash or control character): the text as it is,
+        // as serde_json writes it.
+        if crate::util::json_string::special(s.as_bytes(), 0).is_none() {
+            self.out.reserve(s.len() + 2);
+            self.out.push(b'"');
+            self.out.extend_from_slice(s.as_bytes());
+            self.out.push(b'"');
+            return;
+        }
         // Writing into a Vec cannot fail.
         let _ = serde_json::to_writer(&mut self.out, s);
     }

@@ -14,6 +14,7 @@
 
 use serde_json::Number;
 
+use super::key_order;
 use crate::api::registry::Volatile;
 use crate::util::json_string::special;
 
@@ -343,15 +344,6 @@ impl<'a> Reader<'a> {
 #[inline(always)]
 fn key_less(a: &str, b: &str) -> bool {
     key_order(a, b).is_lt()
-}
-
-/// `a.cmp(b)`, most keys told apart by their first byte without a call to compare the rest.
-#[inline(always)]
-fn key_order(a: &str, b: &str) -> std::cmp::Ordering {
-    match (a.as_bytes().first(), b.as_bytes().first()) {
-        (Some(x), Some(y)) if x != y => x.cmp(y),
-        _ => a.cmp(b),
-    }
 }
 
 /// `tidy`'s numbers: an integral float (below 9e15) becomes that integer.
