@@ -4,6 +4,7 @@
 //! Architecture invariant: [`plan`] is pure and synchronous. It does no I/O, reads no clock
 //! and no randomness; the same inputs give the same plan, byte for byte.
 
+mod capabilities;
 mod current;
 mod decide;
 pub mod drift;
@@ -18,12 +19,12 @@ pub mod review;
 pub mod risk;
 pub mod secrets;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use serde_json::Value;
 
-use crate::api::registry::{Address, Kind, Op, Ops};
+use crate::api::registry::{Address, Kind};
 use crate::config::diagnostic::Diagnostic;
 use crate::config::pattern::Pattern;
 use crate::config::settings::{Mode, Settings};
@@ -31,69 +32,13 @@ use crate::manifest::Manifest;
 use decide::Decision;
 use normalize::FieldChange;
 
+pub use capabilities::Capabilities;
 pub use current::{Current, Expected, Listed, Object};
 pub use guard::{
     guards, over_ceiling, recompute_cascades, refusals, refuse_other_environment,
     unread_referrer_kinds, unsealed_refusals, CascadeMember, CascadeStatus, EnvironmentRefusal,
     Guard, GuardContext,
 };
-
-/// Which operations the target offers, per kind.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Capabilities {
-    pub ops: BTreeMap<Kind, Ops>,
-    /// False when the target's swagger.json could not be read and the full registry is
-    /// assumed.
-    pub described: bool,
-    /// `Kind.path` of the fields the target describes that this cfgctl's description lacks.
-    pub newer_fields: BTreeSet<String>,
-}
-
-impl Capabilities {
-    /// The full API of the registry (no description read).
-    pub fn assumed_full() -> Capabilities {
-        Capabilities {
-            ops: crate::api::registry::embedded_kinds()
-                .into_iter()
-                .map(|d| (d.kind, d.full_ops))
-                .collect(),
-            described: false,
-            newer_fields: BTreeSet::new(),
-        }
-    }
-
-    /// What a swagger document describes.
-    pub fn from_swagger(doc: &Value) -> Capabilities {
-        Capabilities {
-            newer_fields: newer::described_newer(doc.clone()),
-            ..Capabilities::operations_of(doc)
-        }
-    }
-
-    /// The operations a swagger document describes, without its newer fields (worked out
-    /// apart, later: see `state`).
-    pub fn operations_of(doc: &Value) -> Capabilities {
-        Capabilities {
-            ops: crate::api::spec::described_operations(doc),
-            described: true,
-            newer_fields: BTreeSet::new(),
-        }
-    }
-
-    pub fn has(&self, kind: Kind, op: Op) -> bool {
-        self.ops.get(&kind).is_some_and(|o| o.has(op))
-    }
-
-    /// The state of the kind can be read without one request per resource: a list, or the
-    /// singleton's read.
-    pub fn can_read_state(&self, kind: Kind) -> bool {
-        if kind.def().singleton {
-            self.has(kind, Op::Read)
-        } else {
-            self.has(kind, Op::List)
-        }
-    }
-}
 
 /// What an action does.
 #[derive(

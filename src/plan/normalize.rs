@@ -13,8 +13,6 @@ use crate::api::semantics::{KindSemantics, Semantics};
 use crate::api::spec;
 use crate::config::settings::IgnoreRule;
 
-#[cfg(test)]
-mod bench_tmp;
 mod comparable;
 mod digest;
 mod direct;

@@ -21,6 +21,7 @@ mod body;
 mod error;
 mod list;
 mod url;
+pub use body::Swagger;
 use body::{serialise, Answer};
 pub use error::{request_id, ClientError, Credentials, ServerReply, REQUEST_ID_HEADERS};
 pub use list::ListError;
@@ -350,9 +351,9 @@ impl Client {
         }
     }
 
-    /// The target's self-description.
-    pub async fn swagger(&self) -> Result<Value, ClientError> {
-        self.call(Method::GET, wire::SWAGGER_PATH, "", None, None)
+    /// The target's self-description (not read when it is the embedded one as served).
+    pub async fn swagger(&self) -> Result<Swagger, ClientError> {
+        self.call_with(Method::GET, wire::SWAGGER_PATH, "", None, None)
             .await
     }
 

@@ -10,7 +10,7 @@ use futures_util::future::try_join_all;
 use crate::api::registry::{Address, Kind};
 use crate::api::wire::ListQuery;
 use crate::plan::{Capabilities, Current, Expected, Object};
-use crate::remote::client::{Client, ClientError, ListError};
+use crate::remote::client::{Client, ClientError, ListError, Swagger};
 
 /// What was read from the target.
 #[derive(Debug)]
@@ -187,7 +187,20 @@ async fn described(client: &Client) -> Result<(Described, blake3::Hash), ClientE
     drop(tokio::task::spawn_blocking(|| {
         crate::api::spec::Description::shared_embedded();
     }));
-    let doc = client.swagger().await;
+    let doc = match client.swagger().await {
+        // Known by its bytes: what reading it would give, without reading it.
+        Ok(Swagger::ServedEmbedded(hash)) => {
+            tracing::debug!("the target serves the embedded description: not read");
+            let described = Described {
+                caps: Capabilities::served_embedded(),
+                warning: None,
+                doc: None,
+            };
+            return Ok((described, hash));
+        }
+        Ok(Swagger::Read(doc)) => Ok(doc),
+        Err(e) => Err(e),
+    };
     // A `Value` always serialises.
     let text = doc
         .as_ref()

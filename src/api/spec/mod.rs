@@ -276,6 +276,36 @@ pub fn enum_default(kind: Kind, dotted: &str) -> Option<&'static str> {
 /// managed like any other.
 pub fn described_operations(doc: &Value) -> BTreeMap<Kind, Ops> {
     Description::adopt(doc);
+    operations_in(doc, |_, _| true)
+}
+
+/// BLAKE3 of the embedded description as `cfgctl serve` serves it by default: serde_json's
+/// compact writing of [`swagger_for`]`(Profile::Full)`. A unit test holds it to that (and
+/// says the new value when the embedded file changes).
+const SERVED_EMBEDDED_BLAKE3: &str =
+    "8f73b974b268ba6df3a683d6ae323eb8a8a64e2c91d653315c18a8ee849689f8";
+
+/// Whether a target's swagger.json, by its BLAKE3, is byte for byte the embedded description
+/// as served for the full API: then it describes exactly what [`served_embedded_operations`]
+/// says and no field the embedded one lacks, and nothing of it needs reading.
+pub fn is_served_embedded(hash: &blake3::Hash) -> bool {
+    hash.to_hex().as_str() == SERVED_EMBEDDED_BLAKE3
+}
+
+/// [`described_operations`] of [`swagger_for`]`(Profile::Full)`, worked out from the embedded
+/// description without restricting a copy of it (its kinds are this cfgctl's own).
+pub fn served_embedded_operations() -> BTreeMap<Kind, Ops> {
+    operations_in(Description::embedded().doc(), |kind, op| {
+        kind.def().ops(Profile::Full).has(op)
+    })
+}
+
+/// The operations of `doc`'s paths and methods that `keep` keeps, per kind (a kind with none
+/// left out).
+fn operations_in(
+    doc: &Value,
+    keep: impl Fn(Kind, crate::api::registry::Op) -> bool,
+) -> BTreeMap<Kind, Ops> {
     let mut out: BTreeMap<Kind, Ops> = BTreeMap::new();
     let Some(paths) = doc.get("paths").and_then(Value::as_object) else {
         return out;
@@ -297,8 +327,9 @@ pub fn described_operations(doc: &Value) -> BTreeMap<Kind, Ops> {
             continue;
         };
         for method in methods.keys() {
-            if let Some(op) = crate::api::wire::route_op(kind.def(), method, has_slug) {
-                out.entry(kind).or_insert(Ops::NONE).set(op);
+            match crate::api::wire::route_op(kind.def(), method, has_slug) {
+                Some(op) if keep(kind, op) => out.entry(kind).or_insert(Ops::NONE).set(op),
+                _ => {}
             }
         }
     }

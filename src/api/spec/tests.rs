@@ -278,3 +278,33 @@ fn a_checker_over_the_reachable_definitions_checks_as_one_over_all() {
     odd.insert("Odd".into(), json!({"$ref": "other.json#/x"}));
     assert_eq!(reachable_definitions(&odd, "Odd"), None);
 }
+
+/// The embedded description as `cfgctl serve` serves it is recognised by its bytes, and
+/// recognising it gives what reading it gives: the same operations, no newer field, and
+/// bytes that read and write back as they are (so its hash is the one a read would make).
+#[test]
+fn the_embedded_description_as_served_is_known_by_its_bytes() {
+    let served = serde_json::to_vec(&swagger_for(Profile::Full)).unwrap();
+    let hash = blake3::hash(&served).to_hex().to_string();
+    assert_eq!(
+        SERVED_EMBEDDED_BLAKE3, hash,
+        "the embedded description changed: set SERVED_EMBEDDED_BLAKE3 to {hash}"
+    );
+    let known = |bytes: &[u8]| is_served_embedded(&blake3::hash(bytes));
+    assert!(known(&served));
+    let read: Value = serde_json::from_slice(&served).unwrap();
+    assert_eq!(serde_json::to_vec(&read).unwrap(), served);
+    assert_eq!(served_embedded_operations(), described_operations(&read));
+    assert!(crate::plan::newer::described_newer(read).is_empty());
+    // What the emulator serves by default.
+    let emulator = Description::shared_embedded()
+        .for_profile(Profile::Full)
+        .to_string();
+    assert!(known(emulator.as_bytes()));
+    // Anything else is read: another profile, a byte more.
+    let seed = serde_json::to_vec(&swagger_for(Profile::Seed)).unwrap();
+    assert!(!known(&seed));
+    let mut more = served.clone();
+    more.push(b' ');
+    assert!(!known(&more));
+}

@@ -132,6 +132,29 @@ impl Answer for Value {
     }
 }
 
+/// A target's swagger.json: the embedded description as `cfgctl serve` serves it, known by
+/// its bytes without reading them (`spec::is_served_embedded`), or the document read.
+#[derive(Debug)]
+pub enum Swagger {
+    /// With the hash of its bytes.
+    ServedEmbedded(blake3::Hash),
+    Read(Value),
+}
+
+impl Answer for Swagger {
+    fn empty() -> Self {
+        Swagger::Read(Value::empty())
+    }
+
+    fn from_body(bytes: bytes::Bytes) -> serde_json::Result<Self> {
+        let hash = blake3::hash(&bytes);
+        if crate::api::spec::is_served_embedded(&hash) {
+            return Ok(Swagger::ServedEmbedded(hash));
+        }
+        Value::from_body(bytes).map(Swagger::Read)
+    }
+}
+
 /// The body as received, read by the caller (a list page, split without building its items).
 impl Answer for bytes::Bytes {
     fn empty() -> Self {
