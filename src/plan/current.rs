@@ -119,14 +119,10 @@ impl Object {
     }
 
     fn with_raw(kind: Kind, value: &Value, raw: bytes::Bytes) -> Object {
-        let newer: Vec<String> = super::newer::undescribed(kind, value).into_iter().collect();
-        let described = match newer.is_empty() {
-            true => normalize::Described::All,
-            false => normalize::Described::Unknown,
-        };
+        let (digest, newer) = normalize::digest_listed(kind, value);
         Object {
             raw: Some(raw),
-            digest: normalize::digest_as(kind, value, described),
+            digest,
             references: kind.def().references_in(value),
             newer,
         }

@@ -17,20 +17,33 @@ pub(super) fn bytes(
     described: Described,
     prepared: &[Prepared],
 ) -> Vec<u8> {
+    bytes_vouched(kind, object, described, prepared).0
+}
+
+/// [`bytes`], and whether the way that wrote them vouches that the object holds no member
+/// the embedded description lacks (`direct::comparable_vouched`; the slow way vouches for
+/// nothing).
+pub(super) fn bytes_vouched(
+    kind: Kind,
+    object: &Value,
+    described: Described,
+    prepared: &[Prepared],
+) -> (Vec<u8>, bool) {
     // Written straight from the object where it can be (`direct`).
     let direct = || {
         let plain = kind.def().embedded_json.is_empty();
-        plain.then(|| direct::comparable(kind, object, described, &[], &[]))?
+        plain.then(|| direct::comparable_vouched(kind, object, described, &[], &[]))?
     };
     embedded_apart(kind, object, described, prepared)
         .or_else(direct)
         .unwrap_or_else(|| {
             // A `Value` always serialises.
-            serde_json::to_vec(&normalize_as(kind, object, &[], described)).unwrap_or_default()
+            let slow = normalize_as(kind, object, &[], described);
+            (serde_json::to_vec(&slow).unwrap_or_default(), false)
         })
 }
 
-/// [`bytes`] with the embedded documents written from their texts (or the bytes
+/// [`bytes_vouched`] with the embedded documents written from their texts (or the bytes
 /// `prepared` holds for them); `None` when the kind has none, or a document (or the kind's
 /// semantics) is not one this way takes on.
 pub(super) fn embedded_apart(
@@ -38,7 +51,7 @@ pub(super) fn embedded_apart(
     object: &Value,
     described: Described,
     prepared: &[Prepared],
-) -> Option<Vec<u8>> {
+) -> Option<(Vec<u8>, bool)> {
     let def = kind.def();
     let Value::Object(map) = object else {
         return None;
@@ -69,8 +82,8 @@ pub(super) fn embedded_apart(
     }
     let fields: Vec<&str> = def.embedded_json.iter().map(|e| e.field).collect();
     let apart: Vec<(&str, &[u8])> = docs.iter().map(|(f, b)| (*f, b.as_ref())).collect();
-    if let Some(bytes) = direct::comparable(kind, object, described, &apart, &fields) {
-        return Some(bytes);
+    if let Some(written) = direct::comparable_vouched(kind, object, described, &apart, &fields) {
+        return Some(written);
     }
     let is_embedded = |k: &str| def.embedded_json.iter().any(|e| e.field == k);
     let rest: serde_json::Map<String, Value> = map
@@ -111,5 +124,5 @@ pub(super) fn embedded_apart(
         member(&mut out, field, Err(&bytes));
     }
     out.push(b'}');
-    Some(out)
+    Some((out, false))
 }

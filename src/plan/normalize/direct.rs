@@ -27,6 +27,7 @@ const MAX_DEPTH: usize = 64;
 /// the top-level members named in `apart` are left out of `object` and written instead as the
 /// bytes given with them (each already in comparable form; one that is absent there is absent
 /// here). `None` when this way does not take the object on.
+#[cfg(test)]
 pub(super) fn comparable(
     kind: Kind,
     object: &Value,
@@ -34,6 +35,19 @@ pub(super) fn comparable(
     apart: &[(&str, &[u8])],
     left_out: &[&str],
 ) -> Option<Vec<u8>> {
+    comparable_vouched(kind, object, described, apart, left_out).map(|(bytes, _)| bytes)
+}
+
+/// [`comparable`], and whether the writing met every member of the object beside its schema
+/// and none the schema lacks: then `newer::undescribed` finds nothing in it (its walk goes
+/// where the writing goes, or less far: it stops below maps and at depth 32).
+pub(super) fn comparable_vouched(
+    kind: Kind,
+    object: &Value,
+    described: Described,
+    apart: &[(&str, &[u8])],
+    left_out: &[&str],
+) -> Option<(Vec<u8>, bool)> {
     let Value::Object(map) = object else {
         return None;
     };
@@ -79,6 +93,10 @@ pub(super) fn comparable(
             members.push((&d.path, Member::Default(&d.value)));
         }
     }
+    // A member left out or owned by the server is not written, but looked for all the same.
+    let mut met_undescribed = map
+        .keys()
+        .any(|name| gone(name) && !props.contains_key(name));
     for (name, value) in map {
         let name = name.as_str();
         if gone(name) {
@@ -88,7 +106,10 @@ pub(super) fn comparable(
         let member = match (props.get(name), default) {
             (Some(prop), None) => Member::Described(prop, value),
             (Some(prop), Some(d)) => Member::Defaulted(prop, value, &d.value),
-            (None, None) => Member::AsIs(value),
+            (None, None) => {
+                met_undescribed = true;
+                Member::AsIs(value)
+            }
             (None, Some(_)) => return None,
         };
         members.push((name, member));
@@ -103,9 +124,10 @@ pub(super) fn comparable(
         path: String::new(),
         tracked: !semantics.sets.is_empty(),
         out: Vec::with_capacity(256 + apart.iter().map(|a| a.1.len()).sum::<usize>()),
+        met_undescribed,
     };
     writer.members(members, 0)?;
-    Some(writer.out)
+    Some((writer.out, !writer.met_undescribed))
 }
 
 /// A dotted path's first member (`a[].b` → `a`).
@@ -136,6 +158,8 @@ struct Writer<'a> {
     path: String,
     tracked: bool,
     out: Vec<u8>,
+    /// A member the schema lacks was written (see [`comparable_vouched`]).
+    met_undescribed: bool,
 }
 
 impl<'a> Writer<'a> {
@@ -259,7 +283,10 @@ impl<'a> Writer<'a> {
                     .map(|(name, v)| {
                         let member = match props.and_then(|p| p.get(name)) {
                             Some(prop) => Member::Described(prop, v),
-                            None => Member::AsIs(v),
+                            None => {
+                                self.met_undescribed = true;
+                                Member::AsIs(v)
+                            }
                         };
                         (name.as_str(), member)
                     })
