@@ -3,9 +3,9 @@
 //! [`normalize`](super::normalize) builds the proto3 canonical form as a new tree
 //! (`spec::manifest_form`), removes fields from it, sorts its keys (`tidy`) and the digest
 //! then serialises it: three walks, a hash-map insert per member and a tree to free, for every
-//! listed object and every manifest of a plan. [`comparable`] walks the object once beside its
-//! schema and writes the same bytes: each value in its canonical form, the members of each
-//! object in key order, zero values left out as the canonical form leaves them out.
+//! listed object and every manifest of a plan. [`comparable_vouched`] walks the object once
+//! beside its schema and writes the same bytes: each value in its canonical form, the members
+//! of each object in key order, zero values left out as the canonical form leaves them out.
 //!
 //! A kind's sets are put in order where they are written and its top-level documented
 //! defaults filled in. It is a shortcut to the same bytes, never another form: an object whose
@@ -26,21 +26,10 @@ const MAX_DEPTH: usize = 64;
 /// The bytes `serde_json::to_vec(&normalize_as(kind, object, &[], described))` writes, where
 /// the top-level members named in `apart` are left out of `object` and written instead as the
 /// bytes given with them (each already in comparable form; one that is absent there is absent
-/// here). `None` when this way does not take the object on.
-#[cfg(test)]
-pub(super) fn comparable(
-    kind: Kind,
-    object: &Value,
-    described: Described,
-    apart: &[(&str, &[u8])],
-    left_out: &[&str],
-) -> Option<Vec<u8>> {
-    comparable_vouched(kind, object, described, apart, left_out).map(|(bytes, _)| bytes)
-}
-
-/// [`comparable`], and whether the writing met every member of the object beside its schema
-/// and none the schema lacks: then `newer::undescribed` finds nothing in it (its walk goes
-/// where the writing goes, or less far: it stops below maps and at depth 32).
+/// here), and whether the writing met every member of the object beside its schema and none
+/// the schema lacks: then `newer::undescribed` finds nothing in it (its walk goes where the
+/// writing goes, or less far: it stops below maps and at depth 32). `None` when this way does
+/// not take the object on.
 pub(super) fn comparable_vouched(
     kind: Kind,
     object: &Value,
@@ -150,7 +139,7 @@ enum Member<'a> {
 
 struct Writer<'a> {
     desc: &'a Description,
-    /// Give up on a member the embedded description lacks (see [`comparable`]).
+    /// Give up on a member the embedded description lacks (see [`comparable_vouched`]).
     strict: bool,
     /// The kind's sets (`KindSemantics::sets`), and the dotted path of what is being written
     /// while one of them may lie below it (`tracked`).
